@@ -1,0 +1,123 @@
+# dml — one non-recursive GNU Makefile.
+#   make                      build build/release/dml
+#   make test                 build, then run every test (ends with "N passed, N failed")
+#   make SANITIZE=address,undefined test    the same under ASan+UBSan (build/asan/)
+#   make SANITIZE=thread test               under TSan (build/tsan/)
+#   make bench                benchmarks -> bench/RESULTS.md
+#   make install PREFIX=/usr/local [DESTDIR=]
+PREFIX ?= /usr/local
+CC ?= cc
+CFLAGS ?= -O2 -g
+BISON ?= bison
+FLEX ?= flex
+PKG_CONFIG ?= pkg-config
+
+ifeq ($(SANITIZE),)
+  MODE := release
+  SANFLAGS :=
+else ifneq ($(findstring thread,$(SANITIZE)),)
+  MODE := tsan
+  SANFLAGS := -fsanitize=thread
+else
+  MODE := asan
+  SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+B := build/$(MODE)
+
+BLAS_CFLAGS := $(shell $(PKG_CONFIG) --cflags openblas 2>/dev/null)
+BLAS_LIBS := $(shell $(PKG_CONFIG) --libs openblas 2>/dev/null || echo -lopenblas)
+RL_CFLAGS := $(shell $(PKG_CONFIG) --cflags readline 2>/dev/null)
+RL_LIBS := $(shell $(PKG_CONFIG) --libs readline 2>/dev/null || echo -lreadline)
+ZLIB_LIBS := $(shell $(PKG_CONFIG) --libs zlib 2>/dev/null || echo -lz)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wwrite-strings \
+        -Wno-unused-parameter
+REQ_CFLAGS := -std=gnu11 $(WARN) -I. -I$(B)/gen -pthread -MMD -MP $(BLAS_CFLAGS) $(RL_CFLAGS) $(SANFLAGS)
+LIBS := $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) -lm -pthread
+
+SRCS := $(wildcard runtime/*.c parser/*.c builtins/*.c builtins/paramserv/*.c)
+MAIN_SRC := runtime/main.c
+LIB_SRCS := $(filter-out $(MAIN_SRC),$(SRCS))
+GEN_SRCS := $(B)/gen/dml.tab.c $(B)/gen/dml.lex.c
+OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/dml.tab.o $(B)/obj/gen/dml.lex.o
+MAIN_OBJ := $(B)/obj/runtime/main.o
+DML := $(B)/dml
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
+
+ifeq ($(V),1)
+  Q :=
+else
+  Q := @
+endif
+
+.PHONY: all test test-threads unit install clean bench fuzz
+all: $(DML)
+
+$(DML): $(OBJS) $(MAIN_OBJ)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(LIBS) $(LDFLAGS)
+
+$(B)/libdml.a: $(OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/gen/dml.tab.c $(B)/gen/dml.tab.h: parser/dml.y
+	@mkdir -p $(dir $@)
+	@echo "  BISON   $<"
+	$(Q)$(BISON) -Wall -Werror --defines=$(B)/gen/dml.tab.h -o $(B)/gen/dml.tab.c $<
+
+$(B)/gen/dml.lex.c $(B)/gen/dml.lex.h: lexer/dml.l $(B)/gen/dml.tab.h
+	@mkdir -p $(dir $@)
+	@echo "  FLEX    $<"
+	$(Q)$(FLEX) --header-file=$(B)/gen/dml.lex.h -o $(B)/gen/dml.lex.c $<
+
+$(B)/obj/gen/%.o: $(B)/gen/%.c $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(REQ_CFLAGS) -Wno-missing-prototypes -Wno-unused-function -Wno-sign-compare $(CFLAGS) -c -o $@ $<
+
+$(B)/obj/%.o: %.c | $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/unit/%: tests/unit/%.c $(B)/libdml.a
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -o $@ $< $(B)/libdml.a $(LIBS)
+
+unit: $(UNIT_BINS)
+
+test: $(DML) $(UNIT_BINS)
+	$(Q)DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
+
+# The threaded tests (paramserv, parfor) are meant for ThreadSanitizer; with no
+# such folder yet this runs the whole suite. OpenBLAS's own threads are not
+# instrumented, so BLAS runs single-threaded here.
+test-threads: $(DML) $(UNIT_BINS)
+	$(Q)OPENBLAS_NUM_THREADS=1 DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
+
+# libFuzzer targets (clang): the DML front end + evaluator, and the file
+# parsers of read(). Run: build/fuzz/fuzz_dml -max_total_time=600 tests/fuzz/corpus
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+fuzz: $(FUZZ_TARGETS)
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(GEN_SRCS)
+	@mkdir -p build/fuzz
+	@echo "  FUZZ    $@"
+	$(Q)clang -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread $(BLAS_CFLAGS) $(RL_CFLAGS) \
+	    -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LIBS)
+
+bench: $(DML)
+	$(Q)DML=$(DML) sh bench/run.sh
+
+install: $(DML)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dml $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(DML) $(DESTDIR)$(PREFIX)/bin/dml
+	cp -R stdlib $(DESTDIR)$(PREFIX)/share/dml/
+	if [ -f doc/dml.1 ]; then install -m 644 doc/dml.1 $(DESTDIR)$(PREFIX)/share/man/man1/dml.1; fi
+
+clean:
+	rm -rf build
+
+-include $(shell find build/$(MODE)/obj -name '*.d' 2>/dev/null)

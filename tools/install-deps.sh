@@ -1,0 +1,27 @@
+#!/bin/sh
+# Installs the Debian packages dml needs to build, test and benchmark.
+#   tools/install-deps.sh          build + test dependencies
+#   tools/install-deps.sh --bench  also R and PyTorch for `make bench`
+# Run as root (or with sudo available). Safe to run again.
+set -eu
+PKGS="build-essential pkg-config flex bison libopenblas-dev libreadline-dev zlib1g-dev tmux clang"
+if [ "${1:-}" = "--bench" ]; then
+    PKGS="$PKGS r-base-core python3-torch python3-numpy hyperfine"
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+fi
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+if [ -n "$missing" ]; then
+    echo "installing:$missing"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+else
+    echo "all build dependencies are installed"
+fi
