@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Text forms as upstream SystemDS prints them: Java's Double.toString for
+ * doubles (JDK 19+ rule: shortest round-tripping digits, closest to the
+ * exact value), DecimalFormat-style fixed notation for toString() cells,
+ * and the toString() layout of matrices and lists. Also StrBuf.
+ * Pure functions over their arguments; safe from any thread. Assumes the
+ * C locale for LC_NUMERIC (snprintf/strtod use '.'); nothing in dml calls
+ * setlocale, and nothing may switch LC_NUMERIC. */
+#include "print.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ==================================================================
+ * shortest round-tripping decimal digits
+ * ================================================================== */
+
+/* A positive finite double written as 0.d1d2...dn x 10^(exp+1), i.e. the
+ * value is d1.d2...dn x 10^exp. 'dig' holds n ASCII digits, no trailing zeros. */
+typedef struct Decimal {
+    char dig[24];
+    int n;
+    int exp;
+} Decimal;
+
+/* Parse the output of "%.*e" ("d.ddde[+-]XX") into d. */
+static void decimal_from_e(const char *s, Decimal *d)
+{
+    d->n = 0;
+    for (; *s && *s != 'e'; s++)
+        if (*s >= '0' && *s <= '9')
+            d->dig[d->n++] = *s;
+    d->exp = *s == 'e' ? atoi(s + 1) : 0;
+    while (d->n > 1 && d->dig[d->n - 1] == '0')
+        d->n--;
+    d->dig[d->n] = '\0';
+}
+
+static bool round_trips(const char *s, double x)
+{
+    return strtod(s, NULL) == x;
+}
+
+/* At a power of two the rounding interval is twice as wide above as below,
+ * so the correctly rounded p-digit decimal can miss it while its upper or
+ * lower neighbour lands inside. Tries both; true (and fills d) on success. */
+static bool try_neighbours(double x, const char *e_form, Decimal *d)
+{
+    unsigned long long mant = 0;
+    int nd = 0;
+    const char *s = e_form;
+    for (; *s && *s != 'e'; s++)
+        if (*s >= '0' && *s <= '9') {
+            mant = mant * 10 + (unsigned long long)(*s - '0');
+            nd++;
+        }
+    int e = atoi(s + 1) - (nd - 1);     /* value = mant x 10^e */
+    for (int dir = -1; dir <= 1; dir += 2) {
+        unsigned long long m = mant + (unsigned long long)(long long)dir;
+        if (m == 0)
+            continue;
+        char buf[48];
+        snprintf(buf, sizeof buf, "%llue%d", m, e);
+        if (!round_trips(buf, x))
+            continue;
+        /* Re-express as d1.d2... x 10^exp. */
+        char digs[24];
+        int n = snprintf(digs, sizeof digs, "%llu", m);
+        d->exp = e + n - 1;
+        memcpy(d->dig, digs, (size_t)n + 1);
+        d->n = n;
+        while (d->n > 1 && d->dig[d->n - 1] == '0')
+            d->n--;
+        d->dig[d->n] = '\0';
+        return true;
+    }
+    return false;
+}
+
+/* "%.{p-1}e" of x into buf; true when it reads back as x. */
+static bool digits_round_trip(double x, int p, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.*e", p - 1, x);
+    return round_trips(buf, x);
+}
+
+/* Shortest decimal that reads back as x (x > 0, finite), choosing the one
+ * closest to x among those of that length; when one digit would do, Java
+ * still considers two digits (that is why MIN_VALUE prints as 4.9E-324,
+ * not 5.0E-324). glibc's "%.*e" rounds the exact binary value correctly. */
+static void shortest_decimal(double x, Decimal *d)
+{
+    char buf[48];
+    if (x < 0x1p53 && x == floor(x)) {
+        /* An integer below 2^53 is its own shortest form: every decimal
+         * with fewer significant digits is at least 1 away, more than the
+         * half-ulp (<= 0.5) that would still round to x. */
+        int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)x);
+        d->exp = n - 1;
+        memcpy(d->dig, buf, (size_t)n + 1);
+        d->n = n;
+        while (d->n > 1 && d->dig[d->n - 1] == '0')
+            d->n--;
+        d->dig[d->n] = '\0';
+        return;
+    }
+    int mexp;
+    int p;
+    if (frexp(x, &mexp) == 0.5) {
+        /* A power of two: the rounding interval is lopsided, so "p digits
+         * round-trip" need not be monotone in p; scan upwards. */
+        for (p = 1; p < 17; p++) {
+            if (digits_round_trip(x, p, buf, sizeof buf))
+                break;
+            if (try_neighbours(x, buf, d))
+                return;
+        }
+    } else {
+        /* Symmetric interval: if the closest p-digit decimal reads back,
+         * so does the closest (p+1)-digit one (it is no farther from x).
+         * Binary search for the least p: 4-5 conversions instead of <= 17. */
+        int lo = 1, hi = 17;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (digits_round_trip(x, mid, buf, sizeof buf))
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        p = lo;
+    }
+    if (p == 1) {
+        snprintf(buf, sizeof buf, "%.1e", x);
+        if (round_trips(buf, x)) {
+            decimal_from_e(buf, d);
+            return;
+        }
+    }
+    snprintf(buf, sizeof buf, "%.*e", p - 1, x);
+    decimal_from_e(buf, d);
+}
+
+/* Contract in print.h. */
+int fmt_double_java(double x, char *buf)
+{
+    if (isnan(x))
+        return (int)(strcpy(buf, "NaN"), 3);
+    if (isinf(x))
+        return x > 0 ? (int)(strcpy(buf, "Infinity"), 8) : (int)(strcpy(buf, "-Infinity"), 9);
+    char *p = buf;
+    if (signbit(x)) {
+        *p++ = '-';
+        x = -x;
+    }
+    if (x == 0) {
+        strcpy(p, "0.0");
+        return (int)(p - buf) + 3;
+    }
+    Decimal d;
+    shortest_decimal(x, &d);
+    if (d.exp >= 0 && d.exp < 7) {
+        /* Plain, integer part d1..d(exp+1) padded with zeros. */
+        for (int i = 0; i <= d.exp; i++)
+            *p++ = i < d.n ? d.dig[i] : '0';
+        *p++ = '.';
+        if (d.n > d.exp + 1)
+            for (int i = d.exp + 1; i < d.n; i++)
+                *p++ = d.dig[i];
+        else
+            *p++ = '0';
+    } else if (d.exp < 0 && d.exp >= -3) {
+        *p++ = '0';
+        *p++ = '.';
+        for (int i = 0; i < -d.exp - 1; i++)
+            *p++ = '0';
+        for (int i = 0; i < d.n; i++)
+            *p++ = d.dig[i];
+    } else {
+        *p++ = d.dig[0];
+        *p++ = '.';
+        if (d.n > 1)
+            for (int i = 1; i < d.n; i++)
+                *p++ = d.dig[i];
+        else
+            *p++ = '0';
+        p += sprintf(p, "E%d", d.exp);
+    }
+    *p = '\0';
+    return (int)(p - buf);
+}
+
+/* ==================================================================
+ * StrBuf
+ * ================================================================== */
+
+void sb_init(StrBuf *b)
+{
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->oom = false;
+}
+
+void sb_free(StrBuf *b)
+{
+    free(b->p);
+    sb_init(b);
+}
+
+/* Room for n more bytes plus a NUL; false (and 'oom' set) if impossible. */
+static bool sb_reserve(StrBuf *b, size_t n)
+{
+    if (b->oom)
+        return false;
+    if (n > SIZE_MAX / 2 - b->len) {
+        b->oom = true;
+        return false;
+    }
+    size_t need = b->len + n + 1;
+    if (need <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    char *q = realloc(b->p, cap);
+    if (!q) {
+        b->oom = true;
+        return false;
+    }
+    b->p = q;
+    b->cap = cap;
+    return true;
+}
+
+/* Append s[0..n). After a failed allocation further appends are ignored
+ * and 'oom' stays set, so callers check once at the end. */
+void sb_putn(StrBuf *b, const char *s, size_t n)
+{
+    if (!sb_reserve(b, n))
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+void sb_puts(StrBuf *b, const char *s)
+{
+    sb_putn(b, s, strlen(s));
+}
+
+void sb_printf(StrBuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char small[128];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        va_end(ap2);
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        sb_putn(b, small, (size_t)n);
+    } else if (sb_reserve(b, (size_t)n)) {
+        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap2);
+        b->len += (size_t)n;
+    }
+    va_end(ap2);
+}
+
+/* Contract in print.h. The StrBuf is left empty (and reusable) either way. */
+Str *sb_to_str(StrBuf *b)
+{
+    Str *s = b->oom ? NULL : str_new(b->p, b->len);
+    sb_free(b);
+    return s;
+}
+
+/* ==================================================================
+ * fixed notation (java.text.DecimalFormat, HALF_EVEN, no grouping)
+ * ================================================================== */
+
+/* DecimalFormat works from the shortest digits of Double.toString and
+ * rounds them, consulting the exact binary value only to break a "5" tie.
+ * That equals rounding the exact value (which glibc's "%.*f" does, ties to
+ * even in the default rounding mode) whenever rounding cuts into the
+ * shortest digits; when it does not, DecimalFormat shows the shortest
+ * digits padded with zeros (1e23 -> "100000000000000000000000.000", not
+ * glibc's "99999999999999991611392.000"). */
+void fmt_fixed(StrBuf *b, double x, int decimal)
+{
+    if (isnan(x)) {
+        sb_puts(b, "NaN");
+        return;
+    }
+    if (isinf(x)) {
+        sb_puts(b, x > 0 ? "Infinity" : "-Infinity");
+        return;
+    }
+    if (decimal < 0)
+        decimal = 0;
+    if (decimal > 340)
+        decimal = 340;
+    if (x == 0) {
+        /* Both zeros print unsigned (upstream maps -0.0 to 0.0). */
+        sb_putn(b, "0", 1);
+        if (decimal > 0) {
+            sb_putn(b, ".", 1);
+            for (int i = 0; i < decimal; i++)
+                sb_putn(b, "0", 1);
+        }
+        return;
+    }
+    /* Fast path: when ulp(x) < 10^-decimal the shortest digits can never
+     * stop before the last printed place without x being that decimal
+     * (then both forms agree), so glibc's exact rounding is DecimalFormat's
+     * answer. Covers every ordinary cell; no shortest-digit search. */
+    bool fast = fabs(x) < ldexp(1.0, 52) / pow(10.0, decimal);
+    Decimal d;
+    int frac_digits = 0;
+    if (!fast) {
+        shortest_decimal(fabs(x), &d);
+        frac_digits = d.n - 1 - d.exp;      /* digits after the point */
+    }
+    if (fast || frac_digits > decimal) {
+        /* Rounding cuts into the shortest digits: round the exact value.
+         * Sign kept even when the result is zero ("-0.000"), as Java does. */
+        char small[64];
+        int n = snprintf(small, sizeof small, "%.*f", decimal, x);
+        if (n >= 0 && (size_t)n < sizeof small) {
+            sb_putn(b, small, (size_t)n);
+        } else if (n >= 0) {
+            char *big = malloc((size_t)n + 1);
+            if (!big) {
+                b->oom = true;
+                return;
+            }
+            snprintf(big, (size_t)n + 1, "%.*f", decimal, x);
+            sb_putn(b, big, (size_t)n);
+            free(big);
+        }
+        return;
+    }
+    if (x < 0)
+        sb_putn(b, "-", 1);
+    /* Integer part: digits at positions 0..exp (zero if exp < 0). */
+    if (d.exp < 0) {
+        sb_putn(b, "0", 1);
+    } else {
+        for (int i = 0; i <= d.exp; i++)
+            sb_putn(b, i < d.n ? &d.dig[i] : "0", 1);
+    }
+    if (decimal == 0)
+        return;
+    sb_putn(b, ".", 1);
+    /* Fraction digit k (1-based) is digit index exp + k. */
+    for (int k = 1; k <= decimal; k++) {
+        int i = d.exp + k;
+        sb_putn(b, (i >= 0 && i < d.n) ? &d.dig[i] : "0", 1);
+    }
+}
+
+/* ==================================================================
+ * toString
+ * ================================================================== */
+
+void tostring_defaults(ToStringOpts *o)
+{
+    o->rows = 100;
+    o->cols = 100;
+    o->decimal = 3;
+    o->sparse = false;
+    o->sep = " ";
+    o->linesep = "\n";
+}
+
+static void scalar_tostring_sb(StrBuf *b, Value v)
+{
+    char buf[32];
+    switch (v.kind) {
+    case VAL_BOOL:
+        sb_puts(b, v.b ? "TRUE" : "FALSE");
+        break;
+    case VAL_INT:
+        sb_printf(b, "%lld", (long long)v.i);
+        break;
+    case VAL_DOUBLE:
+        sb_putn(b, buf, (size_t)fmt_double_java(v.d, buf));
+        break;
+    case VAL_STRING:
+        sb_putn(b, v.s->s, (size_t)v.s->len);
+        break;
+    default:
+        break;
+    }
+}
+
+static void matrix_tostring_sb(StrBuf *b, const Matrix *m, const ToStringOpts *o)
+{
+    int64_t rows = m->rows < o->rows ? m->rows : o->rows;
+    int64_t cols = m->cols < o->cols ? m->cols : o->cols;
+    if (rows < 0)
+        rows = 0;
+    if (cols < 0)
+        cols = 0;
+    const char *sep = o->sep ? o->sep : " ";
+    const char *linesep = o->linesep ? o->linesep : "\n";
+    size_t seplen = strlen(sep), linelen = strlen(linesep);
+    for (int64_t i = 0; i < rows && !b->oom; i++) {
+        const double *row = m->data + i * m->cols;
+        if (o->sparse) {
+            for (int64_t j = 0; j < cols; j++) {
+                if (row[j] == 0)
+                    continue;
+                sb_printf(b, "%lld", (long long)(i + 1));
+                sb_putn(b, sep, seplen);
+                sb_printf(b, "%lld", (long long)(j + 1));
+                sb_putn(b, sep, seplen);
+                fmt_fixed(b, row[j], o->decimal);
+                sb_putn(b, linesep, linelen);
+            }
+        } else {
+            for (int64_t j = 0; j < cols; j++) {
+                if (j)
+                    sb_putn(b, sep, seplen);
+                fmt_fixed(b, row[j], o->decimal);
+            }
+            sb_putn(b, linesep, linelen);
+        }
+    }
+}
+
+/* Contract in print.h. Nested lists recurse; depth is what the script built. */
+void val_tostring_sb(StrBuf *b, Value v, const ToStringOpts *o)
+{
+    switch (v.kind) {
+    case VAL_MATRIX:
+        matrix_tostring_sb(b, v.m, o);
+        break;
+    case VAL_LIST:
+        sb_puts(b, "List containing:\n[");
+        for (int64_t i = 0; i < v.l->n; i++) {
+            if (i)
+                sb_puts(b, ", ");
+            Value e = v.l->items[i];
+            if (e.kind == VAL_MATRIX) {
+                sb_puts(b, "\nMatrix:\n");
+                matrix_tostring_sb(b, e.m, o);
+            } else {
+                val_tostring_sb(b, e, o);
+            }
+        }
+        sb_puts(b, "]");
+        break;
+    default:
+        scalar_tostring_sb(b, v);
+        break;
+    }
+}
+
+Status val_tostring(Interp *I, Value v, const ToStringOpts *o, Str **out)
+{
+    StrBuf b;
+    sb_init(&b);
+    val_tostring_sb(&b, v, o);
+    if (b.oom) {
+        sb_free(&b);
+        return err_set(I, "out of memory in toString()");
+    }
+    *out = sb_to_str(&b);
+    if (!*out)
+        return err_set(I, "out of memory in toString()");
+    return ST_OK;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Upstream-compatible text forms: Java's Double.toString for doubles, the
+ * string form of scalars, toString() of matrices and lists. Pure functions,
+ * thread-safe. */
+#ifndef DML_RUNTIME_PRINT_H
+#define DML_RUNTIME_PRINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "interp.h"
+
+/* Java Double.toString(d): "NaN", "Infinity", "-0.0", "1.0", "0.1",
+ * "1.0E-4", "1.2345E7": shortest digits that round-trip; plain notation
+ * when 1e-3 <= |d| < 1e7. buf must hold 32 bytes. Returns strlen. */
+int fmt_double_java(double d, char *buf);
+
+/* Growable byte buffer for building strings. */
+typedef struct StrBuf { char *p; size_t len, cap; bool oom; } StrBuf;
+void sb_init(StrBuf *b);
+void sb_free(StrBuf *b);
+void sb_putn(StrBuf *b, const char *s, size_t n);
+void sb_puts(StrBuf *b, const char *s);
+void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Take the contents as a Str (NULL on OOM); the buffer is emptied. */
+Str *sb_to_str(StrBuf *b);
+
+typedef struct ToStringOpts {
+    int64_t rows, cols;     /* default 100, 100 */
+    int decimal;            /* default 3 */
+    bool sparse;            /* default FALSE */
+    const char *sep;        /* default " " */
+    const char *linesep;    /* default "\n" */
+} ToStringOpts;
+void tostring_defaults(ToStringOpts *o);
+
+/* toString(target, ...) of any value as upstream formats it (BUILTINS.md 6). */
+Status val_tostring(Interp *I, Value v, const ToStringOpts *o, Str **out);
+/* Append the formatted value to b. */
+void val_tostring_sb(StrBuf *b, Value v, const ToStringOpts *o);
+/* Java DecimalFormat with exactly 'decimal' fraction digits, HALF_EVEN. */
+void fmt_fixed(StrBuf *b, double d, int decimal);
+
+#endif

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Heap objects behind Value: strings, dense matrices, lists. Owns their
+ * allocation and destruction; the counting itself is inline in value.h.
+ * Invariants: a fresh object has count 1; matrix data is 64-byte aligned
+ * (or NULL when the matrix has no cells); a named list has a name per entry.
+ * Thread-safe: no shared state; an object is only mutated by its sole owner. */
+#include "value.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Matrix data alignment: a cache line, and what AVX-512 loads like best. */
+enum { MAT_ALIGN = 64 };
+
+static void str_release_name(Str *s)
+{
+    if (s)
+        val_release(val_str_take(s));
+}
+
+/* Called by val_release when the last reference goes. Releasing a list's
+ * items may recurse into nested lists; DML values form no cycles, and
+ * nesting depth is bounded by what the script built. */
+void obj_free(ValKind kind, Obj *o)
+{
+    switch (kind) {
+    case VAL_STRING:
+        free(o);
+        break;
+    case VAL_MATRIX: {
+        Matrix *m = (Matrix *)o;
+        free(m->data);
+        free(m);
+        break;
+    }
+    case VAL_LIST: {
+        List *l = (List *)o;
+        for (int64_t i = 0; i < l->n; i++) {
+            val_release(l->items[i]);
+            if (l->names)
+                str_release_name(l->names[i]);
+        }
+        free(l->items);
+        free(l->names);
+        free(l);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ==================================================================
+ * strings
+ * ================================================================== */
+
+/* Uninitialised string of n bytes (plus the NUL, which is set). */
+static Str *str_raw(size_t n)
+{
+    if (n > (size_t)INT64_MAX - sizeof(Str) - 1)
+        return NULL;
+    Str *s = malloc(sizeof(Str) + n + 1);
+    if (!s)
+        return NULL;
+    atomic_init(&s->h.rc, 1);
+    s->len = (int64_t)n;
+    s->s[n] = '\0';
+    return s;
+}
+
+/* Copy of s[0..n); NULL on allocation failure. 's' may be NULL when n == 0. */
+Str *str_new(const char *s, size_t n)
+{
+    Str *r = str_raw(n);
+    if (r && n)
+        memcpy(r->s, s, n);
+    return r;
+}
+
+/* Copy of the NUL-terminated 's'; NULL on allocation failure. */
+Str *str_from(const char *s)
+{
+    return str_new(s, strlen(s));
+}
+
+/* x followed by y; NULL on allocation failure. */
+Str *str_concat(const char *x, size_t nx, const char *y, size_t ny)
+{
+    if (nx > SIZE_MAX / 2 || ny > SIZE_MAX / 2)
+        return NULL;
+    Str *r = str_raw(nx + ny);
+    if (!r)
+        return NULL;
+    if (nx)
+        memcpy(r->s, x, nx);
+    if (ny)
+        memcpy(r->s + nx, y, ny);
+    return r;
+}
+
+/* Formatted like printf into a new string; NULL on allocation failure or
+ * an encoding error. */
+Str *str_printf(const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    Str *r = n < 0 ? NULL : str_raw((size_t)n);
+    if (r)
+        vsnprintf(r->s, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return r;
+}
+
+/* ==================================================================
+ * matrices
+ * ================================================================== */
+
+/* Number of bytes for rows x cols doubles, or false if negative/overflowing. */
+static bool mat_bytes(int64_t rows, int64_t cols, size_t *bytes)
+{
+    int64_t n, b;
+    if (rows < 0 || cols < 0)
+        return false;
+    if (__builtin_mul_overflow(rows, cols, &n) || __builtin_mul_overflow(n, (int64_t)sizeof(double), &b))
+        return false;
+    if ((uint64_t)b > SIZE_MAX)
+        return false;
+    *bytes = (size_t)b;
+    return true;
+}
+
+/* Contract in value.h. The header and the data are separate allocations so
+ * that the data can be aligned and, later, handed over or swapped. */
+Matrix *mat_new_raw(int64_t rows, int64_t cols)
+{
+    size_t bytes;
+    if (!mat_bytes(rows, cols, &bytes))
+        return NULL;
+    Matrix *m = malloc(sizeof *m);
+    if (!m)
+        return NULL;
+    atomic_init(&m->h.rc, 1);
+    m->rows = rows;
+    m->cols = cols;
+    m->data = NULL;
+    if (bytes) {
+        void *p = NULL;
+        if (posix_memalign(&p, MAT_ALIGN, bytes) != 0) {
+            free(m);
+            return NULL;
+        }
+        m->data = p;
+    }
+    return m;
+}
+
+/* As mat_new_raw, with every cell 0.0. */
+Matrix *mat_new_zero_raw(int64_t rows, int64_t cols)
+{
+    Matrix *m = mat_new_raw(rows, cols);
+    if (m && m->data)
+        memset(m->data, 0, (size_t)mat_len(m) * sizeof(double));
+    return m;
+}
+
+/* Deep copy with count 1, whatever m's count; NULL on allocation failure. */
+Matrix *mat_clone_raw(const Matrix *m)
+{
+    Matrix *c = mat_new_raw(m->rows, m->cols);
+    if (c && c->data)
+        memcpy(c->data, m->data, (size_t)mat_len(m) * sizeof(double));
+    return c;
+}
+
+/* ==================================================================
+ * lists
+ * ================================================================== */
+
+/* Empty list (count 1) with room for 'cap' entries, at least 4; 'named'
+ * gives it a names array. NULL on allocation failure. */
+List *list_new(int64_t cap, bool named)
+{
+    if (cap < 4)
+        cap = 4;
+    if ((uint64_t)cap > SIZE_MAX / sizeof(Value))
+        return NULL;
+    List *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    atomic_init(&l->h.rc, 1);
+    l->cap = cap;
+    l->items = malloc((size_t)cap * sizeof(Value));
+    if (named)
+        l->names = calloc((size_t)cap, sizeof(Str *));
+    if (!l->items || (named && !l->names)) {
+        free(l->items);
+        free(l->names);
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+static bool list_grow(List *l)
+{
+    if (l->n < l->cap)
+        return true;
+    if ((uint64_t)l->cap > SIZE_MAX / (2 * sizeof(Value)))
+        return false;
+    int64_t cap = l->cap * 2;
+    Value *items = realloc(l->items, (size_t)cap * sizeof(Value));
+    if (!items)
+        return false;
+    l->items = items;
+    if (l->names) {
+        Str **names = realloc(l->names, (size_t)cap * sizeof(Str *));
+        if (!names)
+            return false;   /* items grew, names did not: cap stays, still consistent */
+        l->names = names;
+    }
+    l->cap = cap;
+    return true;
+}
+
+/* Gives an unnamed, still empty list a names array (first named push). */
+static bool list_make_named(List *l)
+{
+    if (l->names)
+        return true;
+    l->names = calloc((size_t)l->cap, sizeof(Str *));
+    if (!l->names)
+        return false;
+    /* Earlier entries (if any) get empty names, keeping "a name per entry". */
+    for (int64_t i = 0; i < l->n; i++) {
+        l->names[i] = str_new("", 0);
+        if (!l->names[i]) {
+            for (int64_t j = 0; j < i; j++)
+                str_release_name(l->names[j]);
+            free(l->names);
+            l->names = NULL;
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Contract in value.h. On failure v is released (the reference was given). */
+bool list_push_take(List *l, Value v, const char *name)
+{
+    if (!list_grow(l) || (name && !list_make_named(l)))
+        goto fail;
+    if (l->names) {
+        Str *s = str_from(name ? name : "");
+        if (!s)
+            goto fail;
+        l->names[l->n] = s;
+    }
+    l->items[l->n++] = v;
+    return true;
+fail:
+    val_release(v);
+    return false;
+}
+
+/* Borrowing form of list_push_take: v gets one more reference, which the
+ * list owns. On failure nothing is retained. Only the list's sole owner may
+ * push (lists are immutable once shared). */
+bool list_push(List *l, Value v, const char *name)
+{
+    return list_push_take(l, val_ref(v), name);
+}
+
+/* Shallow copy (count 1): items and names are new references to the same
+ * objects, so copying a list of big matrices copies no cells. NULL on
+ * allocation failure. */
+List *list_clone(const List *l)
+{
+    List *c = list_new(l->n, l->names != NULL);
+    if (!c)
+        return NULL;
+    for (int64_t i = 0; i < l->n; i++) {
+        c->items[i] = val_ref(l->items[i]);
+        if (l->names) {
+            c->names[i] = l->names[i];
+            if (c->names[i])
+                obj_retain(&c->names[i]->h);
+        }
+    }
+    c->n = l->n;
+    return c;
+}
+
+/* Index of the first entry named 'name'; -1 when absent or unnamed. Linear:
+ * DML lists are short (model parameters, hyperparameters). */
+int64_t list_find(const List *l, const char *name)
+{
+    if (!l->names)
+        return -1;
+    for (int64_t i = 0; i < l->n; i++)
+        if (l->names[i] && strcmp(l->names[i]->s, name) == 0)
+            return i;
+    return -1;
+}
+
+/* ==================================================================
+ * type names
+ * ================================================================== */
+
+/* Static strings for messages; "none" for VAL_NONE. */
+const char *val_kind_name(ValKind k)
+{
+    switch (k) {
+    case VAL_BOOL: return "boolean";
+    case VAL_INT: return "int";
+    case VAL_DOUBLE: return "double";
+    case VAL_STRING: return "string";
+    case VAL_MATRIX: return "matrix";
+    case VAL_LIST: return "list";
+    default: return "none";
+    }
+}
+
+/* The DML data type of a kind: "scalar", "matrix", "list" (or "none"). */
+const char *val_data_type_name(ValKind k)
+{
+    switch (k) {
+    case VAL_BOOL:
+    case VAL_INT:
+    case VAL_DOUBLE:
+    case VAL_STRING: return "scalar";
+    case VAL_MATRIX: return "matrix";
+    case VAL_LIST: return "list";
+    default: return "none";
+    }
+}
