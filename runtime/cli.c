@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Command-line plumbing shared by 'dml run' and the REPL. The only global
+ * here is the SIGINT flag, which a signal handler must be able to reach. */
+#include "cli.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+atomic_int cli_interrupt_flag;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    atomic_store(&cli_interrupt_flag, 1);
+}
+
+void cli_install_sigint(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+void cli_report_error(Interp *I, FILE *f)
+{
+    err_finish_trace(I);
+    fflush(stdout);
+    const ErrorSlot *e = &I->err;
+    const char *msg = e->msg ? e->msg : (e->interrupted ? "interrupted" : "unknown error");
+    if (e->has_loc) {
+        fprintf(f, "%s:%d:%d: %s\n", e->loc.file, e->loc.line, e->loc.col, msg);
+        size_t len = 0;
+        const char *line = program_source_line(I->prog, e->loc.file, e->loc.line, &len);
+        if (line && !e->interrupted) {
+            fprintf(f, "    %.*s\n    ", (int)len, line);
+            for (int c = 1; c < e->loc.col && (size_t)(c - 1) < len; c++)
+                fputc(line[c - 1] == '\t' ? '\t' : ' ', f);
+            fputs("^\n", f);
+        }
+    } else {
+        fprintf(f, "%s\n", msg);
+    }
+    if (e->trace)
+        fputs(e->trace, f);
+    fflush(f);
+}
+
+char *cli_exe_dir(void)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0)
+        return NULL;
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    return strdup(buf);
+}

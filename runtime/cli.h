@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Shared pieces of the command-line front end (main.c, repl.c): the SIGINT
+ * flag and running a loaded chunk with errors reported the way users see them. */
+#ifndef DML_RUNTIME_CLI_H
+#define DML_RUNTIME_CLI_H
+
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "interp.h"
+#include "program.h"
+
+/* Set by the SIGINT handler; interpreters poll it through I->interrupt. */
+extern atomic_int cli_interrupt_flag;
+/* Install a SIGINT handler that only sets cli_interrupt_flag. */
+void cli_install_sigint(void);
+/* Print the pending error of I to 'f' as
+ *   file:line:col: message
+ *   <source line>
+ *   <caret>
+ *     in f() called at ...
+ * (flushing stdout first so output and errors interleave correctly). */
+void cli_report_error(Interp *I, FILE *f);
+/* Folder of the running executable (for the stdlib search); malloc'd or NULL. */
+char *cli_exe_dir(void);
+
+#endif

@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The expression evaluator and function calls: a tree walk over the
+ * resolved AST. Each expression yields an owned Value; an error leaves the
+ * message in I->err and is stamped with the position of the innermost node
+ * that failed. Thread-safe: all state is in the Interp. */
+#include "eval.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../builtins/registry.h"
+#include "ops.h"
+
+Status interp_raise_interrupt(Interp *I, const Loc *loc)
+{
+    err_at(I, loc, "interrupted");
+    I->err.interrupted = true;
+    return ST_ERR;
+}
+
+/* ---- binary operators, with inline fast paths for scalar arithmetic ---- */
+
+static inline bool fast_dd(BinOp op, double x, double y, Value *out)
+{
+    switch (op) {
+    case OP_ADD: *out = val_double(x + y); return true;
+    case OP_SUB: *out = val_double(x - y); return true;
+    case OP_MUL: *out = val_double(x * y); return true;
+    case OP_DIV: *out = val_double(x / y); return true;
+    case OP_LT: *out = val_bool(x < y); return true;
+    case OP_LE: *out = val_bool(x <= y); return true;
+    case OP_GT: *out = val_bool(x > y); return true;
+    case OP_GE: *out = val_bool(x >= y); return true;
+    case OP_EQ: *out = val_bool(x == y); return true;
+    case OP_NE: *out = val_bool(x != y); return true;
+    default: return false;
+    }
+}
+
+static inline bool fast_ii(BinOp op, int64_t x, int64_t y, Value *out)
+{
+    int64_t r;
+    switch (op) {
+    case OP_ADD: if (__builtin_add_overflow(x, y, &r)) return false; *out = val_int(r); return true;
+    case OP_SUB: if (__builtin_sub_overflow(x, y, &r)) return false; *out = val_int(r); return true;
+    case OP_MUL: if (__builtin_mul_overflow(x, y, &r)) return false; *out = val_int(r); return true;
+    case OP_DIV: *out = val_double((double)x / (double)y); return true;
+    case OP_LT: *out = val_bool(x < y); return true;
+    case OP_LE: *out = val_bool(x <= y); return true;
+    case OP_GT: *out = val_bool(x > y); return true;
+    case OP_GE: *out = val_bool(x >= y); return true;
+    case OP_EQ: *out = val_bool(x == y); return true;
+    case OP_NE: *out = val_bool(x != y); return true;
+    default: return false;
+    }
+}
+
+static Status eval_binary(Interp *I, const Node *n, Value *out)
+{
+    Value a, b;
+    TRY(eval_expr(I, n->binary.lhs, &a));
+    if (eval_expr(I, n->binary.rhs, &b) != ST_OK) {
+        val_release(a);
+        return ST_ERR;
+    }
+    BinOp op = n->binary.op;
+    if (a.kind == VAL_DOUBLE) {
+        if (b.kind == VAL_DOUBLE && fast_dd(op, a.d, b.d, out))
+            return ST_OK;
+        if (b.kind == VAL_INT && fast_dd(op, a.d, (double)b.i, out))
+            return ST_OK;
+    } else if (a.kind == VAL_INT) {
+        if (b.kind == VAL_INT && fast_ii(op, a.i, b.i, out))
+            return ST_OK;
+        if (b.kind == VAL_DOUBLE && fast_dd(op, (double)a.i, b.d, out))
+            return ST_OK;
+    }
+    if (ops_binary_take(I, op, a, b, out) != ST_OK)
+        return err_stamp(I, &n->loc);
+    return ST_OK;
+}
+
+static Status eval_exprlist(Interp *I, const Node *n, Value *out)
+{
+    List *l = list_new(n->list.n, false);
+    if (!l)
+        return err_at(I, &n->loc, "out of memory");
+    for (int i = 0; i < n->list.n; i++) {
+        Value v;
+        if (eval_expr(I, n->list.items[i], &v) != ST_OK || !list_push_take(l, v, NULL)) {
+            val_release(val_list_take(l));
+            return err_stamp(I, &n->list.items[i]->loc);
+        }
+    }
+    *out = val_list_take(l);
+    return ST_OK;
+}
+
+Status eval_expr(Interp *I, const Node *n, Value *out)
+{
+    switch (n->kind) {
+    case N_INT: *out = val_int(n->lit.i); return ST_OK;
+    case N_DOUBLE: *out = val_double(n->lit.d); return ST_OK;
+    case N_BOOL: *out = val_bool(n->lit.b); return ST_OK;
+    case N_STRING: *out = n->str.v; return ST_OK;      /* immortal */
+    case N_CONST: *out = n->konst; return ST_OK;       /* immortal */
+    case N_IDENT: {
+        int s = n->ident.slot;
+        if (s >= I->frame->nslots || I->frame->slots[s].kind == VAL_NONE)
+            return err_at(I, &n->loc, "undefined variable '%s'", n->ident.name);
+        *out = val_ref(I->frame->slots[s]);
+        return ST_OK;
+    }
+    case N_BINARY:
+        return eval_binary(I, n, out);
+    case N_UNARY: {
+        Value a;
+        TRY(eval_expr(I, n->unary.operand, &a));
+        if (n->unary.op == UOP_NEG) {
+            if (a.kind == VAL_DOUBLE) { *out = val_double(-a.d); return ST_OK; }
+            if (a.kind == VAL_INT && a.i != INT64_MIN) { *out = val_int(-a.i); return ST_OK; }
+        }
+        if (ops_unary_take(I, n->unary.op, a, out) != ST_OK)
+            return err_stamp(I, &n->loc);
+        return ST_OK;
+    }
+    case N_CALL:
+        return eval_call(I, n, out, 1, false);
+    case N_INDEX:
+        return eval_index(I, n, out);
+    case N_EXPRLIST:
+        return eval_exprlist(I, n, out);
+    default:
+        return err_at(I, &n->loc, "internal error: cannot evaluate a %s node", ast_kind_name(n->kind));
+    }
+}
+
+/* ---- user-defined functions ---- */
+
+static const char *type_word(const Param *p)
+{
+    switch (p->type) {
+    case TY_MATRIX: return "a matrix";
+    case TY_LIST: return "a list";
+    case TY_FRAME: return "a frame";
+    default: return "a scalar";
+    }
+}
+
+static const char *value_word(Value v)
+{
+    switch (v.kind) {
+    case VAL_MATRIX: return "matrix";
+    case VAL_LIST: return "list";
+    case VAL_STRING: return "string";
+    case VAL_INT: return "int";
+    case VAL_DOUBLE: return "double";
+    case VAL_BOOL: return "boolean";
+    default: return "nothing";
+    }
+}
+
+/* Check v (owned) against parameter p and convert scalars to its value type;
+ * on success *slot receives the value. */
+static Status bind_param(Interp *I, const FuncDef *f, const Param *p, Value v, Value *slot)
+{
+    bool ok;
+    switch (p->type) {
+    case TY_MATRIX: ok = v.kind == VAL_MATRIX; break;
+    case TY_LIST: ok = v.kind == VAL_LIST; break;
+    case TY_FRAME: ok = false; break;
+    default: ok = val_is_scalar(v); break;
+    }
+    if (!ok) {
+        val_release(v);
+        return err_set(I, "argument '%s' of %s() must be %s, got %s", p->name, f->name, type_word(p), value_word(v));
+    }
+    if (p->type == TY_SCALAR && p->vtype != ST_UNKNOWN) {
+        if (ops_convert_take(I, v, p->vtype, &v) != ST_OK) {
+            char *why = I->err.msg ? strdup(I->err.msg) : NULL;
+            err_set(I, "argument '%s' of %s(): %s", p->name, f->name, why ? why : "bad value");
+            free(why);
+            return ST_ERR;
+        }
+    }
+    val_release(*slot);
+    *slot = v;
+    return ST_OK;
+}
+
+/* Check an output value against its declaration: an int for a double output
+ * is converted; an integral double for an int output too. */
+static Status check_output(Interp *I, const FuncDef *f, const Param *o, Value *v)
+{
+    bool ok;
+    switch (o->type) {
+    case TY_MATRIX: ok = v->kind == VAL_MATRIX; break;
+    case TY_LIST: ok = v->kind == VAL_LIST; break;
+    case TY_FRAME: ok = false; break;
+    default: ok = val_is_scalar(*v); break;
+    }
+    if (!ok)
+        return err_set(I, "return variable '%s' of %s() must be %s, got %s", o->name, f->name, type_word(o),
+                       value_word(*v));
+    if (o->type != TY_SCALAR || o->vtype == ST_UNKNOWN)
+        return ST_OK;
+    ValKind want = o->vtype == ST_INT ? VAL_INT : o->vtype == ST_DOUBLE ? VAL_DOUBLE
+                 : o->vtype == ST_BOOLEAN ? VAL_BOOL : VAL_STRING;
+    if (v->kind == want)
+        return ST_OK;
+    if (want == VAL_DOUBLE && v->kind == VAL_INT) {
+        *v = val_double((double)v->i);
+        return ST_OK;
+    }
+    if (want == VAL_INT && v->kind == VAL_DOUBLE && v->d == floor(v->d) && fabs(v->d) < 9.2e18) {
+        *v = val_int((int64_t)v->d);
+        return ST_OK;
+    }
+    return err_set(I, "return variable '%s' of %s() is declared %s but holds a %s", o->name, f->name,
+                   o->vtype == ST_INT ? "int" : o->vtype == ST_DOUBLE ? "double"
+                   : o->vtype == ST_BOOLEAN ? "boolean" : "string", value_word(*v));
+}
+
+/* Runs f's body in 'frame' (whose argument slots are bound), fills defaults,
+ * and moves the outputs out. Pops the frame and releases its slots. */
+static Status run_function(Interp *I, const FuncDef *f, Frame *frame, const bool *given, Value *outs, int nout,
+                           const Loc *call_loc)
+{
+    const FuncDecl *d = f->decl;
+    Status st = ST_OK;
+    frame->parent = I->frame;
+    I->frame = frame;
+    if (++I->depth > INTERP_MAX_DEPTH) {
+        st = err_at(I, call_loc, "stack overflow: more than %d nested function calls (runaway recursion?)",
+                    INTERP_MAX_DEPTH);
+        goto done;
+    }
+    for (int i = 0; i < d->nparams; i++) {
+        if (given[i])
+            continue;
+        Value v;
+        if ((st = eval_expr(I, d->params[i].dflt, &v)) != ST_OK)
+            goto done;
+        if ((st = bind_param(I, f, &d->params[i], v, &frame->slots[i])) != ST_OK) {
+            err_stamp(I, &d->params[i].loc);
+            goto done;
+        }
+    }
+    if ((st = exec_block(I, d->body, d->nbody)) != ST_OK)
+        goto done;
+    for (int i = 0; i < nout && i < d->nouts; i++) {
+        Value *v = &frame->slots[f->out_slots[i]];
+        if (v->kind == VAL_NONE) {
+            st = err_at(I, &d->outs[i].loc, "return variable '%s' of function '%s' was never assigned",
+                        d->outs[i].name, f->name);
+            goto done;
+        }
+        if ((st = check_output(I, f, &d->outs[i], v)) != ST_OK) {
+            err_stamp(I, &d->outs[i].loc);
+            goto done;
+        }
+    }
+    for (int i = 0; i < nout && i < d->nouts; i++) {
+        /* Several outputs may share a slot ('return (X, X)'): retain, not move. */
+        outs[i] = val_ref(frame->slots[f->out_slots[i]]);
+    }
+done:
+    I->depth--;
+    I->frame = frame->parent;
+    for (int i = 0; i < frame->nslots; i++)
+        val_release(frame->slots[i]);
+    if (st != ST_OK)
+        err_push_frame(I, f->name, call_loc);
+    return st;
+}
+
+enum { SMALL_FRAME = 16 };
+
+static Status call_user(Interp *I, const Node *n, Value *outs, int nout)
+{
+    const FuncDef *f = n->call.fn;
+    int ns = f->slots.n;
+    Value small[SMALL_FRAME];
+    Value *slots = ns <= SMALL_FRAME ? small : calloc((size_t)ns, sizeof *slots);
+    bool given_small[SMALL_FRAME];
+    int np = f->decl->nparams;
+    bool *given = np <= SMALL_FRAME ? given_small : calloc((size_t)np, 1);
+    if (!slots || !given) {
+        if (slots != small) free(slots);
+        if (given != given_small) free(given);
+        return err_at(I, &n->loc, "out of memory");
+    }
+    memset(slots, 0, sizeof *slots * (size_t)ns);
+    memset(given, 0, (size_t)np);
+    Status st = ST_OK;
+    for (int i = 0; i < n->call.nargs; i++) {
+        Value v;
+        if ((st = eval_expr(I, n->call.args[i], &v)) != ST_OK)
+            break;
+        int pi = n->call.argmap[i];
+        if ((st = bind_param(I, f, &f->decl->params[pi], v, &slots[pi])) != ST_OK) {
+            err_stamp(I, &n->call.args[i]->loc);
+            break;
+        }
+        given[pi] = true;
+    }
+    if (st == ST_OK && interp_interrupted(I))
+        st = interp_raise_interrupt(I, &n->loc);
+    if (st != ST_OK) {
+        for (int i = 0; i < ns; i++)
+            val_release(slots[i]);
+    } else {
+        Frame frame = {.slots = slots, .nslots = ns, .fn = f, .names = &f->slots, .call_loc = n->loc};
+        st = run_function(I, f, &frame, given, outs, nout, &n->loc);
+    }
+    if (slots != small)
+        free(slots);
+    if (given != given_small)
+        free(given);
+    return st;
+}
+
+Status interp_call(Interp *I, const FuncDef *f, const Value *args, const char *const *names, int nargs,
+                   Value *outs, int nout, const Loc *call_loc)
+{
+    int ns = f->slots.n, np = f->decl->nparams;
+    Value *slots = calloc((size_t)ns + 1, sizeof *slots);
+    bool *given = calloc((size_t)np + 1, 1);
+    if (!slots || !given) {
+        free(slots);
+        free(given);
+        return err_set(I, "out of memory");
+    }
+    Status st = ST_OK;
+    for (int i = 0; i < nargs && st == ST_OK; i++) {
+        int pi = -1;
+        if (names && names[i]) {
+            for (int j = 0; j < np; j++)
+                if (strcmp(f->decl->params[j].name, names[i]) == 0)
+                    pi = j;
+            if (pi < 0)
+                st = err_set(I, "function %s() has no parameter named '%s'", f->name, names[i]);
+        } else if (i < np)
+            pi = i;
+        else
+            st = err_set(I, "too many arguments in call to function '%s'", f->name);
+        if (st == ST_OK)
+            st = bind_param(I, f, &f->decl->params[pi], val_ref(args[i]), &slots[pi]);
+        if (st == ST_OK)
+            given[pi] = true;
+    }
+    for (int j = 0; j < np && st == ST_OK; j++)
+        if (!given[j] && !f->decl->params[j].dflt)
+            st = err_set(I, "Missing default expression for unspecified function argument '%s' in call to "
+                         "function '%s'.", f->decl->params[j].name, f->name);
+    if (st != ST_OK) {
+        for (int i = 0; i < ns; i++)
+            val_release(slots[i]);
+    } else {
+        Frame frame = {.slots = slots, .nslots = ns, .fn = f, .names = &f->slots};
+        if (call_loc)
+            frame.call_loc = *call_loc;
+        st = run_function(I, f, &frame, given, outs, nout, call_loc);
+    }
+    free(slots);
+    free(given);
+    return st;
+}
+
+/* ---- builtins ---- */
+
+enum { SMALL_ARGS = 8, MAX_OUT = 8 };
+
+static Status call_builtin(Interp *I, const Node *n, Value *outs, int nout)
+{
+    const BuiltinDef *bi = n->call.bi;
+    int np = n->call.nparams;
+    Value small[SMALL_ARGS];
+    Value *argv = np <= SMALL_ARGS ? small : calloc((size_t)np, sizeof *argv);
+    if (!argv)
+        return err_at(I, &n->loc, "out of memory");
+    memset(argv, 0, sizeof *argv * (size_t)np);
+    Status st = ST_OK;
+    for (int i = 0; i < n->call.nargs; i++) {
+        int pi = n->call.argmap ? n->call.argmap[i] : i;
+        if ((st = eval_expr(I, n->call.args[i], &argv[pi])) != ST_OK)
+            break;
+    }
+    if (st == ST_OK) {
+        Value res[MAX_OUT];
+        memset(res, 0, sizeof res);
+        BArgs a = {.def = bi, .v = argv, .names = bi->bind == BIND_VARIADIC ? n->call.argnames : NULL,
+                   .n = np, .loc = &n->loc, .nout = nout};
+        st = bi->fn(I, &a, res);
+        if (st == ST_OK) {
+            int produced = bi->nout < MAX_OUT ? bi->nout : MAX_OUT;
+            for (int i = 0; i < produced; i++) {
+                if (i < nout)
+                    outs[i] = res[i];
+                else
+                    val_release(res[i]);
+            }
+            for (int i = produced; i < nout; i++)
+                outs[i] = val_none();
+        } else {
+            err_stamp(I, &n->loc);
+        }
+    }
+    for (int i = 0; i < np; i++)
+        val_release(argv[i]);
+    if (argv != small)
+        free(argv);
+    return st;
+}
+
+Status eval_call(Interp *I, const Node *n, Value *outs, int nout, bool stmt)
+{
+    (void)stmt;
+    if (n->call.fn)
+        return call_user(I, n, outs, nout);
+    return call_builtin(I, n, outs, nout);
+}

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Indexing (DML.md 6): right indexing X[r, c] of matrices and L[i] of lists,
+ * and left indexing X[r, c] = v / L[i] = v. Index parts are 1-based and
+ * inclusive; an empty part means "all". Left indexing mutates in place when
+ * the variable holds the only reference, else it copies (value semantics). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "ops.h"
+
+typedef struct Span {
+    int64_t lo, hi;         /* 0-based, half-open [lo, hi) */
+} Span;
+
+Status eval_index_value(Interp *I, Value v, int64_t *out)
+{
+    switch (v.kind) {
+    case VAL_INT: *out = v.i; return ST_OK;
+    case VAL_DOUBLE:
+        if (!isfinite(v.d))
+            return err_set(I, "index is not a finite number");
+        *out = ops_d2i(v.d);
+        return ST_OK;
+    case VAL_BOOL: *out = v.b; return ST_OK;
+    case VAL_MATRIX:
+        if (v.m->rows == 1 && v.m->cols == 1 && isfinite(v.m->data[0])) {
+            *out = ops_d2i(v.m->data[0]);
+            return ST_OK;
+        }
+        return err_set(I, "index must be a scalar, got a %lldx%lld matrix", (long long)v.m->rows,
+                       (long long)v.m->cols);
+    default:
+        return err_set(I, "index must be a number, got a %s", val_kind_name(v.kind));
+    }
+}
+
+static Status part_bound(Interp *I, const Node *n, int64_t *out)
+{
+    Value v;
+    TRY(eval_expr(I, n, &v));
+    Status st = eval_index_value(I, v, out);
+    val_release(v);
+    if (st != ST_OK)
+        return err_stamp(I, &n->loc);
+    return ST_OK;
+}
+
+/* One index part against a dimension of size 'dim'. */
+static Status eval_span(Interp *I, const IndexPart *ip, int64_t dim, const char *what, int64_t rows, int64_t cols,
+                        const Loc *loc, Span *sp)
+{
+    if (ip->kind == IX_ALL) {
+        sp->lo = 0;
+        sp->hi = dim;
+        return ST_OK;
+    }
+    int64_t lo, hi;
+    TRY(part_bound(I, ip->lo, &lo));
+    if (ip->kind == IX_RANGE)
+        TRY(part_bound(I, ip->hi, &hi));
+    else
+        hi = lo;
+    if (lo > hi)
+        return err_at(I, loc, "invalid %s range %lld:%lld (lower bound above upper bound)", what, (long long)lo,
+                      (long long)hi);
+    if (lo < 1 || hi > dim) {
+        if (lo == hi)
+            return err_at(I, loc, "%s index %lld out of bounds for a %lldx%lld matrix", what, (long long)lo,
+                          (long long)rows, (long long)cols);
+        return err_at(I, loc, "%s range %lld:%lld out of bounds for a %lldx%lld matrix", what, (long long)lo,
+                      (long long)hi, (long long)rows, (long long)cols);
+    }
+    sp->lo = lo - 1;
+    sp->hi = hi;
+    return ST_OK;
+}
+
+static Status matrix_spans(Interp *I, const Matrix *m, const IndexPart *rows, const IndexPart *cols, bool has_cols,
+                           const Loc *loc, Span *rs, Span *cs)
+{
+    TRY(eval_span(I, rows, m->rows, "row", m->rows, m->cols, loc, rs));
+    if (has_cols)
+        TRY(eval_span(I, cols, m->cols, "column", m->rows, m->cols, loc, cs));
+    else {
+        cs->lo = 0;
+        cs->hi = m->cols;
+    }
+    return ST_OK;
+}
+
+static Matrix *slice(Interp *I, const Matrix *m, Span rs, Span cs)
+{
+    int64_t nr = rs.hi - rs.lo, nc = cs.hi - cs.lo;
+    Matrix *r = mat_alloc(I, nr, nc);
+    if (!r)
+        return NULL;
+    if (nc == m->cols) {
+        if (nr > 0 && nc > 0)
+            memcpy(r->data, m->data + rs.lo * m->cols, sizeof(double) * (size_t)(nr * nc));
+    } else {
+        for (int64_t i = 0; i < nr; i++)
+            memcpy(r->data + i * nc, m->data + (rs.lo + i) * m->cols + cs.lo, sizeof(double) * (size_t)nc);
+    }
+    return r;
+}
+
+/* ---- lists ---- */
+
+/* Position (0-based) of a list index value: a number or an entry name. */
+static Status list_pos(Interp *I, const List *l, const Node *n, int64_t *pos, bool allow_end)
+{
+    Value v;
+    TRY(eval_expr(I, n, &v));
+    if (v.kind == VAL_STRING) {
+        if (!l->names) {
+            Status st = err_at(I, &n->loc, "Invalid indexing by name in unnamed list: %s.", v.s->s);
+            val_release(v);
+            return st;
+        }
+        int64_t k = list_find(l, v.s->s);
+        if (k < 0) {
+            if (allow_end) {
+                *pos = -1;      /* caller appends under this name */
+                val_release(v);
+                return ST_OK;
+            }
+            Status st = err_at(I, &n->loc, "List indexing returned no entry for name='%s'", v.s->s);
+            val_release(v);
+            return st;
+        }
+        val_release(v);
+        *pos = k;
+        return ST_OK;
+    }
+    int64_t k;
+    Status st = eval_index_value(I, v, &k);
+    val_release(v);
+    if (st != ST_OK)
+        return err_stamp(I, &n->loc);
+    if (k < 1 || k > l->n + (allow_end ? 1 : 0))
+        return err_at(I, &n->loc, "list index %lld out of bounds for a list of length %lld", (long long)k,
+                      (long long)l->n);
+    *pos = k - 1;
+    return ST_OK;
+}
+
+static Status list_span(Interp *I, const List *l, const IndexPart *ip, const Loc *loc, Span *sp)
+{
+    if (ip->kind == IX_ALL) {
+        sp->lo = 0;
+        sp->hi = l->n;
+        return ST_OK;
+    }
+    int64_t lo, hi;
+    TRY(list_pos(I, l, ip->lo, &lo, false));
+    if (ip->kind == IX_RANGE)
+        TRY(list_pos(I, l, ip->hi, &hi, false));
+    else
+        hi = lo;
+    if (lo > hi)
+        return err_at(I, loc, "invalid list range %lld:%lld", (long long)lo + 1, (long long)hi + 1);
+    sp->lo = lo;
+    sp->hi = hi + 1;
+    return ST_OK;
+}
+
+static Status index_list(Interp *I, const Node *n, const List *l, Value *out)
+{
+    if (n->index.has_cols && n->index.cols.kind != IX_ALL)
+        return err_at(I, &n->loc, "a list takes one index: L[i], L[a:b] or L[\"name\"]");
+    Span sp = {0, 0};
+    TRY(list_span(I, l, &n->index.rows, &n->loc, &sp));
+    List *r = list_new(sp.hi - sp.lo, l->names != NULL);
+    if (!r)
+        return err_at(I, &n->loc, "out of memory");
+    for (int64_t i = sp.lo; i < sp.hi; i++) {
+        if (!list_push(r, l->items[i], l->names ? l->names[i]->s : NULL)) {
+            val_release(val_list_take(r));
+            return err_at(I, &n->loc, "out of memory");
+        }
+    }
+    *out = val_list_take(r);
+    return ST_OK;
+}
+
+Status eval_index(Interp *I, const Node *n, Value *out)
+{
+    Value t;
+    TRY(eval_expr(I, n->index.target, &t));
+    Status st;
+    if (t.kind == VAL_MATRIX) {
+        Span rs, cs;
+        st = matrix_spans(I, t.m, &n->index.rows, &n->index.cols, n->index.has_cols, &n->loc, &rs, &cs);
+        if (st == ST_OK) {
+            Matrix *r = slice(I, t.m, rs, cs);
+            if (r)
+                *out = val_matrix_take(r);
+            else
+                st = err_stamp(I, &n->loc);
+        }
+    } else if (t.kind == VAL_LIST) {
+        st = index_list(I, n, t.l, out);
+    } else {
+        st = err_at(I, &n->loc, "cannot index %s %s (only matrices and lists can be indexed)",
+                    t.kind == VAL_INT ? "an" : "a", val_kind_name(t.kind));
+    }
+    val_release(t);
+    return st;
+}
+
+/* ---- left indexing ---- */
+
+static Status assign_matrix(Interp *I, const Lhs *l, Matrix *m, Value v, bool accum, const Loc *loc, Matrix **res)
+{
+    Span rs, cs;
+    *res = m;
+    TRY(matrix_spans(I, m, &l->rows, &l->cols, l->has_cols, loc, &rs, &cs));
+    int64_t nr = rs.hi - rs.lo, nc = cs.hi - cs.lo;
+    if (accum) {
+        Matrix *cur = slice(I, m, rs, cs);
+        if (!cur)
+            return err_stamp(I, loc);
+        Value sum;
+        if (ops_binary_take(I, OP_ADD, val_matrix_take(cur), val_ref(v), &sum) != ST_OK)
+            return err_stamp(I, loc);
+        val_release(v);
+        v = sum;
+    }
+    Status st = ST_OK;
+    const double *src = NULL;
+    double scalar = 0;
+    if (val_is_number(v) || v.kind == VAL_BOOL) {
+        if (nr * nc != 1) {
+            st = err_at(I, loc, "Invalid index range of scalar leftindexing: [%lld:%lld,%lld:%lld] (assign a "
+                        "matrix(v, rows=%lld, cols=%lld) instead)", (long long)rs.lo + 1, (long long)rs.hi,
+                        (long long)cs.lo + 1, (long long)cs.hi, (long long)nr, (long long)nc);
+            goto out;
+        }
+        scalar = val_num(v);
+        src = &scalar;
+    } else if (v.kind == VAL_MATRIX) {
+        if (v.m->rows != nr || v.m->cols != nc) {
+            st = err_at(I, loc, "left indexing: the value is %lldx%lld but the target range [%lld:%lld,%lld:%lld] "
+                        "is %lldx%lld", (long long)v.m->rows, (long long)v.m->cols, (long long)rs.lo + 1,
+                        (long long)rs.hi, (long long)cs.lo + 1, (long long)cs.hi, (long long)nr, (long long)nc);
+            goto out;
+        }
+        src = v.m->data;
+    } else {
+        st = err_at(I, loc, "cannot assign a %s into a matrix", val_kind_name(v.kind));
+        goto out;
+    }
+    m = mat_make_unique(I, m);
+    *res = m;
+    if (!m) {
+        st = err_stamp(I, loc);
+        goto out;
+    }
+    /* src may alias m only if v is m itself (X[..] = X with the same shape):
+     * memmove keeps that correct. */
+    for (int64_t i = 0; i < nr; i++)
+        memmove(m->data + (rs.lo + i) * m->cols + cs.lo, src + i * nc, sizeof(double) * (size_t)nc);
+out:
+    val_release(v);
+    return st;
+}
+
+static Status assign_list(Interp *I, const Lhs *l, List *L, Value v, const Loc *loc, List **res)
+{
+    *res = L;
+    if (l->has_cols && l->cols.kind != IX_ALL) {
+        val_release(v);
+        return err_at(I, loc, "a list takes one index: L[i] = v, L[a:b] = list(...) or L[\"name\"] = v");
+    }
+    int64_t lo, hi;
+    const char *newname = NULL;
+    Status st = ST_OK;
+    if (l->rows.kind == IX_ALL) {
+        lo = 0;
+        hi = L->n - 1;
+    } else {
+        st = list_pos(I, L, l->rows.lo, &lo, l->rows.kind == IX_ONE);
+        if (st == ST_OK && l->rows.kind == IX_RANGE)
+            st = list_pos(I, L, l->rows.hi, &hi, false);
+        else
+            hi = lo;
+    }
+    if (st != ST_OK) {
+        val_release(v);
+        return st;
+    }
+    if (lo < 0) {
+        /* New name in a named list: append an entry. */
+        Value key;
+        if (eval_expr(I, l->rows.lo, &key) != ST_OK) {
+            val_release(v);
+            return ST_ERR;
+        }
+        List *c = list_clone(L);
+        bool ok = c && list_push_take(c, v, key.s->s);
+        val_release(key);
+        if (!ok) {
+            if (c)
+                val_release(val_list_take(c));
+            return err_at(I, loc, "out of memory");
+        }
+        val_release(val_list_take(L));
+        *res = c;
+        return ST_OK;
+    }
+    (void)newname;
+    int64_t cnt = hi - lo + 1;
+    List *c = list_clone(L);
+    if (!c) {
+        val_release(v);
+        return err_at(I, loc, "out of memory");
+    }
+    if (lo == L->n) {
+        /* L[length(L)+1] = v appends. */
+        bool ok = list_push_take(c, v, L->names ? "" : NULL);
+        if (!ok) {
+            val_release(val_list_take(c));
+            return err_at(I, loc, "out of memory");
+        }
+    } else if (v.kind == VAL_LIST && (cnt > 1 || v.l->n == 1)) {
+        if (v.l->n != cnt) {
+            st = err_at(I, loc, "List leftindexing size mismatch: %lld entries into a range of %lld",
+                        (long long)v.l->n, (long long)cnt);
+            val_release(v);
+            val_release(val_list_take(c));
+            return st;
+        }
+        for (int64_t i = 0; i < cnt; i++) {
+            val_release(c->items[lo + i]);
+            c->items[lo + i] = val_ref(v.l->items[i]);
+        }
+        val_release(v);
+    } else {
+        if (cnt != 1) {
+            val_release(v);
+            val_release(val_list_take(c));
+            return err_at(I, loc, "List leftindexing size mismatch: one value into a range of %lld", (long long)cnt);
+        }
+        val_release(c->items[lo]);
+        c->items[lo] = v;
+    }
+    val_release(val_list_take(L));
+    *res = c;
+    return ST_OK;
+}
+
+Status exec_left_index(Interp *I, const Lhs *l, Value v, bool accum, const Loc *loc)
+{
+    Value *slot = &I->frame->slots[l->slot];
+    if (slot->kind == VAL_NONE) {
+        val_release(v);
+        return err_at(I, loc, "variable '%s' must be defined before left indexing (%s[...] = ...)", l->name, l->name);
+    }
+    if (slot->kind == VAL_MATRIX) {
+        /* Move the matrix out of the slot so that, when the variable held the
+         * only reference, the update happens in place. */
+        Matrix *m = slot->m;
+        *slot = val_none();
+        Matrix *res;
+        Status st = assign_matrix(I, l, m, v, accum, loc, &res);
+        if (res)
+            *slot = val_matrix_take(res);
+        return st;
+    }
+    if (slot->kind == VAL_LIST) {
+        if (accum) {
+            val_release(v);
+            return err_at(I, loc, "+= is not supported on list elements");
+        }
+        List *L = slot->l;
+        *slot = val_none();
+        List *res;
+        Status st = assign_list(I, l, L, v, loc, &res);
+        *slot = val_list_take(res);
+        return st;
+    }
+    val_release(v);
+    return err_at(I, loc, "cannot index '%s': it is %s %s, not a matrix or list", l->name,
+                  slot->kind == VAL_INT ? "an" : "a", val_kind_name(slot->kind));
+}

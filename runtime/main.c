@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The dml executable: argument parsing and the top-level run. Exit status:
+ * 0 success, 1 a DML error (syntax or runtime), 2 a usage error. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "blas.h"
+#include "cli.h"
+#include "eval.h"
+#include "program.h"
+#include "repl.h"
+#include "stats.h"
+#include "testrun.h"
+
+#ifndef DML_VERSION
+#define DML_VERSION "0.1.0"
+#endif
+
+static const char usage_text[] =
+    "usage: dml run FILE [options] [-args V1 V2 ... | -nvargs NAME=VALUE ...]\n"
+    "       dml -f FILE [options] [-args ... | -nvargs ...]   (SystemDS-style)\n"
+    "       dml -s 'SCRIPT TEXT' [options]\n"
+    "       dml test [-v] [-j N] [--timeout S] [--update] [DIR|FILE ...]\n"
+    "       dml                 start the interactive REPL\n"
+    "       dml --help | --version\n"
+    "\n"
+    "Run a DML (Apache SystemDS) script.\n"
+    "\n"
+    "options:\n"
+    "  -args V1 V2 ...        positional script parameters $1, $2, ...\n"
+    "  -nvargs N=V ...        named script parameters $N\n"
+    "  --seed N, -seed N      seed every random stream (rand, sample, paramserv) for a\n"
+    "                         reproducible run\n"
+    "  --stats, -stats        print run statistics at the end\n"
+    "  --threads N            BLAS threads (default: all cores; also DML_THREADS)\n"
+    "  --dump-ast             print the syntax tree of FILE and exit\n"
+    "\n"
+    "source(\"path\") looks for path in: the working directory, ./scripts/, the\n"
+    "sourcing script's folder, each folder of DML_PATH (colon-separated), then the\n"
+    "stdlib installed with dml (DML_STDLIB overrides it), so source(\"nn/layers/\n"
+    "affine.dml\") works from any folder.\n"
+    "\n"
+    "environment: DML_PATH, DML_STDLIB, DML_THREADS, OPENBLAS_CORETYPE.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "dml: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'dml --help'.\n");
+    return 2;
+}
+
+typedef struct RunOpts {
+    const char *file;
+    const char *inline_text;
+    CmdArg *args;
+    int nargs;
+    bool have_seed, stats, dump_ast;
+    uint64_t seed;
+    int threads;
+} RunOpts;
+
+static bool valid_name(const char *s, size_t n)
+{
+    if (n == 0 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+        return false;
+    for (size_t i = 1; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    }
+    return true;
+}
+
+/* Parses options after "run FILE" (or -f FILE). Returns 0 or an exit status. */
+static int parse_run_opts(int argc, char **argv, int i, RunOpts *o)
+{
+    o->args = calloc((size_t)argc + 1, sizeof *o->args);
+    char **numbered = calloc((size_t)argc + 1, sizeof(char *));
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-args") == 0) {
+            if (o->nargs)
+                return usage_error("%s: -args and -nvargs are mutually exclusive", a);
+            int k = 1;
+            for (i++; i < argc; i++, k++) {
+                char *name = malloc(24);
+                snprintf(name, 24, "%d", k);
+                o->args[o->nargs].name = name;
+                o->args[o->nargs].text = argv[i];
+                o->nargs++;
+            }
+            break;
+        }
+        if (strcmp(a, "-nvargs") == 0) {
+            if (o->nargs)
+                return usage_error("%s: -args and -nvargs are mutually exclusive", a);
+            for (i++; i < argc; i++) {
+                const char *eq = strchr(argv[i], '=');
+                if (argv[i][0] == '\0')
+                    continue;
+                if (!eq || strchr(eq + 1, '=') || !valid_name(argv[i], (size_t)(eq - argv[i])))
+                    return usage_error("-nvargs: '%s' is not NAME=VALUE (NAME: a letter, then letters, digits, _)",
+                                       argv[i]);
+                o->args[o->nargs].name = strndup(argv[i], (size_t)(eq - argv[i]));
+                o->args[o->nargs].text = eq + 1;
+                o->nargs++;
+            }
+            break;
+        }
+        if (strcmp(a, "--seed") == 0 || strcmp(a, "-seed") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a number", a);
+            char *end;
+            errno = 0;
+            long long s = strtoll(argv[++i], &end, 10);
+            if (*end || errno)
+                return usage_error("--seed: '%s' is not an integer", argv[i]);
+            o->seed = (uint64_t)s;
+            o->have_seed = true;
+        } else if (strcmp(a, "--stats") == 0 || strcmp(a, "-stats") == 0) {
+            o->stats = true;
+            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
+                i++;    /* upstream's -stats N (heavy hitter count) */
+        } else if (strcmp(a, "--threads") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a number", a);
+            char *end;
+            long t = strtol(argv[++i], &end, 10);
+            if (*end || t < 1 || t > 1024)
+                return usage_error("--threads: '%s' is not a thread count", argv[i]);
+            o->threads = (int)t;
+        } else if (strcmp(a, "--dump-ast") == 0) {
+            o->dump_ast = true;
+        } else if (strcmp(a, "-exec") == 0 || strcmp(a, "-config") == 0) {
+            i++;    /* upstream engine options without meaning here */
+        } else {
+            free(numbered);
+            return usage_error("unknown option '%s'", a);
+        }
+    }
+    free(numbered);
+    return 0;
+}
+
+static void free_run_opts(RunOpts *o)
+{
+    for (int i = 0; i < o->nargs; i++)
+        free((char *)o->args[i].name);
+    free(o->args);
+}
+
+static double now_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static Program *new_program(const RunOpts *o)
+{
+    Program *p = program_new();
+    char *dir = cli_exe_dir();
+    if (dir) {
+        p->exe_dir = arena_strdup(p->arena, dir);
+        free(dir);
+    }
+    program_set_args(p, o->args, o->nargs);
+    return p;
+}
+
+static int run_script(RunOpts *o)
+{
+    double t0 = now_sec();
+    size_t len;
+    char *text;
+    const char *name;
+    if (o->inline_text) {
+        text = strdup(o->inline_text);
+        len = strlen(text);
+        name = "<inline>";
+    } else {
+        char *err = NULL;
+        text = program_read_file(o->file, &len, &err);
+        if (!text) {
+            fprintf(stderr, "dml: %s\n", err);
+            free(err);
+            return 1;
+        }
+        name = o->file;
+    }
+    Program *p = new_program(o);
+    Node **stmts = NULL;
+    int n = 0;
+    char *err = program_load_main(p, name, text, len, &stmts, &n);
+    free(text);
+    if (err) {
+        fputs(err, stderr);
+        if (err[0] && err[strlen(err) - 1] != '\n')
+            fputc('\n', stderr);
+        free(err);
+        program_free(p);
+        return 1;
+    }
+    if (o->dump_ast) {
+        ast_dump(stmts, n, stdout);
+        program_free(p);
+        return 0;
+    }
+    double t1 = now_sec();
+    Interp I;
+    interp_init(&I, p, o->have_seed ? o->seed : rng_fresh_seed());
+    I.interrupt = &cli_interrupt_flag;
+    Frame top = {0};
+    I.frame = &top;
+    interp_sync_top(&I, &top);
+    Stats stats;
+    memset(&stats, 0, sizeof stats);
+    sb_init(&stats.report);
+    if (o->stats)
+        I.stats = &stats;
+    cli_install_sigint();
+    Status st = exec_block(&I, stmts, n);
+    fflush(stdout);
+    int rc = 0;
+    if (st != ST_OK) {
+        cli_report_error(&I, stderr);
+        rc = 1;
+    }
+    if (o->stats) {
+        double t2 = now_sec();
+        printf("SystemDS Statistics:\n");
+        printf("Total elapsed time:\t\t%.3f sec.\n", t2 - t0);
+        printf("Total compilation time:\t\t%.3f sec.\n", t1 - t0);
+        printf("Total execution time:\t\t%.3f sec.\n", t2 - t1);
+        printf("BLAS kernel:\t\t\t%s (%d threads)\n", blas_corename(), blas_get_threads());
+        if (stats.report.len)
+            fwrite(stats.report.p, 1, stats.report.len, stdout);
+        fflush(stdout);
+    }
+    sb_free(&stats.report);
+    for (int i = 0; i < top.nslots; i++)
+        val_release(top.slots[i]);
+    free(top.slots);
+    interp_destroy(&I);
+    program_free(p);
+    return rc;
+}
+
+static void apply_threads(int threads)
+{
+    const char *env = getenv("DML_THREADS");
+    if (!threads && env && *env)
+        threads = atoi(env);
+    if (threads > 0)
+        blas_set_threads(threads);
+}
+
+int main(int argc, char **argv)
+{
+    blas_preinit_argv(argv);
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+                      strcmp(argv[1], "-help") == 0 || strcmp(argv[1], "help") == 0)) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (argc >= 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-version") == 0)) {
+        printf("dml %s (DML interpreter; BLAS: OpenBLAS, kernel %s)\n", DML_VERSION, blas_corename());
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "test") == 0) {
+        char *self = realpath("/proc/self/exe", NULL);
+        int rc = testrun_main(self ? self : argv[0], argc - 2, argv + 2);
+        free(self);
+        return rc;
+    }
+    RunOpts o = {0};
+    int rc;
+    if (argc == 1 || (argc >= 2 && strcmp(argv[1], "repl") == 0)) {
+        rc = parse_run_opts(argc, argv, argc == 1 ? 1 : 2, &o);
+        if (rc)
+            return rc;
+        apply_threads(o.threads);
+        Program *p = new_program(&o);
+        rc = repl_main(p, o.have_seed ? o.seed : rng_fresh_seed());
+        program_free(p);
+        free_run_opts(&o);
+        return rc;
+    }
+    int i = 1;
+    if (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "-f") == 0) {
+        if (argc < 3)
+            return usage_error("%s: missing script file", argv[1]);
+        o.file = argv[2];
+        i = 3;
+    } else if (strcmp(argv[1], "-s") == 0) {
+        if (argc < 3)
+            return usage_error("%s: missing script text", argv[1]);
+        o.inline_text = argv[2];
+        i = 3;
+    } else if (argv[1][0] != '-') {
+        o.file = argv[1];       /* dml script.dml [options] */
+        i = 2;
+    } else {
+        return usage_error("unknown option '%s'", argv[1]);
+    }
+    rc = parse_run_opts(argc, argv, i, &o);
+    if (rc) {
+        free_run_opts(&o);
+        return rc;
+    }
+    apply_threads(o.threads);
+    rc = run_script(&o);
+    free_run_opts(&o);
+    return rc;
+}

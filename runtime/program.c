@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Program: loading files, the module table, source() path resolution, and
+ * the text of every loaded file (for carets under errors). Runs on the
+ * loading thread only; the Program is read-only while scripts run. */
+#include "program.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../parser/parse.h"
+#include "resolve.h"
+
+typedef struct SourceText {
+    struct SourceText *next;
+    const char *file;       /* arena string, also used in Locs */
+    char *text;             /* malloc'd copy */
+    size_t len;
+} SourceText;
+
+Program *program_new(void)
+{
+    Program *p = calloc(1, sizeof *p);
+    if (!p)
+        abort();
+    p->arena = arena_new();
+    p->main = program_add_module(p, ".defaultNS", "<main>");
+    return p;
+}
+
+static void slots_free(SlotTable *t)
+{
+    free(t->names);
+    t->names = NULL;
+    t->n = t->cap = 0;
+}
+
+void program_free(Program *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->nmods; i++) {
+        Module *m = p->mods[i];
+        for (int j = 0; j < m->nfuncs; j++) {
+            slots_free(&m->funcs[j]->slots);
+            free(m->funcs[j]->out_slots);
+            free(m->funcs[j]);
+        }
+        free(m->funcs);
+        free(m->aliases);
+        free(m);
+    }
+    free(p->mods);
+    slots_free(&p->top);
+    for (SourceText *t = p->texts; t;) {
+        SourceText *next = t->next;
+        free(t->text);
+        free(t);
+        t = next;
+    }
+    resolve_release_constants(p);
+    arena_free(p->arena);
+    free(p);
+}
+
+void program_set_args(Program *p, CmdArg *args, int nargs)
+{
+    p->args = arena_alloc(p->arena, sizeof *args * (size_t)(nargs > 0 ? nargs : 1));
+    for (int i = 0; i < nargs; i++) {
+        p->args[i].name = arena_strdup(p->arena, args[i].name);
+        p->args[i].text = arena_strdup(p->arena, args[i].text);
+    }
+    p->nargs = nargs;
+}
+
+/* ---- slot tables ---- */
+
+int slots_find(const SlotTable *t, const char *name)
+{
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+int slots_add(SlotTable *t, const char *name)
+{
+    int i = slots_find(t, name);
+    if (i >= 0)
+        return i;
+    if (t->n == t->cap) {
+        int cap = t->cap ? t->cap * 2 : 16;
+        const char **names = realloc(t->names, sizeof *names * (size_t)cap);
+        if (!names)
+            abort();
+        t->names = names;
+        t->cap = cap;
+    }
+    t->names[t->n] = name;
+    return t->n++;
+}
+
+/* ---- modules ---- */
+
+Module *program_add_module(Program *p, const char *key, const char *path)
+{
+    Module *m = calloc(1, sizeof *m);
+    if (!m)
+        abort();
+    m->key = arena_strdup(p->arena, key);
+    m->path = arena_strdup(p->arena, path);
+    const char *slash = strrchr(path, '/');
+    m->dir = slash ? arena_strndup(p->arena, path, (size_t)(slash - path)) : ".";
+    if (p->nmods == p->capmods) {
+        p->capmods = p->capmods ? p->capmods * 2 : 8;
+        p->mods = realloc(p->mods, sizeof *p->mods * (size_t)p->capmods);
+        if (!p->mods)
+            abort();
+    }
+    p->mods[p->nmods++] = m;
+    return m;
+}
+
+/* "a/./b//c.dml" and "./a/b/c.dml" both become "./a/b/c.dml"; absolute
+ * paths keep their leading '/'. The result is the namespace key. */
+char *program_normalize_key(const char *path)
+{
+    size_t n = strlen(path);
+    char *out = malloc(n + 3);
+    if (!out)
+        abort();
+    size_t o = 0;
+    bool abs = path[0] == '/';
+    if (abs)
+        out[o++] = '/';
+    else {
+        out[o++] = '.';
+        out[o++] = '/';
+    }
+    const char *s = path;
+    while (*s) {
+        while (*s == '/')
+            s++;
+        const char *e = s;
+        while (*e && *e != '/')
+            e++;
+        size_t len = (size_t)(e - s);
+        if (len == 0)
+            break;
+        if (!(len == 1 && s[0] == '.')) {
+            if (o > 0 && out[o - 1] != '/')
+                out[o++] = '/';
+            memcpy(out + o, s, len);
+            o += len;
+        }
+        s = e;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+Module *program_find_module(const Program *p, const char *nskey)
+{
+    if (!nskey || strcmp(nskey, ".defaultNS") == 0)
+        return p->main;
+    for (int i = 0; i < p->nmods; i++)
+        if (strcmp(p->mods[i]->key, nskey) == 0)
+            return p->mods[i];
+    /* Accept "a/b.dml" for "./a/b.dml" and other spellings of the same path. */
+    char *k = program_normalize_key(nskey);
+    Module *found = NULL;
+    for (int i = 0; i < p->nmods && !found; i++) {
+        char *mk = program_normalize_key(p->mods[i]->key);
+        if (strcmp(mk, k) == 0)
+            found = p->mods[i];
+        free(mk);
+    }
+    free(k);
+    return found;
+}
+
+FuncDef *module_find_func(const Module *m, const char *name)
+{
+    for (int i = 0; i < m->nfuncs; i++)
+        if (strcmp(m->funcs[i]->name, name) == 0)
+            return m->funcs[i];
+    return NULL;
+}
+
+Module *module_find_alias(const Module *m, const char *alias)
+{
+    for (int i = 0; i < m->naliases; i++)
+        if (strcmp(m->aliases[i].alias, alias) == 0)
+            return m->aliases[i].mod;
+    return NULL;
+}
+
+FuncDef *program_find_func(const Program *p, const char *nskey, const char *name)
+{
+    Module *m = program_find_module(p, nskey);
+    return m ? module_find_func(m, name) : NULL;
+}
+
+/* ---- source text ---- */
+
+const char *program_add_text(Program *p, const char *file, const char *text, size_t len)
+{
+    SourceText *t = calloc(1, sizeof *t);
+    if (!t)
+        abort();
+    t->file = arena_strdup(p->arena, file);
+    t->text = malloc(len + 1);
+    if (!t->text)
+        abort();
+    memcpy(t->text, text, len);
+    t->text[len] = '\0';
+    t->len = len;
+    t->next = p->texts;
+    p->texts = t;
+    return t->file;
+}
+
+const char *program_source_line(const Program *p, const char *file, int line, size_t *len)
+{
+    for (const SourceText *t = p->texts; t; t = t->next) {
+        if (t->file != file && strcmp(t->file, file) != 0)
+            continue;
+        const char *s = t->text, *end = t->text + t->len;
+        for (int l = 1; l < line && s < end; l++) {
+            const char *nl = memchr(s, '\n', (size_t)(end - s));
+            if (!nl)
+                return NULL;
+            s = nl + 1;
+        }
+        const char *e = memchr(s, '\n', (size_t)(end - s));
+        *len = (size_t)((e ? e : end) - s);
+        return s;
+    }
+    return NULL;
+}
+
+char *program_diag(const Program *p, const Loc *loc, const char *msg)
+{
+    size_t llen = 0;
+    const char *line = loc && loc->file ? program_source_line(p, loc->file, loc->line, &llen) : NULL;
+    size_t cap = strlen(msg) + llen * 2 + 512;
+    char *s = malloc(cap);
+    if (!s)
+        abort();
+    int n;
+    if (loc && loc->file)
+        n = snprintf(s, cap, "%s:%d:%d: %s\n", loc->file, loc->line, loc->col, msg);
+    else
+        n = snprintf(s, cap, "%s\n", msg);
+    if (line && n >= 0) {
+        size_t o = (size_t)n;
+        memcpy(s + o, "    ", 4);
+        o += 4;
+        memcpy(s + o, line, llen);
+        o += llen;
+        s[o++] = '\n';
+        memcpy(s + o, "    ", 4);
+        o += 4;
+        /* Keep tabs so the caret lines up under the same column. */
+        for (int c = 1; c < loc->col && (size_t)(c - 1) < llen; c++)
+            s[o++] = line[c - 1] == '\t' ? '\t' : ' ';
+        s[o++] = '^';
+        s[o++] = '\n';
+        s[o] = '\0';
+    }
+    return s;
+}
+
+/* ---- reading files and resolving source() paths ---- */
+
+char *program_read_file(const char *path, size_t *len, char **err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (err) {
+            size_t cap = strlen(path) + 128;
+            *err = malloc(cap);
+            snprintf(*err, cap, "cannot open '%s': %s", path, strerror(errno));
+        }
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            cap *= 2;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        if (err) {
+            size_t ecap = strlen(path) + 64;
+            *err = malloc(ecap);
+            snprintf(*err, ecap, "cannot read '%s'", path);
+        }
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool try_path(char *out, size_t cap, const char *dir, const char *rel)
+{
+    int n = dir ? snprintf(out, cap, "%s/%s", dir, rel) : snprintf(out, cap, "%s", rel);
+    return n > 0 && (size_t)n < cap && is_file(out);
+}
+
+/* Where a source("path") is read from, in order: the path as given (relative
+ * to the working directory, as upstream), "scripts/" + path (upstream's
+ * fallback), the sourcing file's folder, each folder of DML_PATH, then the
+ * stdlib installed with dml (a leading "scripts/" is dropped there, so
+ * upstream's source("scripts/nn/...") finds our stdlib too). */
+bool program_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap)
+{
+    if (path[0] == '/')
+        return try_path(out, cap, NULL, path);
+    if (try_path(out, cap, NULL, path))
+        return true;
+    if (try_path(out, cap, "scripts", path))
+        return true;
+    if (from_dir && strcmp(from_dir, ".") != 0 && try_path(out, cap, from_dir, path))
+        return true;
+    const char *env = getenv("DML_PATH");
+    if (env && *env) {
+        char *copy = strdup(env), *save = NULL;
+        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+            if (*d && try_path(out, cap, d, path)) {
+                free(copy);
+                return true;
+            }
+        }
+        free(copy);
+    }
+    const char *rel = path;
+    while (rel[0] == '.' && rel[1] == '/')
+        rel += 2;
+    if (strncmp(rel, "scripts/", 8) == 0)
+        rel += 8;
+    const char *lib = getenv("DML_STDLIB");
+    if (lib && *lib && try_path(out, cap, lib, rel))
+        return true;
+    if (p->exe_dir) {
+        static const char *const rels[] = {"../share/dml/stdlib", "stdlib", "../stdlib", "../../stdlib"};
+        char dir[PATH_MAX];
+        for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++) {
+            snprintf(dir, sizeof dir, "%s/%s", p->exe_dir, rels[i]);
+            if (try_path(out, cap, dir, rel))
+                return true;
+        }
+    }
+#ifdef DML_STDLIB_DIR
+    if (try_path(out, cap, DML_STDLIB_DIR, rel))
+        return true;
+#endif
+    return false;
+}
+
+/* ---- loading ---- */
+
+char *program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n)
+{
+    const char *file = program_add_text(p, path, text, len);
+    p->main->path = file;
+    const char *slash = strrchr(path, '/');
+    p->main->dir = slash ? arena_strndup(p->arena, path, (size_t)(slash - path)) : ".";
+    ParseOut po = {0};
+    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po))
+        return po.error;
+    char *err = resolve_chunk(p, p->main, po.stmts, po.n, false);
+    if (err)
+        return err;
+    *stmts = po.stmts;
+    *n = po.n;
+    return NULL;
+}
+
+char *program_load_chunk(Program *p, const char *name, const char *text, size_t len, Node ***stmts, int *n,
+                         bool *incomplete)
+{
+    const char *file = program_add_text(p, name, text, len);
+    ParseOut po = {0};
+    *incomplete = false;
+    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
+        *incomplete = po.incomplete;
+        return po.error;
+    }
+    char *err = resolve_chunk(p, p->main, po.stmts, po.n, true);
+    if (err)
+        return err;
+    *stmts = po.stmts;
+    *n = po.n;
+    return NULL;
+}
+
+char *program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr)
+{
+    const char *file = program_add_text(p, name, text, len);
+    ParseOut po = {0};
+    if (!parse_source(p->arena, file, text, len, PARSE_EXPR, &po))
+        return po.error;
+    char *err = resolve_expr(p, p->main, po.expr);
+    if (err)
+        return err;
+    *expr = po.expr;
+    return NULL;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Program: the loaded code. Modules (one per source file, keyed by the
+ * namespace key of DML.md 5.7), their functions and namespace aliases, the
+ * command-line $parameters, and the main script's statements. Built on one
+ * thread (loading + resolve); read-only while more than one thread runs. */
+#ifndef DML_RUNTIME_PROGRAM_H
+#define DML_RUNTIME_PROGRAM_H
+
+#include <stdbool.h>
+
+#include "../parser/ast.h"
+#include "arena.h"
+#include "interp.h"
+
+/* Variable names of one frame layout (a function, or the top level). */
+typedef struct SlotTable {
+    const char **names;
+    int n, cap;
+} SlotTable;
+
+typedef struct Module Module;
+
+struct FuncDef {
+    const char *name;
+    Module *mod;
+    const FuncDecl *decl;   /* params, outs, body */
+    SlotTable slots;        /* params first (0..nparams-1), then outputs, then locals */
+    int *out_slots;         /* slot of each output */
+};
+
+typedef struct NsAlias { const char *alias; Module *mod; } NsAlias;
+
+struct Module {
+    const char *key;        /* namespace key, e.g. "./nn/layers/affine.dml" */
+    const char *path;       /* file actually read */
+    const char *dir;        /* folder of 'path' (for source() resolution) */
+    FuncDef **funcs; int nfuncs, capfuncs;
+    NsAlias *aliases; int naliases, capaliases;
+    const char *wd;         /* setwd() value for later source statements, or NULL */
+};
+
+typedef struct CmdArg { const char *name; const char *text; } CmdArg;
+
+struct Program {
+    Arena *arena;
+    Module **mods; int nmods, capmods;
+    Module *main;           /* the main script (key ".defaultNS") */
+    SlotTable top;          /* slots of the top-level frame (grows in the REPL) */
+    CmdArg *args; int nargs;    /* -nvargs name=value, or -args as "1", "2", ... */
+    struct SourceText *texts;   /* every file's text, for carets in messages */
+    const char *exe_dir;    /* folder of the dml executable (stdlib search) */
+    bool ran_main;          /* statements of the main module executed */
+    Value *consts; int nconsts, capconsts;  /* immortal constants made by resolve */
+};
+
+Program *program_new(void);
+void program_free(Program *p);
+void program_set_args(Program *p, CmdArg *args, int nargs);
+
+/* Load and resolve the main script (and everything it sources). Appends the
+ * top-level statements to *stmts and *n. On error returns a malloc'd message
+ * (syntax errors with caret; resolve errors with file:line:col), else NULL. */
+char *program_load_main(Program *p, const char *path, const char *text, size_t len,
+                        Node ***stmts, int *n);
+/* REPL: parse and resolve one more chunk of input against the main module.
+ * Sets *incomplete when the text ends inside an open construct. */
+char *program_load_chunk(Program *p, const char *name, const char *text, size_t len,
+                         Node ***stmts, int *n, bool *incomplete);
+
+/* REPL: parse and resolve a single bare expression (PARSE_EXPR). Returns an
+ * error message or NULL; never reports "incomplete". */
+char *program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr);
+
+/* Look up a function: 'nskey' may be a namespace key ("./a.dml"), ".defaultNS",
+ * or NULL for the main module. NULL if absent. */
+FuncDef *program_find_func(const Program *p, const char *nskey, const char *name);
+Module *program_find_module(const Program *p, const char *nskey);
+FuncDef *module_find_func(const Module *m, const char *name);
+Module *module_find_alias(const Module *m, const char *alias);
+
+int slots_find(const SlotTable *t, const char *name);
+int slots_add(SlotTable *t, const char *name);   /* returns the slot (existing or new) */
+
+/* ---- used by the loader/resolver (and paramserv) ---- */
+Module *program_add_module(Program *p, const char *key, const char *path);
+/* Namespace key of a path: "./" + path with "." and empty parts removed.
+ * Returns a malloc'd string. */
+char *program_normalize_key(const char *path);
+/* Keep a copy of a file's text; returns the arena copy of 'file' for Locs. */
+const char *program_add_text(Program *p, const char *file, const char *text, size_t len);
+/* "file:line:col: msg" + the source line + a caret; malloc'd. */
+char *program_diag(const Program *p, const Loc *loc, const char *msg);
+/* Whole file as a NUL-terminated malloc'd buffer; NULL and *err on failure. */
+char *program_read_file(const char *path, size_t *len, char **err);
+/* Find the file for source("path"); writes the path to read into out. */
+bool program_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap);
+
+/* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */
+const char *program_source_line(const Program *p, const char *file, int line, size_t *len);
+
+#endif

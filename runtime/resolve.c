@@ -1,0 +1,813 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The resolve pass (see resolve.h). Two phases per chunk:
+ *   1. declare: register function definitions, process source()/setwd() in
+ *      order, loading sourced files (each once, keyed by namespace key);
+ *   2. bind: walk every new function body and the chunk's top-level
+ *      statements, giving variables slots and binding calls.
+ * The first error stops the pass and is returned as a diagnostic with caret. */
+#include "resolve.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../builtins/registry.h"
+#include "../parser/parse.h"
+
+typedef struct Pending {
+    FuncDef **fns;
+    int n, cap;
+} Pending;
+
+typedef struct Res {
+    Program *p;
+    Module *m;              /* module whose code is being bound */
+    SlotTable *slots;       /* frame layout being filled */
+    const FuncDef *fn;      /* function being bound, NULL at top level */
+    char *err;              /* first error (diagnostic) */
+    bool repl;
+    Pending *pending;
+} Res;
+
+/* Where a call stands: inside an expression, as a statement, as the right
+ * side of [a, b] = ..., or as a bare REPL input (anything goes). */
+enum CallCtx { CTX_EXPR, CTX_STMT, CTX_MULTI, CTX_REPL };
+
+static void rerr(Res *r, const Loc *loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void rerr(Res *r, const Loc *loc, const char *fmt, ...)
+{
+    if (r->err)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->err = program_diag(r->p, loc, msg);
+}
+
+static Value add_const(Program *p, Value v)
+{
+    if (val_is_obj(v))
+        obj_make_immortal(v.o);
+    if (p->nconsts == p->capconsts) {
+        p->capconsts = p->capconsts ? p->capconsts * 2 : 32;
+        p->consts = realloc(p->consts, sizeof *p->consts * (size_t)p->capconsts);
+        if (!p->consts)
+            abort();
+    }
+    p->consts[p->nconsts++] = v;
+    return v;
+}
+
+void resolve_release_constants(Program *p)
+{
+    for (int i = 0; i < p->nconsts; i++) {
+        Value v = p->consts[i];
+        if (val_is_obj(v)) {
+            atomic_store(&v.o->rc, 1);
+            val_release(v);
+        }
+    }
+    free(p->consts);
+    p->consts = NULL;
+    p->nconsts = p->capconsts = 0;
+}
+
+static void pending_add(Pending *pd, FuncDef *f)
+{
+    if (pd->n == pd->cap) {
+        pd->cap = pd->cap ? pd->cap * 2 : 16;
+        pd->fns = realloc(pd->fns, sizeof *pd->fns * (size_t)pd->cap);
+        if (!pd->fns)
+            abort();
+    }
+    pd->fns[pd->n++] = f;
+}
+
+/* ================= phase 1: declarations and source() ================= */
+
+static void declare(Res *r, Module *m, Node **stmts, int n);
+
+static void add_alias(Res *r, Module *m, const char *alias, Module *target, const Loc *loc)
+{
+    Module *old = module_find_alias(m, alias);
+    if (old) {
+        if (old != target)
+            rerr(r, loc, "Namespace Conflict: '%s' already defined as %s", alias, old->key);
+        return;
+    }
+    if (m->naliases == m->capaliases) {
+        m->capaliases = m->capaliases ? m->capaliases * 2 : 8;
+        m->aliases = realloc(m->aliases, sizeof *m->aliases * (size_t)m->capaliases);
+        if (!m->aliases)
+            abort();
+    }
+    m->aliases[m->naliases].alias = alias;
+    m->aliases[m->naliases].mod = target;
+    m->naliases++;
+}
+
+static void load_source(Res *r, Module *m, const Node *s)
+{
+    const char *path = s->source.path;
+    const char *wd = m->wd ? m->wd : ".";
+    char joined[PATH_MAX];
+    size_t wdlen = strlen(wd);
+    if (path[0] == '/' || (strncmp(path, wd, wdlen) == 0 && path[wdlen] == '/'))
+        snprintf(joined, sizeof joined, "%s", path);
+    else
+        snprintf(joined, sizeof joined, "%s/%s", wd, path);
+    char *key = program_normalize_key(joined);
+    Module *target = NULL;
+    for (int i = 0; i < r->p->nmods; i++)
+        if (strcmp(r->p->mods[i]->key, key) == 0)
+            target = r->p->mods[i];
+    if (!target) {
+        char found[PATH_MAX];
+        /* Search with the working-dir-joined path minus a leading "./". */
+        const char *rel = joined;
+        while (rel[0] == '.' && rel[1] == '/')
+            rel += 2;
+        if (!program_find_source(r->p, rel, m->dir, found, sizeof found)) {
+            rerr(r, &s->loc, "cannot find source file '%s' (searched the working directory, scripts/, "
+                 "the sourcing file's folder, DML_PATH and the dml stdlib)", path);
+            free(key);
+            return;
+        }
+        size_t len;
+        char *ferr = NULL;
+        char *text = program_read_file(found, &len, &ferr);
+        if (!text) {
+            rerr(r, &s->loc, "%s", ferr ? ferr : "cannot read source file");
+            free(ferr);
+            free(key);
+            return;
+        }
+        const char *fname = program_add_text(r->p, found, text, len);
+        ParseOut po = {0};
+        bool ok = parse_source(r->p->arena, fname, text, len, PARSE_PROGRAM, &po);
+        free(text);
+        if (!ok) {
+            if (!r->err)
+                r->err = po.error;
+            else
+                free(po.error);
+            free(key);
+            return;
+        }
+        target = program_add_module(r->p, key, fname);
+        Module *saved = r->m;
+        r->m = target;
+        declare(r, target, po.stmts, po.n);
+        r->m = saved;
+    }
+    free(key);
+    add_alias(r, m, s->source.alias, target, &s->loc);
+}
+
+static void declare_func(Res *r, Module *m, Node *s)
+{
+    FuncDecl *d = s->func;
+    if (d->external) {
+        rerr(r, &s->loc, "externalFunction is not supported: '%s'", d->name);
+        return;
+    }
+    FuncDef *old = module_find_func(m, d->name);
+    if (old && !r->repl) {
+        rerr(r, &s->loc, "Function Name Conflict: '%s' already defined in %s", d->name, m->path);
+        return;
+    }
+    FuncDef *f = old;
+    if (!f) {
+        f = calloc(1, sizeof *f);
+        if (!f)
+            abort();
+        if (m->nfuncs == m->capfuncs) {
+            m->capfuncs = m->capfuncs ? m->capfuncs * 2 : 16;
+            m->funcs = realloc(m->funcs, sizeof *m->funcs * (size_t)m->capfuncs);
+            if (!m->funcs)
+                abort();
+        }
+        m->funcs[m->nfuncs++] = f;
+    } else {
+        /* REPL redefinition: the old body is replaced in place, so existing
+         * call sites reach the new definition. */
+        free(f->slots.names);
+        free(f->out_slots);
+        memset(f, 0, sizeof *f);
+    }
+    f->name = d->name;
+    f->mod = m;
+    f->decl = d;
+    if (d->nbody == 0)
+        rerr(r, &s->loc, "function '%s' has no statements (functions with no statements are not allowed)", d->name);
+    pending_add(r->pending, f);
+}
+
+static void declare(Res *r, Module *m, Node **stmts, int n)
+{
+    for (int i = 0; i < n && !r->err; i++) {
+        Node *s = stmts[i];
+        switch (s->kind) {
+        case N_FUNCDEF: declare_func(r, m, s); break;
+        case N_SOURCE: load_source(r, m, s); break;
+        case N_SETWD: m->wd = s->source.path; break;
+        default: break;
+        }
+    }
+}
+
+/* ================= phase 2: binding ================= */
+
+static void expr(Res *r, Node *n, bool allow_list);
+static void stmts_bind(Res *r, Node **s, int n);
+static void collect_writes(Res *r, Node *loop);
+
+/* "$name" -> a typed constant (DML.md 10). */
+static Value cmdarg_value(Program *p, const char *text)
+{
+    if (strcmp(text, "TRUE") == 0)
+        return val_bool(true);
+    if (strcmp(text, "FALSE") == 0)
+        return val_bool(false);
+    char *end;
+    errno = 0;
+    long long ll = strtoll(text, &end, 10);
+    if (*text && *end == '\0' && errno == 0)
+        return val_int(ll);
+    double d = strtod(text, &end);
+    if (*text && *end == '\0' && end != text)
+        return val_double(d);
+    size_t len = strlen(text);
+    if (len >= 2 && (text[0] == '"' || text[0] == '\'') && text[len - 1] == text[0])
+        return add_const(p, val_str_take(str_new(text + 1, len - 2)));
+    return add_const(p, val_str_take(str_new(text, len)));
+}
+
+static const CmdArg *find_arg(const Program *p, const char *name)
+{
+    for (int i = 0; i < p->nargs; i++)
+        if (strcmp(p->args[i].name, name) == 0 && p->args[i].text[0] != '\0')
+            return &p->args[i];
+    return NULL;
+}
+
+static void make_const(Res *r, Node *n, const char *name)
+{
+    const CmdArg *a = find_arg(r->p, name);
+    if (!a) {
+        rerr(r, &n->loc, "The parameter $%s either needs to be passed through commandline or initialized to "
+             "default value.", name);
+        return;
+    }
+    Value v = cmdarg_value(r->p, a->text);
+    n->kind = N_CONST;
+    n->konst = v;
+}
+
+static void index_part(Res *r, IndexPart *ip)
+{
+    if (ip->lo)
+        expr(r, ip->lo, false);
+    if (ip->hi)
+        expr(r, ip->hi, false);
+}
+
+static const char *call_display(const Node *n, char *buf, size_t cap)
+{
+    if (n->call.ns)
+        snprintf(buf, cap, "%s::%s", n->call.ns, n->call.name);
+    else
+        snprintf(buf, cap, "%s", n->call.name);
+    return buf;
+}
+
+static void signature(const FuncDef *f, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[o++] = '[';
+    for (int i = 0; i < f->decl->nparams && o + 2 < cap; i++) {
+        int k = snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", f->decl->params[i].name);
+        if (k < 0)
+            break;
+        o += (size_t)k;
+    }
+    if (o + 2 < cap)
+        buf[o++] = ']';
+    buf[o < cap ? o : cap - 1] = '\0';
+}
+
+static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
+{
+    char name[300];
+    call_display(n, name, sizeof name);
+    const FuncDecl *d = f->decl;
+    n->call.fn = f;
+    n->call.nparams = d->nparams;
+    n->call.argmap = arena_alloc(r->p->arena, sizeof(int) * (size_t)(n->call.nargs + 1));
+    bool *bound = calloc((size_t)d->nparams + 1, 1);
+    bool seen_named = false;
+    for (int i = 0; i < n->call.nargs && !r->err; i++) {
+        const char *an = n->call.argnames[i];
+        int pi;
+        if (!an) {
+            if (seen_named) {
+                rerr(r, &n->call.args[i]->loc, "positional argument after named arguments in call to function '%s'",
+                     name);
+                break;
+            }
+            pi = i;
+            if (pi >= d->nparams) {
+                rerr(r, &n->loc, "too many arguments in call to function '%s': it takes %d, got %d", name,
+                     d->nparams, n->call.nargs);
+                break;
+            }
+        } else {
+            seen_named = true;
+            pi = -1;
+            for (int j = 0; j < d->nparams; j++)
+                if (strcmp(d->params[j].name, an) == 0)
+                    pi = j;
+            if (pi < 0) {
+                char sig[512];
+                signature(f, sig, sizeof sig);
+                rerr(r, &n->call.args[i]->loc,
+                     "Named function call parameter '%s' does not exist in signature of function '%s'. "
+                     "Function signature: %s", an, name, sig);
+                break;
+            }
+        }
+        if (bound[pi]) {
+            rerr(r, &n->call.args[i]->loc, "parameter '%s' of function '%s' is bound twice", d->params[pi].name,
+                 name);
+            break;
+        }
+        bound[pi] = true;
+        n->call.argmap[i] = pi;
+    }
+    for (int j = 0; j < d->nparams && !r->err; j++)
+        if (!bound[j] && !d->params[j].dflt)
+            rerr(r, &n->loc, "Missing default expression for unspecified function argument '%s' in call to "
+                 "function '%s'.", d->params[j].name, name);
+    free(bound);
+    if (r->err)
+        return;
+    if (ctx == CTX_EXPR && d->nouts != 1) {
+        if (d->nouts == 0)
+            rerr(r, &n->loc, "function '%s' returns no value and cannot be used in an expression", name);
+        else
+            rerr(r, &n->loc, "function '%s' returns %d values; assign them with [a, b, ...] = %s(...)", name,
+                 d->nouts, name);
+    }
+}
+
+static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCtx ctx)
+{
+    const char *name = n->call.name;
+    n->call.bi = bi;
+    if ((bi->flags & BF_STATEMENT) && ctx != CTX_STMT && ctx != CTX_REPL) {
+        rerr(r, &n->loc, "%s() can only be used as a statement, not inside an expression", name);
+        return;
+    }
+    if ((bi->flags & BF_MULTI) && ctx != CTX_MULTI && ctx != CTX_REPL) {
+        rerr(r, &n->loc, "%s() returns several values and needs to be called with multi-return assignment "
+             "([a, b] = %s(...))", name, name);
+        return;
+    }
+    if (ctx == CTX_MULTI && !(bi->flags & BF_MULTI)) {
+        rerr(r, &n->loc, "can only use user-defined functions with multi-assignment statement (%s is a builtin "
+             "with one result)", name);
+        return;
+    }
+    if (bi->bind == BIND_VARIADIC) {
+        n->call.nparams = n->call.nargs;
+        if (n->call.nargs < bi->min_args)
+            rerr(r, &n->loc, "%s() needs at least %d argument%s, got %d", name, bi->min_args,
+                 bi->min_args == 1 ? "" : "s", n->call.nargs);
+        return;
+    }
+    if (bi->flags & BF_NAMED_ONLY) {
+        /* Upstream lists every unnamed argument (test paramserv-wrong-args2). */
+        char list[512];
+        size_t o = 0;
+        list[0] = '\0';
+        for (int i = 0; i < n->call.nargs && o + 64 < sizeof list; i++) {
+            if (n->call.argnames[i])
+                continue;
+            const Node *a = n->call.args[i];
+            const char *txt = a->kind == N_IDENT ? a->ident.name : "<expression>";
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? ", " : "", txt);
+        }
+        if (o) {
+            char up[64];
+            size_t k = 0;
+            for (; name[k] && k + 1 < sizeof up; k++)
+                up[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
+            up[k] = '\0';
+            rerr(r, &n->loc, "Invalid parameters for %s: [%s] (every argument of %s() must be named)", up, list,
+                 name);
+            return;
+        }
+    }
+    int np = builtin_nparams(bi);
+    n->call.nparams = np;
+    n->call.argmap = arena_alloc(r->p->arena, sizeof(int) * (size_t)(n->call.nargs + 1));
+    bool *bound = calloc((size_t)np + 1, 1);
+    bool seen_named = false;
+    int npos = 0;
+    for (int i = 0; i < n->call.nargs && !r->err; i++) {
+        const char *an = n->call.argnames[i];
+        int pi;
+        if (!an || bi->bind == BIND_POS) {
+            if (an == NULL && seen_named && bi->bind == BIND_NAMED) {
+                rerr(r, &n->call.args[i]->loc, "positional argument after named arguments in call to %s()", name);
+                break;
+            }
+            pi = npos++;
+            if (pi >= np) {
+                rerr(r, &n->loc, "too many arguments to %s(): it takes at most %d, got %d", name, np,
+                     n->call.nargs);
+                break;
+            }
+        } else {
+            seen_named = true;
+            pi = -1;
+            char pbuf[64];
+            for (int j = 0; j < np; j++)
+                if (strcmp(builtin_param_name(bi, j, pbuf, sizeof pbuf), an) == 0)
+                    pi = j;
+            if (pi < 0) {
+                char list[512];
+                size_t o = 0;
+                list[0] = '\0';
+                for (int j = 0; j < np && o + 70 < sizeof list; j++)
+                    o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", j ? ", " : "",
+                                          builtin_param_name(bi, j, pbuf, sizeof pbuf));
+                rerr(r, &n->call.args[i]->loc, "Invalid parameters for %s: unknown argument '%s' (expected: %s)",
+                     name, an, list);
+                break;
+            }
+        }
+        if (bound[pi]) {
+            char pbuf[64];
+            rerr(r, &n->call.args[i]->loc, "argument '%s' of %s() is given twice",
+                 builtin_param_name(bi, pi, pbuf, sizeof pbuf), name);
+            break;
+        }
+        bound[pi] = true;
+        n->call.argmap[i] = pi;
+    }
+    for (int j = 0; j < bi->min_args && j < np && !r->err; j++) {
+        if (!bound[j]) {
+            char pbuf[64];
+            rerr(r, &n->loc, "%s(): missing argument '%s'", name, builtin_param_name(bi, j, pbuf, sizeof pbuf));
+        }
+    }
+    free(bound);
+}
+
+static void call_bind(Res *r, Node *n, enum CallCtx ctx)
+{
+    FuncDef *f = NULL;
+    const BuiltinDef *bi = NULL;
+    if (n->call.ns) {
+        Module *target = module_find_alias(r->m, n->call.ns);
+        if (!target) {
+            rerr(r, &n->loc, "namespace %s is not defined (use source(\"file.dml\") as %s)", n->call.ns,
+                 n->call.ns);
+            return;
+        }
+        f = module_find_func(target, n->call.name);
+        if (!f) {
+            rerr(r, &n->loc, "function %s is undefined in namespace %s (%s)", n->call.name, n->call.ns,
+                 target->key);
+            return;
+        }
+    } else {
+        f = module_find_func(r->m, n->call.name);
+        if (!f)
+            bi = builtin_find(n->call.name);
+        if (!f && !bi) {
+            rerr(r, &n->loc, "function %s is undefined", n->call.name);
+            return;
+        }
+    }
+    for (int i = 0; i < n->call.nargs && !r->err; i++)
+        expr(r, n->call.args[i], bi != NULL && n->call.argnames[i] != NULL);
+    if (r->err)
+        return;
+    if (f)
+        bind_user_call(r, n, f, ctx);
+    else
+        bind_builtin_call(r, n, bi, ctx);
+}
+
+static void expr(Res *r, Node *n, bool allow_list)
+{
+    if (!n || r->err)
+        return;
+    switch (n->kind) {
+    case N_INT: case N_DOUBLE: case N_BOOL: case N_CONST:
+        break;
+    case N_STRING:
+        if (n->str.v.kind == VAL_NONE)
+            n->str.v = add_const(r->p, val_str_take(str_new(n->str.s, (size_t)n->str.len)));
+        break;
+    case N_IDENT:
+        n->ident.slot = slots_add(r->slots, n->ident.name);
+        break;
+    case N_CMDARG:
+        make_const(r, n, n->cmdarg.name);
+        break;
+    case N_BINARY:
+        if (n->binary.op == OP_ANDAND) {
+            rerr(r, &n->loc, "Conditional AND (&&) not supported.");
+            return;
+        }
+        if (n->binary.op == OP_OROR) {
+            rerr(r, &n->loc, "Conditional OR (||) not supported.");
+            return;
+        }
+        expr(r, n->binary.lhs, false);
+        expr(r, n->binary.rhs, false);
+        break;
+    case N_UNARY:
+        expr(r, n->unary.operand, false);
+        break;
+    case N_CALL:
+        call_bind(r, n, CTX_EXPR);
+        break;
+    case N_INDEX:
+        expr(r, n->index.target, false);
+        index_part(r, &n->index.rows);
+        if (n->index.has_cols)
+            index_part(r, &n->index.cols);
+        break;
+    case N_EXPRLIST:
+        if (!allow_list) {
+            rerr(r, &n->loc, "an expression list [...] is only allowed as the value of a named argument such as "
+                 "input_shape, filter_shape, pool_size, stride or padding");
+            return;
+        }
+        for (int i = 0; i < n->list.n; i++)
+            expr(r, n->list.items[i], false);
+        break;
+    default:
+        rerr(r, &n->loc, "internal error: unexpected %s node in an expression", ast_kind_name(n->kind));
+    }
+}
+
+static void lhs_bind(Res *r, Lhs *l)
+{
+    if (l->indexed) {
+        index_part(r, &l->rows);
+        if (l->has_cols)
+            index_part(r, &l->cols);
+    }
+    l->slot = slots_add(r->slots, l->name);
+}
+
+static void stmt(Res *r, Node *s)
+{
+    if (r->err)
+        return;
+    switch (s->kind) {
+    case N_ASSIGN:
+        if (s->assign.value->kind == N_CALL) {
+            call_bind(r, s->assign.value, CTX_EXPR);
+        } else
+            expr(r, s->assign.value, false);
+        lhs_bind(r, &s->assign.target);
+        break;
+    case N_MULTIASSIGN: {
+        Node *c = s->multi.call;
+        if (c->kind != N_CALL) {
+            rerr(r, &c->loc, "the right side of a multi-assignment must be a function call");
+            return;
+        }
+        call_bind(r, c, CTX_MULTI);
+        if (r->err)
+            return;
+        int nouts = c->call.fn ? c->call.fn->decl->nouts : c->call.bi->nout;
+        if (s->multi.n > nouts) {
+            rerr(r, &s->loc, "%d targets but %s returns %d value%s", s->multi.n, c->call.name, nouts,
+                 nouts == 1 ? "" : "s");
+            return;
+        }
+        for (int i = 0; i < s->multi.n; i++) {
+            if (s->multi.targets[i].indexed) {
+                rerr(r, &s->multi.targets[i].loc, "targets of a multi-assignment must be plain variables");
+                return;
+            }
+            lhs_bind(r, &s->multi.targets[i]);
+        }
+        break;
+    }
+    case N_IFDEF: {
+        const CmdArg *a = find_arg(r->p, s->ifdef.param);
+        if (a) {
+            Node *c = ast_node(r->p->arena, N_CONST, s->ifdef.dflt ? s->ifdef.dflt->loc : s->loc);
+            c->konst = cmdarg_value(r->p, a->text);
+            s->ifdef.dflt = c;
+        } else
+            expr(r, s->ifdef.dflt, false);
+        lhs_bind(r, &s->ifdef.target);
+        break;
+    }
+    case N_EXPRSTMT:
+        if (s->expr.e->kind != N_CALL) {
+            expr(r, s->expr.e, false);
+            break;
+        }
+        call_bind(r, s->expr.e, CTX_STMT);
+        break;
+    case N_IF:
+        expr(r, s->ifs.cond, false);
+        stmts_bind(r, s->ifs.then_b, s->ifs.nthen);
+        stmts_bind(r, s->ifs.else_b, s->ifs.nelse);
+        break;
+    case N_FOR:
+        expr(r, s->loop.from, false);
+        expr(r, s->loop.to, false);
+        expr(r, s->loop.by, false);
+        for (int i = 0; i < s->loop.nopts; i++) {
+            Node *v = s->loop.opts[i].value;
+            if (v && v->kind == N_CMDARG)
+                make_const(r, v, v->cmdarg.name);
+        }
+        s->loop.var_slot = slots_add(r->slots, s->loop.var);
+        stmts_bind(r, s->loop.body, s->loop.nbody);
+        if (s->loop.parfor && !r->err)
+            collect_writes(r, s);
+        break;
+    case N_WHILE:
+        expr(r, s->loop.cond, false);
+        stmts_bind(r, s->loop.body, s->loop.nbody);
+        break;
+    case N_FUNCDEF:
+        if (r->fn)
+            rerr(r, &s->loc, "function definitions are only allowed at the top level");
+        break;
+    case N_SOURCE: case N_SETWD:
+        break;
+    default:
+        rerr(r, &s->loc, "internal error: unexpected %s node as a statement", ast_kind_name(s->kind));
+    }
+}
+
+/* ---- parfor result variables ---- */
+
+typedef struct Writes {
+    int *slot;
+    bool *accum_only;
+    int n, cap;
+} Writes;
+
+static void note_write(Writes *w, int slot, bool accum)
+{
+    for (int i = 0; i < w->n; i++) {
+        if (w->slot[i] == slot) {
+            w->accum_only[i] = w->accum_only[i] && accum;
+            return;
+        }
+    }
+    if (w->n == w->cap) {
+        w->cap = w->cap ? w->cap * 2 : 8;
+        w->slot = realloc(w->slot, sizeof *w->slot * (size_t)w->cap);
+        w->accum_only = realloc(w->accum_only, sizeof *w->accum_only * (size_t)w->cap);
+        if (!w->slot || !w->accum_only)
+            abort();
+    }
+    w->slot[w->n] = slot;
+    w->accum_only[w->n] = accum;
+    w->n++;
+}
+
+static void writes_of(Writes *w, Node **stmts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        Node *s = stmts[i];
+        switch (s->kind) {
+        case N_ASSIGN: note_write(w, s->assign.target.slot, s->assign.accum); break;
+        case N_IFDEF: note_write(w, s->ifdef.target.slot, false); break;
+        case N_MULTIASSIGN:
+            for (int j = 0; j < s->multi.n; j++)
+                note_write(w, s->multi.targets[j].slot, false);
+            break;
+        case N_IF:
+            writes_of(w, s->ifs.then_b, s->ifs.nthen);
+            writes_of(w, s->ifs.else_b, s->ifs.nelse);
+            break;
+        case N_FOR:
+            note_write(w, s->loop.var_slot, false);
+            writes_of(w, s->loop.body, s->loop.nbody);
+            break;
+        case N_WHILE:
+            writes_of(w, s->loop.body, s->loop.nbody);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* Record which slots a parfor body writes (its result variables and
+ * locals); the loop variable itself is one of them. */
+static void collect_writes(Res *r, Node *loop)
+{
+    Writes w = {0};
+    note_write(&w, loop->loop.var_slot, false);
+    writes_of(&w, loop->loop.body, loop->loop.nbody);
+    loop->loop.written = arena_alloc(r->p->arena, sizeof(int) * (size_t)w.n);
+    loop->loop.accum_only = arena_alloc(r->p->arena, sizeof(bool) * (size_t)w.n);
+    memcpy(loop->loop.written, w.slot, sizeof(int) * (size_t)w.n);
+    memcpy(loop->loop.accum_only, w.accum_only, sizeof(bool) * (size_t)w.n);
+    loop->loop.nwritten = w.n;
+    free(w.slot);
+    free(w.accum_only);
+}
+
+static void stmts_bind(Res *r, Node **s, int n)
+{
+    for (int i = 0; i < n && !r->err; i++)
+        stmt(r, s[i]);
+}
+
+static const char *scalar_type_name(ScalarType t)
+{
+    switch (t) {
+    case ST_INT: return "int";
+    case ST_DOUBLE: return "double";
+    case ST_BOOLEAN: return "boolean";
+    case ST_STRING: return "string";
+    default: return "unknown";
+    }
+}
+
+static void func_bind(Res *r, FuncDef *f)
+{
+    const FuncDecl *d = f->decl;
+    Module *saved_m = r->m;
+    SlotTable *saved_slots = r->slots;
+    const FuncDef *saved_fn = r->fn;
+    r->m = f->mod;
+    r->slots = &f->slots;
+    r->fn = f;
+    for (int i = 0; i < d->nparams && !r->err; i++) {
+        if (slots_find(&f->slots, d->params[i].name) >= 0)
+            rerr(r, &d->params[i].loc, "duplicate parameter '%s' in function '%s'", d->params[i].name, d->name);
+        slots_add(&f->slots, d->params[i].name);
+        if (d->params[i].type == TY_MATRIX && d->params[i].vtype != ST_DOUBLE && d->params[i].vtype != ST_UNKNOWN)
+            rerr(r, &d->params[i].loc, "parameter '%s' of function '%s': matrix[%s] has an unsupported value type "
+                 "(use matrix[double])", d->params[i].name, d->name, scalar_type_name(d->params[i].vtype));
+        if (d->params[i].type == TY_FRAME)
+            rerr(r, &d->params[i].loc, "frame parameters are not supported yet (parameter '%s')", d->params[i].name);
+    }
+    f->out_slots = calloc((size_t)d->nouts + 1, sizeof(int));
+    if (!f->out_slots)
+        abort();
+    for (int i = 0; i < d->nouts && !r->err; i++)
+        f->out_slots[i] = slots_add(&f->slots, d->outs[i].name);
+    /* Defaults are evaluated in the callee's frame, after the arguments that
+     * were given are bound, so a default may refer to an earlier parameter. */
+    for (int i = 0; i < d->nparams && !r->err; i++)
+        expr(r, d->params[i].dflt, false);
+    stmts_bind(r, d->body, d->nbody);
+    r->m = saved_m;
+    r->slots = saved_slots;
+    r->fn = saved_fn;
+}
+
+char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
+{
+    Pending pd = {0};
+    Res r = {.p = p, .m = m, .slots = &p->top, .repl = repl, .pending = &pd};
+    declare(&r, m, stmts, n);
+    /* Bodies may grow the pending list while being bound? No: only declare()
+     * adds to it, and declare() is done. */
+    for (int i = 0; i < pd.n && !r.err; i++)
+        func_bind(&r, pd.fns[i]);
+    r.m = m;
+    r.slots = &p->top;
+    r.fn = NULL;
+    stmts_bind(&r, stmts, n);
+    free(pd.fns);
+    return r.err;
+}
+
+char *resolve_expr(Program *p, Module *m, Node *e)
+{
+    Pending pd = {0};
+    Res r = {.p = p, .m = m, .slots = &p->top, .repl = true, .pending = &pd};
+    if (e->kind == N_CALL)
+        call_bind(&r, e, CTX_REPL);
+    else
+        expr(&r, e, false);
+    free(pd.fns);
+    return r.err;
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The resolve pass: between parsing and running. Registers functions, loads
+ * source()d files, binds every call to a user function or a builtin, gives
+ * every variable a frame slot, replaces $parameters by constants, and rejects
+ * what DML forbids. Runs on the loading thread; afterwards the tree is
+ * read-only. */
+#ifndef DML_RUNTIME_RESOLVE_H
+#define DML_RUNTIME_RESOLVE_H
+
+#include "program.h"
+
+/* Resolve the statements of one chunk of module 'm' (a whole main script, or
+ * one REPL input when 'repl' is set, which allows redefining functions).
+ * Returns NULL or a malloc'd diagnostic. */
+char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl);
+/* Resolve a bare expression against the top-level scope (REPL). */
+char *resolve_expr(Program *p, Module *m, Node *e);
+/* Free the constants the resolver created (called by program_free). */
+void resolve_release_constants(Program *p);
+
+#endif
