@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Aggregate builtins over matrices: full (sum, mean, var, sd, prod, trace),
+ * row-wise and column-wise (rowSums ... colProds, rowIndexMax/Min) and the
+ * cumulative ones (cumsum, cumprod, cummin, cummax, rowcumsum). Sums use
+ * Kahan compensation like upstream's KahanPlus; a non-finite compensated sum
+ * is recomputed plainly so Inf/NaN propagate as in IEEE arithmetic. Scalars
+ * are errors. Thread-safe. */
+#include "registry.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LL(x) ((long long)(x))
+
+/* ============================ summation kernels ========================== */
+
+/* Kahan step: add v to (*sum, *corr) as upstream's KahanPlus does. */
+static inline void kahan_add(double *sum, double *corr, double v)
+{
+    double c = v + *corr;
+    double t = *sum + c;
+    *corr = c - (t - *sum);
+    *sum = t;
+}
+
+/* Kahan sum of x[0], x[s], x[2s], ... (n terms). Contiguous input uses four
+ * independent compensated lanes (combined with compensation at the end), so
+ * the loop is not bound by one long dependency chain. */
+static double ksum_strided(const double *x, int64_t n, int64_t s)
+{
+    double sum = 0, corr = 0;
+    if (s == 1 && n >= 16) {
+        double ls[4] = {0, 0, 0, 0}, lc[4] = {0, 0, 0, 0};
+        int64_t i = 0;
+        for (; i + 4 <= n; i += 4)
+            for (int l = 0; l < 4; l++)
+                kahan_add(&ls[l], &lc[l], x[i + l]);
+        for (int l = 0; l < 4; l++) {
+            kahan_add(&sum, &corr, ls[l]);
+            kahan_add(&sum, &corr, lc[l]);
+        }
+        for (; i < n; i++)
+            kahan_add(&sum, &corr, x[i]);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            kahan_add(&sum, &corr, x[i * s]);
+    }
+    if (!isfinite(sum)) {
+        sum = 0;
+        for (int64_t i = 0; i < n; i++)
+            sum += x[i * s];
+    }
+    return sum;
+}
+
+static double ksum(const double *x, int64_t n) { return ksum_strided(x, n, 1); }
+
+/* Column sums of an R x C row-major block into out[0..C) (Kahan per column). */
+static Status col_ksums(Interp *I, const Matrix *x, double *out)
+{
+    int64_t R = x->rows, C = x->cols;
+    double *corr = calloc((size_t)(C ? C : 1), sizeof *corr);
+    if (!corr)
+        return err_set(I, "out of memory");
+    for (int64_t j = 0; j < C; j++)
+        out[j] = 0;
+    double *restrict o = out, *restrict k = corr;
+    for (int64_t i = 0; i < R; i++) {
+        const double *restrict r = x->data + i * C;
+        for (int64_t j = 0; j < C; j++) {
+            double c = r[j] + k[j];
+            double t = o[j] + c;
+            k[j] = c - (t - o[j]);
+            o[j] = t;
+        }
+    }
+    free(corr);
+    for (int64_t j = 0; j < C; j++)
+        if (!isfinite(out[j])) {
+            double s = 0;
+            for (int64_t i = 0; i < R; i++)
+                s += x->data[i * C + j];
+            out[j] = s;
+        }
+    return ST_OK;
+}
+
+/* Sample variance (n-1) of n strided values; 0 for n == 1, NaN for n == 0. */
+static double var_strided(const double *x, int64_t n, int64_t s)
+{
+    if (n == 0)
+        return NAN;
+    if (n == 1)
+        return isfinite(x[0]) ? 0.0 : NAN;
+    double mu = ksum_strided(x, n, s) / (double)n;
+    double sum = 0, corr = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = x[i * s] - mu;
+        double c = d * d + corr;
+        double t = sum + c;
+        corr = c - (t - sum);
+        sum = t;
+    }
+    return sum / (double)(n - 1);
+}
+
+/* Java Math.min/max: NaN if either operand is NaN. Written as a select
+ * plus a NaN fix-up so that the loops using them vectorise. */
+static inline double dmin(double a, double b) { double r = a < b ? a : b; return (a != a || b != b) ? a + b : r; }
+static inline double dmax(double a, double b) { double r = a > b ? a : b; return (a != a || b != b) ? a + b : r; }
+
+/* ============================ full aggregates ============================ */
+
+/* sum(X) */
+static Status bi_sum(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    TRY(arg_matrix(I, a, 0, &x));
+    *out = val_double(ksum(x->data, mat_len(x)));
+    return ST_OK;
+}
+
+/* mean(X) / avg(X) / mean(X, W) */
+static Status bi_mean(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x, *w;
+    TRY(arg_matrix(I, a, 0, &x));
+    int64_t n = mat_len(x);
+    if (!arg_given(a, 1)) {
+        *out = val_double(ksum(x->data, n) / (double)n);
+        return ST_OK;
+    }
+    TRY(arg_matrix(I, a, 1, &w));
+    if (w->rows != x->rows || w->cols != x->cols)
+        return err_set(I, "mean(): weights must have the dimensions of X: %lldx%lld vs %lldx%lld", LL(w->rows),
+                       LL(w->cols), LL(x->rows), LL(x->cols));
+    double s = 0, cs = 0, ws = 0, cw = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double c = x->data[i] * w->data[i] + cs, t = s + c;
+        cs = c - (t - s); s = t;
+        c = w->data[i] + cw; t = ws + c;
+        cw = c - (t - ws); ws = t;
+    }
+    *out = val_double(s / ws);
+    return ST_OK;
+}
+
+/* var(X) */
+static Status bi_var(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    TRY(arg_matrix(I, a, 0, &x));
+    *out = val_double(var_strided(x->data, mat_len(x), 1));
+    return ST_OK;
+}
+
+/* sd(X) */
+static Status bi_sd(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    TRY(arg_matrix(I, a, 0, &x));
+    *out = val_double(sqrt(var_strided(x->data, mat_len(x), 1)));
+    return ST_OK;
+}
+
+/* prod(X) */
+static Status bi_prod(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    TRY(arg_matrix(I, a, 0, &x));
+    double p = 1;
+    int64_t n = mat_len(x);
+    for (int64_t i = 0; i < n; i++)
+        p *= x->data[i];
+    *out = val_double(p);
+    return ST_OK;
+}
+
+/* trace(X) / tr(X) */
+static Status bi_trace(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    TRY(arg_matrix(I, a, 0, &x));
+    if (x->rows != x->cols)
+        return err_set(I, "%s(): matrix must be square, got %lldx%lld", a->def->name, LL(x->rows), LL(x->cols));
+    *out = val_double(ksum_strided(x->data, x->rows, x->cols + 1));
+    return ST_OK;
+}
+
+/* ========================== row / column aggregates ====================== */
+
+typedef enum RC { RC_SUM, RC_MEAN, RC_MAX, RC_MIN, RC_VAR, RC_SD, RC_PROD } RC;
+
+static Status row_agg(Interp *I, const BArgs *a, Value *out, RC op)
+{
+    Matrix *x;
+    TRY(arg_matrix(I, a, 0, &x));
+    int64_t R = x->rows, C = x->cols;
+    Matrix *m = mat_alloc(I, R, 1);
+    if (!m)
+        return ST_ERR;
+    for (int64_t i = 0; i < R; i++) {
+        const double *r = x->data + i * C;
+        double v;
+        switch (op) {
+        case RC_SUM: v = ksum(r, C); break;
+        case RC_MEAN: v = ksum(r, C) / (double)C; break;
+        case RC_MAX: v = -INFINITY; for (int64_t j = 0; j < C; j++) v = dmax(v, r[j]); break;
+        case RC_MIN: v = INFINITY; for (int64_t j = 0; j < C; j++) v = dmin(v, r[j]); break;
+        case RC_VAR: v = var_strided(r, C, 1); break;
+        case RC_SD: v = sqrt(var_strided(r, C, 1)); break;
+        default: v = 1; for (int64_t j = 0; j < C; j++) v *= r[j]; break;
+        }
+        m->data[i] = v;
+    }
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+static Status col_agg(Interp *I, const BArgs *a, Value *out, RC op)
+{
+    Matrix *x;
+    TRY(arg_matrix(I, a, 0, &x));
+    int64_t R = x->rows, C = x->cols;
+    Matrix *m = mat_alloc(I, 1, C);
+    if (!m)
+        return ST_ERR;
+    double *y = m->data;
+    Status st = ST_OK;
+    switch (op) {
+    case RC_SUM:
+    case RC_MEAN:
+        st = col_ksums(I, x, y);
+        if (op == RC_MEAN)
+            for (int64_t j = 0; j < C; j++) y[j] /= (double)R;
+        break;
+    case RC_MAX:
+    case RC_MIN:
+        for (int64_t j = 0; j < C; j++) y[j] = op == RC_MAX ? -INFINITY : INFINITY;
+        for (int64_t i = 0; i < R; i++) {
+            const double *r = x->data + i * C;
+            if (op == RC_MAX) for (int64_t j = 0; j < C; j++) y[j] = dmax(y[j], r[j]);
+            else for (int64_t j = 0; j < C; j++) y[j] = dmin(y[j], r[j]);
+        }
+        break;
+    case RC_VAR:
+    case RC_SD:
+        for (int64_t j = 0; j < C; j++) {
+            double v = var_strided(x->data + j, R, C);
+            y[j] = op == RC_SD ? sqrt(v) : v;
+        }
+        break;
+    default:
+        for (int64_t j = 0; j < C; j++) y[j] = 1;
+        for (int64_t i = 0; i < R; i++) {
+            const double *r = x->data + i * C;
+            for (int64_t j = 0; j < C; j++) y[j] *= r[j];
+        }
+        break;
+    }
+    if (st != ST_OK) {
+        val_release(val_matrix_take(m));
+        return st;
+    }
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* rowSums(X) */
+static Status bi_rowSums(Interp *I, const BArgs *a, Value *out) { return row_agg(I, a, out, RC_SUM); }
+/* colSums(X) */
+static Status bi_colSums(Interp *I, const BArgs *a, Value *out) { return col_agg(I, a, out, RC_SUM); }
+/* rowMeans(X) */
+static Status bi_rowMeans(Interp *I, const BArgs *a, Value *out) { return row_agg(I, a, out, RC_MEAN); }
+/* colMeans(X) */
+static Status bi_colMeans(Interp *I, const BArgs *a, Value *out) { return col_agg(I, a, out, RC_MEAN); }
+/* rowMaxs(X) */
+static Status bi_rowMaxs(Interp *I, const BArgs *a, Value *out) { return row_agg(I, a, out, RC_MAX); }
+/* colMaxs(X) */
+static Status bi_colMaxs(Interp *I, const BArgs *a, Value *out) { return col_agg(I, a, out, RC_MAX); }
+/* rowMins(X) */
+static Status bi_rowMins(Interp *I, const BArgs *a, Value *out) { return row_agg(I, a, out, RC_MIN); }
+/* colMins(X) */
+static Status bi_colMins(Interp *I, const BArgs *a, Value *out) { return col_agg(I, a, out, RC_MIN); }
+/* rowVars(X) */
+static Status bi_rowVars(Interp *I, const BArgs *a, Value *out) { return row_agg(I, a, out, RC_VAR); }
+/* colVars(X) */
+static Status bi_colVars(Interp *I, const BArgs *a, Value *out) { return col_agg(I, a, out, RC_VAR); }
+/* rowSds(X) */
+static Status bi_rowSds(Interp *I, const BArgs *a, Value *out) { return row_agg(I, a, out, RC_SD); }
+/* colSds(X) */
+static Status bi_colSds(Interp *I, const BArgs *a, Value *out) { return col_agg(I, a, out, RC_SD); }
+/* rowProds(X) */
+static Status bi_rowProds(Interp *I, const BArgs *a, Value *out) { return row_agg(I, a, out, RC_PROD); }
+/* colProds(X) */
+static Status bi_colProds(Interp *I, const BArgs *a, Value *out) { return col_agg(I, a, out, RC_PROD); }
+
+/* 1-based column of each row's max (min); ties -> last; all-NaN row -> 1. */
+static Status row_index(Interp *I, const BArgs *a, Value *out, bool is_max)
+{
+    Matrix *x;
+    TRY(arg_matrix(I, a, 0, &x));
+    int64_t R = x->rows, C = x->cols;
+    if (C == 0)
+        return err_set(I, "%s(): input has 0 columns", a->def->name);
+    Matrix *m = mat_alloc(I, R, 1);
+    if (!m)
+        return ST_ERR;
+    for (int64_t i = 0; i < R; i++) {
+        const double *r = x->data + i * C;
+        double best = is_max ? -INFINITY : INFINITY;
+        int64_t k = 0;
+        if (is_max) {
+            for (int64_t j = 0; j < C; j++)
+                if (r[j] >= best) { best = r[j]; k = j; }
+        } else {
+            for (int64_t j = 0; j < C; j++)
+                if (r[j] <= best) { best = r[j]; k = j; }
+        }
+        m->data[i] = (double)(k + 1);
+    }
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* rowIndexMax(X) */
+static Status bi_rowIndexMax(Interp *I, const BArgs *a, Value *out) { return row_index(I, a, out, true); }
+/* rowIndexMin(X) */
+static Status bi_rowIndexMin(Interp *I, const BArgs *a, Value *out) { return row_index(I, a, out, false); }
+
+/* ========================== cumulative aggregates ======================== */
+
+typedef enum CumOp { CUM_SUM, CUM_PROD, CUM_MIN, CUM_MAX } CumOp;
+
+static Status cum_agg(Interp *I, const BArgs *a, Value *out, CumOp op)
+{
+    Matrix *x;
+    TRY(arg_matrix(I, a, 0, &x));
+    int64_t R = x->rows, C = x->cols;
+    Matrix *m = mat_alloc(I, R, C);
+    if (!m)
+        return ST_ERR;
+    if (R == 0 || C == 0) {
+        *out = val_matrix_take(m);
+        return ST_OK;
+    }
+    double *corr = NULL;
+    if (op == CUM_SUM && !(corr = calloc((size_t)C, sizeof *corr))) {
+        val_release(val_matrix_take(m));
+        return err_set(I, "%s(): out of memory", a->def->name);
+    }
+    memcpy(m->data, x->data, (size_t)C * sizeof(double));
+    for (int64_t i = 1; i < R; i++) {
+        const double *r = x->data + i * C;
+        const double *p = m->data + (i - 1) * C;
+        double *y = m->data + i * C;
+        switch (op) {
+        case CUM_SUM:
+            for (int64_t j = 0; j < C; j++) {
+                if (isinf(p[j]) || isinf(r[j])) {
+                    y[j] = p[j] + r[j];
+                    corr[j] = 0;
+                    continue;
+                }
+                double c = r[j] + corr[j], t = p[j] + c;
+                corr[j] = c - (t - p[j]);
+                y[j] = t;
+            }
+            break;
+        case CUM_PROD: for (int64_t j = 0; j < C; j++) y[j] = p[j] * r[j]; break;
+        case CUM_MIN: for (int64_t j = 0; j < C; j++) y[j] = dmin(p[j], r[j]); break;
+        case CUM_MAX: for (int64_t j = 0; j < C; j++) y[j] = dmax(p[j], r[j]); break;
+        }
+    }
+    free(corr);
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* cumsum(X) */
+static Status bi_cumsum(Interp *I, const BArgs *a, Value *out) { return cum_agg(I, a, out, CUM_SUM); }
+/* cumprod(X) */
+static Status bi_cumprod(Interp *I, const BArgs *a, Value *out) { return cum_agg(I, a, out, CUM_PROD); }
+/* cummin(X) */
+static Status bi_cummin(Interp *I, const BArgs *a, Value *out) { return cum_agg(I, a, out, CUM_MIN); }
+/* cummax(X) */
+static Status bi_cummax(Interp *I, const BArgs *a, Value *out) { return cum_agg(I, a, out, CUM_MAX); }
+
+/* rowcumsum(X): running sum along each row */
+static Status bi_rowcumsum(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    TRY(arg_matrix(I, a, 0, &x));
+    int64_t R = x->rows, C = x->cols;
+    Matrix *m = mat_alloc(I, R, C);
+    if (!m)
+        return ST_ERR;
+    for (int64_t i = 0; i < R; i++) {
+        const double *r = x->data + i * C;
+        double *y = m->data + i * C;
+        double sum = 0, corr = 0;
+        for (int64_t j = 0; j < C; j++) {
+            if (isinf(sum) || isinf(r[j]) || isnan(sum)) {
+                sum += r[j];
+                corr = 0;
+            } else {
+                double c = r[j] + corr, t = sum + c;
+                corr = c - (t - sum);
+                sum = t;
+            }
+            y[j] = sum;
+        }
+    }
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+const BuiltinDef bi_aggregate_table[] = {
+    {"sum", bi_sum, "x", 1, BIND_POS, 1, 0},
+    {"mean", bi_mean, "x,w", 1, BIND_POS, 1, 0},
+    {"avg", bi_mean, "x,w", 1, BIND_POS, 1, 0},
+    {"var", bi_var, "x", 1, BIND_POS, 1, 0},
+    {"sd", bi_sd, "x", 1, BIND_POS, 1, 0},
+    {"prod", bi_prod, "x", 1, BIND_POS, 1, 0},
+    {"trace", bi_trace, "x", 1, BIND_POS, 1, 0},
+    {"tr", bi_trace, "x", 1, BIND_POS, 1, 0},
+    {"rowSums", bi_rowSums, "x", 1, BIND_POS, 1, 0},
+    {"colSums", bi_colSums, "x", 1, BIND_POS, 1, 0},
+    {"rowMeans", bi_rowMeans, "x", 1, BIND_POS, 1, 0},
+    {"colMeans", bi_colMeans, "x", 1, BIND_POS, 1, 0},
+    {"rowMaxs", bi_rowMaxs, "x", 1, BIND_POS, 1, 0},
+    {"colMaxs", bi_colMaxs, "x", 1, BIND_POS, 1, 0},
+    {"rowMins", bi_rowMins, "x", 1, BIND_POS, 1, 0},
+    {"colMins", bi_colMins, "x", 1, BIND_POS, 1, 0},
+    {"rowVars", bi_rowVars, "x", 1, BIND_POS, 1, 0},
+    {"colVars", bi_colVars, "x", 1, BIND_POS, 1, 0},
+    {"rowSds", bi_rowSds, "x", 1, BIND_POS, 1, 0},
+    {"colSds", bi_colSds, "x", 1, BIND_POS, 1, 0},
+    {"rowProds", bi_rowProds, "x", 1, BIND_POS, 1, 0},
+    {"colProds", bi_colProds, "x", 1, BIND_POS, 1, 0},
+    {"rowIndexMax", bi_rowIndexMax, "x", 1, BIND_POS, 1, 0},
+    {"rowIndexMin", bi_rowIndexMin, "x", 1, BIND_POS, 1, 0},
+    {"cumsum", bi_cumsum, "x", 1, BIND_POS, 1, 0},
+    {"cumprod", bi_cumprod, "x", 1, BIND_POS, 1, 0},
+    {"cummin", bi_cummin, "x", 1, BIND_POS, 1, 0},
+    {"cummax", bi_cummax, "x", 1, BIND_POS, 1, 0},
+    {"rowcumsum", bi_rowcumsum, "x", 1, BIND_POS, 1, 0},
+    {NULL, NULL, NULL, 0, 0, 0, 0},
+};

@@ -1,0 +1,950 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Construction builtins: matrix, rand, seq, sample, diag, table/ctable,
+ * cbind/rbind/append (also the list-append forms), outer, removeEmpty, order,
+ * replace, lower.tri/upper.tri, toOneHot. Results are fresh matrices (or a
+ * new reference to an input when nothing changes). Thread-safe. */
+#include "registry.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/ops.h"
+
+#define LL(x) ((long long)(x))
+
+/* The RNG for a call: the interpreter's stream for seed -1, else 'local'
+ * seeded with 'seed' (reproducible). */
+static Rng *pick_rng(Interp *I, int64_t seed, Rng *local)
+{
+    if (seed == -1)
+        return &I->rng;
+    rng_seed(local, (uint64_t)seed);
+    return local;
+}
+
+/* ================================ matrix ================================ */
+
+/* Parse the numbers of a matrix("1 2 3", ...) literal into *vals (malloc'd). */
+static Status parse_matrix_string(Interp *I, const char *s, double **vals, int64_t *n)
+{
+    int64_t cap = 16, k = 0;
+    double *v = malloc((size_t)cap * sizeof *v);
+    if (!v)
+        return err_set(I, "matrix(): out of memory");
+    const char *p = s;
+    for (;;) {
+        while (*p && isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        const char *tok = p;
+        while (*p && !isspace((unsigned char)*p))
+            p++;
+        char buf[128];
+        size_t len = (size_t)(p - tok);
+        if (len >= sizeof buf) {
+            free(v);
+            return err_set(I, "matrix(): invalid number '%.40s...' in matrix string", tok);
+        }
+        memcpy(buf, tok, len);
+        buf[len] = '\0';
+        char *end;
+        double d = strtod(buf, &end);
+        if (end == buf || *end) {
+            free(v);
+            return err_set(I, "matrix(): invalid number '%s' in matrix string", buf);
+        }
+        if (k == cap) {
+            cap *= 2;
+            double *nv = realloc(v, (size_t)cap * sizeof *v);
+            if (!nv) {
+                free(v);
+                return err_set(I, "matrix(): out of memory");
+            }
+            v = nv;
+        }
+        v[k++] = d;
+    }
+    *vals = v;
+    *n = k;
+    return ST_OK;
+}
+
+/* Fill in a missing dimension from the cell count K. */
+static Status infer_dims(Interp *I, bool hr, bool hc, int64_t *r, int64_t *c, int64_t K)
+{
+    if (hr && hc)
+        return ST_OK;
+    if (!hr && !hc)
+        return err_set(I, "matrix(): rows or cols must be given");
+    int64_t g = hr ? *r : *c;
+    if (g == 0 ? K != 0 : K % g != 0)
+        return err_set(I, "matrix(): %lld cells cannot be arranged in %lld %s", LL(K), LL(g), hr ? "rows" : "cols");
+    int64_t o = g == 0 ? 0 : K / g;
+    if (hr) *c = o; else *r = o;
+    return ST_OK;
+}
+
+/* matrix(data, rows=, cols=, byrow=TRUE) */
+static Status bi_matrix(Interp *I, const BArgs *a, Value *out)
+{
+    Value d = a->v[0];
+    bool hr = arg_given(a, 1), hc = arg_given(a, 2), byrow;
+    int64_t r = -1, c = -1;
+    TRY(arg_int(I, a, 1, -1, &r));
+    TRY(arg_int(I, a, 2, -1, &c));
+    TRY(arg_bool(I, a, 3, true, &byrow));
+    if ((hr && r < 0) || (hc && c < 0))
+        return err_set(I, "matrix(): dimensions must be non-negative, got rows=%lld, cols=%lld", LL(r), LL(c));
+    Matrix *m;
+    if (d.kind == VAL_INT || d.kind == VAL_DOUBLE || d.kind == VAL_BOOL) {
+        if (!hr || !hc)
+            return err_set(I, "matrix(): rows and cols must both be given when data is a scalar");
+        if (!(m = mat_alloc(I, r, c)))
+            return ST_ERR;
+        double x = val_num(d);
+        int64_t n = mat_len(m);
+        for (int64_t i = 0; i < n; i++)
+            m->data[i] = x;
+        *out = val_matrix_take(m);
+        return ST_OK;
+    }
+    if (d.kind == VAL_STRING) {
+        double *vals = NULL;
+        int64_t K = 0;
+        TRY(parse_matrix_string(I, d.s->s, &vals, &K));
+        if (infer_dims(I, hr, hc, &r, &c, K) != ST_OK) {
+            free(vals);
+            return ST_ERR;
+        }
+        if (r * c != K) {
+            free(vals);
+            return err_set(I, "Invalid matrix string intialization: dimensions=[%lldx%lld] vs numValues=%lld",
+                           LL(r), LL(c), LL(K));
+        }
+        m = mat_alloc(I, r, c);
+        if (m && K)
+            memcpy(m->data, vals, (size_t)K * sizeof *vals);
+        free(vals);
+        if (!m)
+            return ST_ERR;
+        *out = val_matrix_take(m);
+        return ST_OK;
+    }
+    if (d.kind != VAL_MATRIX)
+        return arg_type_error(I, a, 0, "a scalar, string or matrix");
+    const Matrix *x = d.m;
+    int64_t K = mat_len(x);
+    if (!hr && !hc) {
+        r = x->rows;
+        c = x->cols;
+    }
+    TRY(infer_dims(I, hr, hc, &r, &c, K));
+    if (r != 0 && c > INT64_MAX / r)
+        return err_oom(I, r, c);
+    if (r * c != K)
+        return err_set(I, "Reshape matrix requires consistent numbers of input/output cells (%lld:%lld).",
+                       LL(K), LL(r * c));
+    if (r == x->rows && c == x->cols) {
+        *out = val_ref(d);
+        return ST_OK;
+    }
+    if (!(m = mat_alloc(I, r, c)))
+        return ST_ERR;
+    if (byrow) {
+        if (K)
+            memcpy(m->data, x->data, (size_t)K * sizeof(double));
+        *out = val_matrix_take(m);
+        return ST_OK;
+    }
+    /* column-major read and write: cell k (column-major) of the output is
+     * cell k (column-major) of the input */
+    int64_t xr = x->rows;
+    for (int64_t j = 0; j < c; j++)
+        for (int64_t i = 0; i < r; i++) {
+            int64_t k = j * r + i;
+            m->data[i * c + j] = x->data[(k % xr) * x->cols + k / xr];
+        }
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* ================================= rand ================================= */
+
+/* rand(rows=1, cols=1, min=0.0, max=1.0, pdf="uniform", sparsity=1.0, seed=-1, lambda=1.0) */
+static Status bi_rand(Interp *I, const BArgs *a, Value *out)
+{
+    int64_t r, c, seed;
+    double lo, hi, sp, lambda;
+    const char *pdf;
+    TRY(arg_int(I, a, 0, 1, &r));
+    TRY(arg_int(I, a, 1, 1, &c));
+    TRY(arg_double(I, a, 2, 0.0, &lo));
+    TRY(arg_double(I, a, 3, 1.0, &hi));
+    TRY(arg_string(I, a, 4, "uniform", &pdf));
+    TRY(arg_double(I, a, 5, 1.0, &sp));
+    TRY(arg_int(I, a, 6, -1, &seed));
+    TRY(arg_double(I, a, 7, 1.0, &lambda));
+    if (r < 0 || c < 0)
+        return err_set(I, "rand(): dimensions must be non-negative, got rows=%lld, cols=%lld", LL(r), LL(c));
+    if (!(sp >= 0.0 && sp <= 1.0))
+        return err_set(I, "rand(): sparsity must be between 0 and 1, got %g", sp);
+    int kind;
+    if (!strcmp(pdf, "uniform")) kind = 0;
+    else if (!strcmp(pdf, "normal")) kind = 1;
+    else if (!strcmp(pdf, "poisson")) kind = 2;
+    else return err_set(I, "rand(): pdf must be \"uniform\", \"normal\" or \"poisson\", got \"%s\"", pdf);
+    if (kind == 0 && !(lo <= hi))
+        return err_set(I, "rand(): min (%g) must be less than or equal to max (%g)", lo, hi);
+    if (kind == 2 && !(lambda > 0 && isfinite(lambda)))
+        return err_set(I, "rand(): lambda must be positive for pdf=\"poisson\", got %g", lambda);
+    Matrix *m = mat_alloc(I, r, c);
+    if (!m)
+        return ST_ERR;
+    Rng local;
+    Rng *g = pick_rng(I, seed, &local);
+    int64_t n = mat_len(m);
+    double *x = m->data, w = hi - lo;
+    for (int64_t i = 0; i < n; i++) {
+        if (sp < 1.0 && !(rng_uniform(g) < sp)) {
+            x[i] = 0.0;
+            continue;
+        }
+        switch (kind) {
+        case 0: x[i] = w == 0 ? lo : lo + w * rng_uniform(g); break;   /* min == max: no draw */
+        case 1: x[i] = rng_normal(g); break;
+        default: x[i] = rng_poisson(g, lambda); break;
+        }
+    }
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* ================================= seq ================================== */
+
+/* seq(from, to[, incr]) */
+static Status bi_seq(Interp *I, const BArgs *a, Value *out)
+{
+    double from, to, incr;
+    TRY(arg_double(I, a, 0, 0, &from));
+    TRY(arg_double(I, a, 1, 0, &to));
+    TRY(arg_double(I, a, 2, from <= to ? 1.0 : -1.0, &incr));
+    if (!isfinite(from) || !isfinite(to) || !isfinite(incr))
+        return err_set(I, "seq(): arguments must be finite numbers (from=%g, to=%g, incr=%g)", from, to, incr);
+    int64_t n;
+    if (from == to) {
+        n = 1;
+    } else {
+        if ((from > to && incr >= 0) || (from < to && incr <= 0))
+            return err_set(I, "Wrong sign for the increment in a call to seq()");
+        double len = floor((to - from) / incr + 1e-10) + 1;
+        if (len > 9.0e15)
+            return err_set(I, "seq(): sequence too long (%g elements)", len);
+        n = (int64_t)len;
+    }
+    Matrix *m = mat_alloc(I, n, 1);
+    if (!m)
+        return ST_ERR;
+    for (int64_t i = 0; i < n; i++)
+        m->data[i] = from + (double)i * incr;
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* ================================ sample ================================ */
+
+/* sample(range, size[, replace=FALSE][, seed]) */
+static Status bi_sample(Interp *I, const BArgs *a, Value *out)
+{
+    int64_t range, size, seed = -1;
+    bool replace = false;
+    TRY(arg_int(I, a, 0, 0, &range));
+    TRY(arg_int(I, a, 1, 0, &size));
+    if (arg_given(a, 2)) {
+        if (a->v[2].kind == VAL_BOOL) {
+            replace = a->v[2].b;
+            TRY(arg_int(I, a, 3, -1, &seed));
+        } else {
+            if (arg_given(a, 3))
+                return err_set(I, "sample(): the third argument must be a boolean (replace) when a seed follows");
+            TRY(arg_int(I, a, 2, -1, &seed));
+        }
+    }
+    if (range < 0 || size < 0)
+        return err_set(I, "sample(): range and size must be non-negative, got range=%lld, size=%lld",
+                       LL(range), LL(size));
+    if (!replace && size > range)
+        return err_set(I, "Sample (size=%lld) larger than population (size=%lld) can only be generated "
+                       "with replacement.", LL(size), LL(range));
+    if (replace && size > 0 && range == 0)
+        return err_set(I, "sample(): cannot draw from an empty range");
+    Matrix *m = mat_alloc(I, size, 1);
+    if (!m)
+        return ST_ERR;
+    Rng local;
+    Rng *g = pick_rng(I, seed, &local);
+    double *x = m->data;
+    if (replace) {
+        for (int64_t i = 0; i < size; i++)
+            x[i] = (double)(1 + rng_below(g, (uint64_t)range));
+    } else if (range <= 4 * size || range <= (1 << 20)) {
+        /* partial Fisher-Yates over 1..range */
+        int64_t *p = malloc((size_t)(range ? range : 1) * sizeof *p);
+        if (!p) {
+            val_release(val_matrix_take(m));
+            return err_set(I, "sample(): out of memory");
+        }
+        for (int64_t i = 0; i < range; i++)
+            p[i] = i + 1;
+        for (int64_t i = 0; i < size; i++) {
+            int64_t j = i + (int64_t)rng_below(g, (uint64_t)(range - i));
+            int64_t t = p[i]; p[i] = p[j]; p[j] = t;
+            x[i] = (double)p[i];
+        }
+        free(p);
+    } else {
+        /* Floyd's algorithm with a hash set, then a shuffle */
+        uint64_t cap = 16;
+        while (cap < (uint64_t)size * 2) cap <<= 1;
+        int64_t *set = calloc(cap, sizeof *set);
+        if (!set) {
+            val_release(val_matrix_take(m));
+            return err_set(I, "sample(): out of memory");
+        }
+        int64_t k = 0;
+        for (int64_t j = range - size + 1; j <= range; j++) {
+            int64_t t = 1 + (int64_t)rng_below(g, (uint64_t)j);
+            for (int pass = 0; pass < 2; pass++) {
+                uint64_t h = ((uint64_t)t * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+                bool found = false;
+                while (set[h]) {
+                    if (set[h] == t) { found = true; break; }
+                    h = (h + 1) & (cap - 1);
+                }
+                if (!found) {
+                    set[h] = t;
+                    x[k++] = (double)t;
+                    break;
+                }
+                t = j;      /* t taken: take j instead (never taken before) */
+            }
+        }
+        free(set);
+        for (int64_t i = size - 1; i > 0; i--) {
+            int64_t j = (int64_t)rng_below(g, (uint64_t)i + 1);
+            double t = x[i]; x[i] = x[j]; x[j] = t;
+        }
+    }
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* ================================= diag ================================= */
+
+/* diag(M) */
+static Status bi_diag(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x, *m;
+    TRY(arg_matrix(I, a, 0, &x));
+    if (x->cols == 1) {
+        int64_t n = x->rows;
+        if (!(m = mat_alloc_zero(I, n, n)))
+            return ST_ERR;
+        for (int64_t i = 0; i < n; i++)
+            m->data[i * n + i] = x->data[i];
+    } else if (x->rows == x->cols) {
+        int64_t n = x->rows;
+        if (!(m = mat_alloc(I, n, 1)))
+            return ST_ERR;
+        for (int64_t i = 0; i < n; i++)
+            m->data[i] = x->data[i * n + i];
+    } else {
+        return err_set(I, "diag(): input must be a column vector or a square matrix, got %lldx%lld",
+                       LL(x->rows), LL(x->cols));
+    }
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* ================================= table ================================ */
+
+/* A matrix-or-scalar operand of table(): data (NULL for a scalar) and value. */
+typedef struct Opnd { const double *p; double s; } Opnd;
+static inline double opnd_at(const Opnd *o, int64_t k) { return o->p ? o->p[k] : o->s; }
+
+static Status table_core(Interp *I, const char *fname, Value va, Value vb, Value vw, bool has_w, int64_t od1,
+                         int64_t od2, bool has_od, Value *out)
+{
+    Value vs[3] = {va, vb, vw};
+    Opnd o[3];
+    int64_t R = -1, C = -1;
+    const char *what[3] = {"A", "B", "W"};
+    for (int k = 0; k < 3; k++) {
+        if (k == 2 && !has_w) {
+            o[k].p = NULL;
+            o[k].s = 1.0;
+            continue;
+        }
+        Value v = vs[k];
+        if (v.kind == VAL_MATRIX) {
+            if (R < 0) {
+                R = v.m->rows;
+                C = v.m->cols;
+            } else if (v.m->rows != R || v.m->cols != C) {
+                return err_set(I, "%s(): inputs must have the same dimensions: %lldx%lld vs %lldx%lld (%s)", fname,
+                               LL(R), LL(C), LL(v.m->rows), LL(v.m->cols), what[k]);
+            }
+            o[k].p = v.m->data;
+        } else if (val_is_number(v) || v.kind == VAL_BOOL) {
+            o[k].p = NULL;
+            o[k].s = val_num(v);
+        } else {
+            return err_set(I, "%s(): argument %s must be a matrix or a number, got %s", fname, what[k],
+                           val_kind_name(v.kind));
+        }
+    }
+    int64_t L = R < 0 ? 1 : R * C;
+    int64_t maxa = 0, maxb = 0;
+    for (int64_t k = 0; k < L; k++) {
+        double x = opnd_at(&o[0], k), y = opnd_at(&o[1], k);
+        if (isnan(x) || isnan(y))
+            continue;
+        if (!(x >= 1) || !(y >= 1))     /* truncates to a value <= 0 */
+            return err_set(I, "Erroneous input while computing the contingency table (one of the value <= zero): "
+                           "%.0f %.0f", trunc(x) + 0.0, trunc(y) + 0.0);
+        if (x >= 9.2e18 || y >= 9.2e18)
+            return err_set(I, "%s(): value too large for a contingency table index: %g %g", fname, x, y);
+        int64_t ia = (int64_t)x, ib = (int64_t)y;
+        if (ia > maxa) maxa = ia;
+        if (ib > maxb) maxb = ib;
+    }
+    int64_t d1 = has_od ? od1 : maxa, d2 = has_od ? od2 : maxb;
+    Matrix *m = mat_alloc_zero(I, d1, d2);
+    if (!m)
+        return ST_ERR;
+    for (int64_t k = 0; k < L; k++) {
+        double x = opnd_at(&o[0], k), y = opnd_at(&o[1], k);
+        if (isnan(x) || isnan(y))
+            continue;
+        int64_t ia = (int64_t)x, ib = (int64_t)y;
+        if (ia > d1 || ib > d2)
+            continue;
+        m->data[(ia - 1) * d2 + (ib - 1)] += opnd_at(&o[2], k);
+    }
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* table(A, B[, W][, odim1, odim2][, outputEmptyBlocks]) / ctable(...) */
+static Status bi_table(Interp *I, const BArgs *a, Value *out)
+{
+    int n = 0;
+    while (n < a->n && arg_given(a, n))
+        n++;
+    for (int k = n; k < a->n; k++)
+        if (arg_given(a, k))
+            return err_set(I, "%s(): unexpected missing argument before argument %d", a->def->name, k + 1);
+    if (n >= 3 && a->v[n - 1].kind == VAL_BOOL)
+        n--;    /* outputEmptyBlocks: no effect for dense results */
+    int64_t od1 = 0, od2 = 0;
+    switch (n) {
+    case 2: return table_core(I, a->def->name, a->v[0], a->v[1], val_none(), false, 0, 0, false, out);
+    case 3: return table_core(I, a->def->name, a->v[0], a->v[1], a->v[2], true, 0, 0, false, out);
+    case 4:
+        TRY(arg_int(I, a, 2, 0, &od1));
+        TRY(arg_int(I, a, 3, 0, &od2));
+        if (od1 < 0 || od2 < 0)
+            return err_set(I, "%s(): output dimensions must be non-negative", a->def->name);
+        return table_core(I, a->def->name, a->v[0], a->v[1], val_none(), false, od1, od2, true, out);
+    case 5:
+        TRY(arg_int(I, a, 3, 0, &od1));
+        TRY(arg_int(I, a, 4, 0, &od2));
+        if (od1 < 0 || od2 < 0)
+            return err_set(I, "%s(): output dimensions must be non-negative", a->def->name);
+        return table_core(I, a->def->name, a->v[0], a->v[1], a->v[2], true, od1, od2, true, out);
+    default: return err_set(I, "%s(): expects 2 to 6 arguments, got %d", a->def->name, a->n);
+    }
+}
+
+/* toOneHot(X, numClasses) */
+static Status bi_toOneHot(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    int64_t nc;
+    TRY(arg_matrix(I, a, 0, &x));
+    TRY(arg_int(I, a, 1, 0, &nc));
+    int64_t n = mat_len(x);
+    for (int64_t i = 0; i < n; i++)
+        if (x->data[i] > (double)nc)
+            return err_set(I, "numClasses must be >= largest value in X to prevent cropping");
+    Matrix *s = mat_alloc(I, n, 1);
+    if (!s)
+        return ST_ERR;
+    for (int64_t i = 0; i < n; i++)
+        s->data[i] = (double)(i + 1);
+    Value vs = val_matrix_take(s);
+    Status st = table_core(I, "toOneHot", vs, a->v[0], val_none(), false, n, nc, true, out);
+    val_release(vs);
+    return st;
+}
+
+/* ============================= cbind / rbind ============================= */
+
+/* Copy of L with x appended (the list forms of append/cbind). Consumes *l. */
+static Status list_append_one(Interp *I, List **lp, Value x)
+{
+    List *l = *lp;
+    Value e = x;
+    const char *name = NULL;
+    if (x.kind == VAL_LIST && x.l->n == 1) {
+        e = x.l->items[0];
+        name = x.l->names && x.l->names[0] ? x.l->names[0]->s : NULL;
+    }
+    if (l->names && !name)
+        return err_set(I, "Cannot add to a named list");
+    if (!l->names && name && l->n == 0) {
+        /* an empty list becomes named by its first named element */
+        List *nl = list_new(4, true);
+        if (!nl)
+            return err_set(I, "out of memory");
+        val_release(val_list_take(l));
+        *lp = l = nl;
+    }
+    if (!list_push(l, e, l->names ? name : NULL))
+        return err_set(I, "out of memory");
+    return ST_OK;
+}
+
+static Status list_append_args(Interp *I, const BArgs *a, Value *out)
+{
+    List *l = list_clone(a->v[0].l);
+    if (!l)
+        return err_set(I, "out of memory");
+    for (int i = 1; i < a->n; i++) {
+        if (list_append_one(I, &l, a->v[i]) != ST_OK) {
+            val_release(val_list_take(l));
+            return ST_ERR;
+        }
+    }
+    *out = val_list_take(l);
+    return ST_OK;
+}
+
+/* Bind the matrices in v[0..n) (numbers count as 1x1) by columns or rows. */
+static Status bind_values(Interp *I, const char *fname, const Value *v, int n, bool by_cols, Value *out)
+{
+    Matrix **ms = malloc((size_t)(n ? n : 1) * sizeof *ms);
+    Value *tmp = calloc((size_t)(n ? n : 1), sizeof *tmp);
+    Status st = ST_OK;
+    Matrix *m = NULL;
+    if (!ms || !tmp) {
+        st = err_set(I, "%s(): out of memory", fname);
+        goto done;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (v[i].kind == VAL_MATRIX) {
+            ms[k] = v[i].m;
+        } else if (val_is_number(v[i]) || v[i].kind == VAL_BOOL) {
+            Matrix *s = mat_alloc(I, 1, 1);
+            if (!s) { st = ST_ERR; goto done; }
+            s->data[0] = val_num(v[i]);
+            tmp[i] = val_matrix_take(s);
+            ms[k] = s;
+        } else {
+            st = err_set(I, "%s(): argument %d must be a matrix, got %s", fname, i + 1, val_kind_name(v[i].kind));
+            goto done;
+        }
+        k++;
+    }
+    /* R-like leniency: a 0x0 matrix binds with anything (rbind(NULL, x)). */
+    int first = -1;
+    int64_t R = 0, C = 0;
+    for (int i = 0; i < k; i++) {
+        Matrix *x = ms[i];
+        if (x->rows == 0 && x->cols == 0 && k > 1)
+            continue;
+        if (first < 0) {
+            first = i;
+            R = by_cols ? x->rows : 0;
+            C = by_cols ? 0 : x->cols;
+        }
+        if (by_cols) {
+            if (x->rows != R) {
+                st = err_set(I, "inputs to %s must have same number of rows: input %d (%lldx%lld) vs input %d "
+                             "(%lldx%lld)", fname, first + 1, LL(ms[first]->rows), LL(ms[first]->cols), i + 1,
+                             LL(x->rows), LL(x->cols));
+                goto done;
+            }
+            if (C > INT64_MAX - x->cols) { st = err_oom(I, R, C); goto done; }
+            C += x->cols;
+        } else {
+            if (x->cols != C) {
+                st = err_set(I, "inputs to %s must have same number of columns: input %d (%lldx%lld) vs input %d "
+                             "(%lldx%lld)", fname, first + 1, LL(ms[first]->rows), LL(ms[first]->cols), i + 1,
+                             LL(x->rows), LL(x->cols));
+                goto done;
+            }
+            if (R > INT64_MAX - x->rows) { st = err_oom(I, R, C); goto done; }
+            R += x->rows;
+        }
+    }
+    if (k == 1 && tmp[0].kind == VAL_NONE) {
+        *out = val_ref(v[0]);
+        goto done;
+    }
+    if (!(m = mat_alloc(I, R, C))) {
+        st = ST_ERR;
+        goto done;
+    }
+    if (by_cols) {
+        int64_t off = 0;
+        for (int i = 0; i < k; i++) {
+            Matrix *x = ms[i];
+            if (x->cols == 0 || x->rows != R)
+                continue;
+            for (int64_t r = 0; r < R; r++)
+                memcpy(m->data + r * C + off, x->data + r * x->cols, (size_t)x->cols * sizeof(double));
+            off += x->cols;
+        }
+    } else {
+        int64_t off = 0;
+        for (int i = 0; i < k; i++) {
+            Matrix *x = ms[i];
+            if (x->rows == 0 || x->cols != C)
+                continue;
+            if (C)
+                memcpy(m->data + off * C, x->data, (size_t)(x->rows * C) * sizeof(double));
+            off += x->rows;
+        }
+    }
+    *out = val_matrix_take(m);
+done:
+    if (tmp)
+        for (int i = 0; i < n; i++)
+            val_release(tmp[i]);
+    free(tmp);
+    free(ms);
+    return st;
+}
+
+static Status bind_common(Interp *I, const BArgs *a, Value *out, bool by_cols)
+{
+    const char *fname = a->def->name;
+    if (a->n == 0)
+        return err_set(I, "%s(): expects at least one argument", fname);
+    if (a->v[0].kind == VAL_LIST) {
+        if (a->n == 1) {
+            List *l = a->v[0].l;
+            if (l->n == 0)
+                return err_set(I, "%s(): cannot bind the elements of an empty list", fname);
+            return bind_values(I, fname, l->items, (int)l->n, by_cols, out);
+        }
+        return list_append_args(I, a, out);
+    }
+    if (a->n == 2 && a->v[0].kind == VAL_STRING && a->v[1].kind == VAL_STRING) {
+        Str *s = str_printf("%s\n%s", a->v[0].s->s, a->v[1].s->s);
+        if (!s)
+            return err_set(I, "%s(): out of memory", fname);
+        *out = val_str_take(s);
+        return ST_OK;
+    }
+    return bind_values(I, fname, a->v, a->n, by_cols, out);
+}
+
+/* cbind(X1, X2, ...) / append(X1, X2, ...) / append(L, x) / append(s1, s2) */
+static Status bi_cbind(Interp *I, const BArgs *a, Value *out) { return bind_common(I, a, out, true); }
+/* rbind(X1, X2, ...) */
+static Status bi_rbind(Interp *I, const BArgs *a, Value *out) { return bind_common(I, a, out, false); }
+
+/* ================================= outer ================================ */
+
+/* double -> int64 without undefined behaviour (NaN -> 0, saturating). */
+static inline int64_t d2l(double d)
+{
+    if (isnan(d)) return 0;
+    if (d >= 9.223372036854775807e18) return INT64_MAX;
+    if (d <= -9.223372036854775808e18) return INT64_MIN;
+    return (int64_t)d;
+}
+
+/* outer(a, b, "op") */
+static Status bi_outer(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x, *y;
+    Value ox, oy;
+    const char *op;
+    TRY(arg_string(I, a, 2, NULL, &op));
+    TRY(arg_matrix_or_scalar(I, a, 0, &x, &ox));
+    if (arg_matrix_or_scalar(I, a, 1, &y, &oy) != ST_OK) {
+        val_release(ox);
+        return ST_ERR;
+    }
+    Status st = ST_OK;
+    Matrix *m = NULL;
+    static const struct { const char *s; BinOp op; } ops[] = {
+        {"+", OP_ADD}, {"-", OP_SUB}, {"*", OP_MUL}, {"/", OP_DIV}, {"^", OP_POW}, {"%%", OP_MOD},
+        {"%/%", OP_INTDIV}, {"<", OP_LT}, {"<=", OP_LE}, {">", OP_GT}, {">=", OP_GE}, {"==", OP_EQ},
+        {"!=", OP_NE}, {"&", OP_AND}, {"|", OP_OR}, {"&&", OP_AND}, {"||", OP_OR},
+    };
+    int kind = -1;     /* >= 0: BinOp; 100+: min max bitwAnd bitwOr bitwXor bitwShiftL bitwShiftR */
+    static const char *const extra[] = {"min", "max", "bitwAnd", "bitwOr", "bitwXor", "bitwShiftL", "bitwShiftR"};
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+        if (!strcmp(op, ops[k].s))
+            kind = (int)ops[k].op;
+    for (int k = 0; k < 7; k++)
+        if (!strcmp(op, extra[k]))
+            kind = 100 + k;
+    if (kind < 0) {
+        st = err_set(I, "outer(): unsupported operator \"%s\"", op);
+        goto done;
+    }
+    if (x->cols != 1 || y->rows != 1) {
+        st = err_set(I, "Outer vector operations require a common dimension of one: %lldx%lld o %lldx%lld.",
+                     LL(x->rows), LL(x->cols), LL(y->rows), LL(y->cols));
+        goto done;
+    }
+    int64_t R = x->rows, C = y->cols;
+    if (!(m = mat_alloc(I, R, C))) {
+        st = ST_ERR;
+        goto done;
+    }
+    for (int64_t i = 0; i < R; i++) {
+        double u = x->data[i];
+        double *row = m->data + i * C;
+        const double *w = y->data;
+        switch (kind) {
+        case OP_ADD: for (int64_t j = 0; j < C; j++) row[j] = u + w[j]; break;
+        case OP_SUB: for (int64_t j = 0; j < C; j++) row[j] = u - w[j]; break;
+        case OP_MUL: for (int64_t j = 0; j < C; j++) row[j] = u * w[j]; break;
+        case OP_DIV: for (int64_t j = 0; j < C; j++) row[j] = u / w[j]; break;
+        case 100: for (int64_t j = 0; j < C; j++) row[j] = (isnan(u) || isnan(w[j])) ? NAN : (u < w[j] ? u : w[j]); break;
+        case 101: for (int64_t j = 0; j < C; j++) row[j] = (isnan(u) || isnan(w[j])) ? NAN : u > w[j] ? u : w[j]; break;
+        case 102: for (int64_t j = 0; j < C; j++) row[j] = (double)(d2l(u) & d2l(w[j])); break;
+        case 103: for (int64_t j = 0; j < C; j++) row[j] = (double)(d2l(u) | d2l(w[j])); break;
+        case 104: for (int64_t j = 0; j < C; j++) row[j] = (double)(d2l(u) ^ d2l(w[j])); break;
+        case 105: for (int64_t j = 0; j < C; j++) row[j] = (double)(int64_t)((uint64_t)d2l(u) << (d2l(w[j]) & 63)); break;
+        case 106: for (int64_t j = 0; j < C; j++) row[j] = (double)(d2l(u) >> (d2l(w[j]) & 63)); break;
+        default: for (int64_t j = 0; j < C; j++) row[j] = ops_apply_d((BinOp)kind, u, w[j]); break;
+        }
+    }
+    *out = val_matrix_take(m);
+done:
+    val_release(ox);
+    val_release(oy);
+    return st;
+}
+
+/* ============================== removeEmpty ============================= */
+
+/* removeEmpty(target=M, margin="rows"|"cols", select=F, empty.return=TRUE) */
+static Status bi_removeEmpty(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x, *sel = NULL;
+    const char *margin;
+    bool empty_ret;
+    TRY(arg_matrix(I, a, 0, &x));
+    if (!arg_given(a, 1))
+        return err_set(I, "Named parameter 'margin' missing. Please specify 'rows' or 'cols'.");
+    TRY(arg_string(I, a, 1, NULL, &margin));
+    bool rows = !strcmp(margin, "rows");
+    if (!rows && strcmp(margin, "cols"))
+        return err_set(I, "Named parameter 'margin' has an invalid value '%s'. Please specify 'rows' or 'cols'.",
+                       margin);
+    if (arg_given(a, 2))
+        TRY(arg_matrix(I, a, 2, &sel));
+    TRY(arg_bool(I, a, 3, true, &empty_ret));
+    int64_t R = x->rows, C = x->cols, n = rows ? R : C;
+    if (sel && mat_len(sel) != n)
+        return err_set(I, "removeEmpty(): select must have %lld entries (one per %s), got %lldx%lld", LL(n),
+                       rows ? "row" : "column", LL(sel->rows), LL(sel->cols));
+    unsigned char *keep = malloc((size_t)(n ? n : 1));
+    if (!keep)
+        return err_set(I, "removeEmpty(): out of memory");
+    int64_t cnt = 0;
+    if (sel) {
+        for (int64_t i = 0; i < n; i++)
+            cnt += keep[i] = sel->data[i] != 0;
+    } else if (rows) {
+        for (int64_t i = 0; i < R; i++) {
+            const double *r = x->data + i * C;
+            int64_t j = 0;
+            while (j < C && r[j] == 0) j++;
+            cnt += keep[i] = j < C;
+        }
+    } else {
+        memset(keep, 0, (size_t)(n ? n : 1));
+        for (int64_t i = 0; i < R; i++) {
+            const double *r = x->data + i * C;
+            for (int64_t j = 0; j < C; j++)
+                if (r[j] != 0) keep[j] = 1;
+        }
+        for (int64_t j = 0; j < C; j++) cnt += keep[j];
+    }
+    Matrix *m;
+    if (cnt == 0) {
+        m = rows ? mat_alloc_zero(I, empty_ret ? 1 : 0, C) : mat_alloc_zero(I, R, empty_ret ? 1 : 0);
+    } else if (cnt == n && !sel) {
+        free(keep);
+        *out = val_ref(a->v[0]);
+        return ST_OK;
+    } else if (rows) {
+        m = mat_alloc(I, cnt, C);
+        if (m) {
+            int64_t k = 0;
+            for (int64_t i = 0; i < R; i++)
+                if (keep[i]) {
+                    if (C) memcpy(m->data + k * C, x->data + i * C, (size_t)C * sizeof(double));
+                    k++;
+                }
+        }
+    } else {
+        m = mat_alloc(I, R, cnt);
+        if (m)
+            for (int64_t i = 0; i < R; i++) {
+                const double *r = x->data + i * C;
+                double *o = m->data + i * cnt;
+                for (int64_t j = 0, k = 0; j < C; j++)
+                    if (keep[j]) o[k++] = r[j];
+            }
+    }
+    free(keep);
+    if (!m)
+        return ST_ERR;
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* ================================= order ================================ */
+
+typedef struct SortKey { double k; int64_t i; } SortKey;
+
+/* NaN sorts last (as Double.compare); ties keep the original order. */
+static int cmp_asc(const void *pa, const void *pb)
+{
+    const SortKey *x = pa, *y = pb;
+    bool nx = isnan(x->k), ny = isnan(y->k);
+    if (nx != ny) return nx ? 1 : -1;
+    if (!nx && x->k != y->k) return x->k < y->k ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+static int cmp_desc(const void *pa, const void *pb)
+{
+    const SortKey *x = pa, *y = pb;
+    bool nx = isnan(x->k), ny = isnan(y->k);
+    if (nx != ny) return nx ? -1 : 1;
+    if (!nx && x->k != y->k) return x->k > y->k ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* order(target=M, by=1, decreasing=FALSE, index.return=FALSE) */
+static Status bi_order(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    int64_t by;
+    bool dec, idx;
+    TRY(arg_matrix(I, a, 0, &x));
+    TRY(arg_int(I, a, 1, 1, &by));
+    TRY(arg_bool(I, a, 2, false, &dec));
+    TRY(arg_bool(I, a, 3, false, &idx));
+    int64_t R = x->rows, C = x->cols;
+    if (by < 1 || by > C)
+        return err_set(I, "order(): 'by' must be a column index between 1 and %lld, got %lld", LL(C), LL(by));
+    SortKey *k = malloc((size_t)(R ? R : 1) * sizeof *k);
+    if (!k)
+        return err_set(I, "order(): out of memory");
+    for (int64_t i = 0; i < R; i++) {
+        k[i].k = x->data[i * C + by - 1];
+        k[i].i = i;
+    }
+    qsort(k, (size_t)R, sizeof *k, dec ? cmp_desc : cmp_asc);
+    Matrix *m = mat_alloc(I, R, idx ? 1 : C);
+    if (m) {
+        if (idx)
+            for (int64_t i = 0; i < R; i++) m->data[i] = (double)(k[i].i + 1);
+        else
+            for (int64_t i = 0; i < R; i++)
+                memcpy(m->data + i * C, x->data + k[i].i * C, (size_t)C * sizeof(double));
+    }
+    free(k);
+    if (!m)
+        return ST_ERR;
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* ================================ replace =============================== */
+
+/* replace(target=M, pattern=s, replacement=s) */
+static Status bi_replace(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    double pat, rep;
+    TRY(arg_matrix(I, a, 0, &x));
+    if (!arg_given(a, 1))
+        return err_set(I, "replace(): named parameter 'pattern' missing");
+    if (!arg_given(a, 2))
+        return err_set(I, "replace(): named parameter 'replacement' missing");
+    TRY(arg_double(I, a, 1, 0, &pat));
+    TRY(arg_double(I, a, 2, 0, &rep));
+    Matrix *m = mat_alloc(I, x->rows, x->cols);
+    if (!m)
+        return ST_ERR;
+    int64_t n = mat_len(x);
+    if (isnan(pat))
+        for (int64_t i = 0; i < n; i++) m->data[i] = isnan(x->data[i]) ? rep : x->data[i];
+    else
+        for (int64_t i = 0; i < n; i++) m->data[i] = x->data[i] == pat ? rep : x->data[i];
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* ============================ lower/upper.tri =========================== */
+
+static Status tri(Interp *I, const BArgs *a, Value *out, bool lower)
+{
+    Matrix *x;
+    bool dg, vals;
+    TRY(arg_matrix(I, a, 0, &x));
+    TRY(arg_bool(I, a, 1, false, &dg));
+    TRY(arg_bool(I, a, 2, false, &vals));
+    Matrix *m = mat_alloc(I, x->rows, x->cols);
+    if (!m)
+        return ST_ERR;
+    int64_t R = x->rows, C = x->cols;
+    for (int64_t i = 0; i < R; i++)
+        for (int64_t j = 0; j < C; j++) {
+            bool keep = lower ? (j < i || (dg && j == i)) : (j > i || (dg && j == i));
+            m->data[i * C + j] = keep ? (vals ? x->data[i * C + j] : 1.0) : 0.0;
+        }
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* lower.tri(target=M, diag=FALSE, values=FALSE) */
+static Status bi_lower_tri(Interp *I, const BArgs *a, Value *out) { return tri(I, a, out, true); }
+/* upper.tri(target=M, diag=FALSE, values=FALSE) */
+static Status bi_upper_tri(Interp *I, const BArgs *a, Value *out) { return tri(I, a, out, false); }
+
+const BuiltinDef bi_construct_table[] = {
+    {"matrix", bi_matrix, "data,rows,cols,byrow", 1, BIND_NAMED, 1, 0},
+    {"rand", bi_rand, "rows,cols,min,max,pdf,sparsity,seed,lambda", 0, BIND_NAMED, 1, 0},
+    {"seq", bi_seq, "from,to,incr", 2, BIND_POS, 1, 0},
+    {"sample", bi_sample, "range,size,replace,seed", 2, BIND_POS, 1, 0},
+    {"diag", bi_diag, "x", 1, BIND_POS, 1, 0},
+    {"table", bi_table, "A,B,C,D,E,F", 2, BIND_POS, 1, 0},
+    {"ctable", bi_table, "A,B,C,D,E,F", 2, BIND_POS, 1, 0},
+    {"toOneHot", bi_toOneHot, "X,numClasses", 2, BIND_POS, 1, 0},
+    {"cbind", bi_cbind, "", 0, BIND_VARIADIC, 1, 0},
+    {"append", bi_cbind, "", 0, BIND_VARIADIC, 1, 0},
+    {"rbind", bi_rbind, "", 0, BIND_VARIADIC, 1, 0},
+    {"outer", bi_outer, "a,b,op", 3, BIND_POS, 1, 0},
+    {"removeEmpty", bi_removeEmpty, "target,margin,select,empty.return", 1, BIND_NAMED, 1, 0},
+    {"order", bi_order, "target,by,decreasing,index.return", 1, BIND_NAMED, 1, 0},
+    {"replace", bi_replace, "target,pattern,replacement", 1, BIND_NAMED, 1, 0},
+    {"lower.tri", bi_lower_tri, "target,diag,values", 1, BIND_NAMED, 1, 0},
+    {"upper.tri", bi_upper_tri, "target,diag,values", 1, BIND_NAMED, 1, 0},
+    {NULL, NULL, NULL, 0, 0, 0, 0},
+};

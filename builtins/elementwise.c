@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Element-wise builtins: the unary math functions (exp, log, round, trig,
+ * sigmoid, ...), min/max/pmin/pmax (one argument: aggregate; more: cell-wise
+ * with broadcasting), xor and the bitw* family. A scalar in gives a scalar
+ * out. Loops are specialised per operator so they stay tight. Thread-safe. */
+#include "registry.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LL(x) ((long long)(x))
+
+/* ============================== unary math ============================== */
+
+typedef enum UFn {
+    U_EXP, U_SQRT, U_LOG, U_ABS, U_SIGN, U_ROUND, U_FLOOR, U_CEIL, U_SIN, U_COS, U_TAN,
+    U_ASIN, U_ACOS, U_ATAN, U_SINH, U_COSH, U_TANH, U_SIGMOID,
+} UFn;
+
+/* Java Math.round: floor(x + 0.5) done exactly; NaN -> 0; saturates at the
+ * long range [quirk kept from upstream]. */
+static inline double java_round(double v)
+{
+    if (isnan(v))
+        return 0.0;
+    if (v >= 9.223372036854775807e18)
+        return 9.223372036854775807e18;
+    if (v <= -9.223372036854775808e18)
+        return -9.223372036854775808e18;
+    double f = floor(v);
+    return (v - f >= 0.5 ? f + 1.0 : f) + 0.0;
+}
+
+static inline double sign_of(double v) { return isnan(v) ? v : (double)((v > 0) - (v < 0)); }
+
+static void unary_kernel(UFn f, const double *restrict x, double *restrict y, int64_t n)
+{
+#define U_LOOP(expr) for (int64_t i = 0; i < n; i++) { double v = x[i]; y[i] = (expr); } break
+    switch (f) {
+    case U_EXP: U_LOOP(exp(v));
+    case U_SQRT: U_LOOP(sqrt(v));
+    case U_LOG: U_LOOP(log(v));
+    case U_ABS: U_LOOP(fabs(v));
+    case U_SIGN: U_LOOP(sign_of(v));
+    case U_ROUND: U_LOOP(java_round(v));
+    case U_FLOOR: U_LOOP(floor(v));
+    case U_CEIL: U_LOOP(ceil(v));
+    case U_SIN: U_LOOP(sin(v));
+    case U_COS: U_LOOP(cos(v));
+    case U_TAN: U_LOOP(tan(v));
+    case U_ASIN: U_LOOP(asin(v));
+    case U_ACOS: U_LOOP(acos(v));
+    case U_ATAN: U_LOOP(atan(v));
+    case U_SINH: U_LOOP(sinh(v));
+    case U_COSH: U_LOOP(cosh(v));
+    case U_TANH: U_LOOP(tanh(v));
+    case U_SIGMOID: U_LOOP(1.0 / (1.0 + exp(-v)));
+    }
+#undef U_LOOP
+}
+
+static Status unary(Interp *I, const BArgs *a, Value *out, UFn f)
+{
+    Value v = a->v[0];
+    if (v.kind == VAL_MATRIX) {
+        Matrix *m = mat_alloc(I, v.m->rows, v.m->cols);
+        if (!m)
+            return ST_ERR;
+        unary_kernel(f, v.m->data, m->data, mat_len(m));
+        *out = val_matrix_take(m);
+        return ST_OK;
+    }
+    if (v.kind == VAL_INT && f == U_ABS) {
+        *out = val_int(v.i < 0 ? (int64_t)(0 - (uint64_t)v.i) : v.i);
+        return ST_OK;
+    }
+    if (v.kind == VAL_INT || v.kind == VAL_DOUBLE || v.kind == VAL_BOOL) {
+        double x = val_num(v), y;
+        unary_kernel(f, &x, &y, 1);
+        *out = val_double(y);
+        return ST_OK;
+    }
+    return arg_type_error(I, a, 0, "a number or matrix");
+}
+
+/* exp(x) */
+static Status bi_exp(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_EXP); }
+/* sqrt(x) */
+static Status bi_sqrt(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_SQRT); }
+/* abs(x) */
+static Status bi_abs(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_ABS); }
+/* sign(x) */
+static Status bi_sign(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_SIGN); }
+/* round(x) */
+static Status bi_round(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_ROUND); }
+/* floor(x) */
+static Status bi_floor(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_FLOOR); }
+/* ceil(x) / ceiling(x) */
+static Status bi_ceil(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_CEIL); }
+/* sin(x) */
+static Status bi_sin(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_SIN); }
+/* cos(x) */
+static Status bi_cos(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_COS); }
+/* tan(x) */
+static Status bi_tan(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_TAN); }
+/* asin(x) */
+static Status bi_asin(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_ASIN); }
+/* acos(x) */
+static Status bi_acos(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_ACOS); }
+/* atan(x) */
+static Status bi_atan(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_ATAN); }
+/* sinh(x) */
+static Status bi_sinh(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_SINH); }
+/* cosh(x) */
+static Status bi_cosh(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_COSH); }
+/* tanh(x) */
+static Status bi_tanh(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_TANH); }
+/* sigmoid(x) = 1 / (1 + exp(-x)) */
+static Status bi_sigmoid(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_SIGMOID); }
+
+/* log(x) / log(x, base) */
+static Status bi_log(Interp *I, const BArgs *a, Value *out)
+{
+    if (!arg_given(a, 1))
+        return unary(I, a, out, U_LOG);
+    double base;
+    TRY(arg_double(I, a, 1, M_E, &base));
+    double lb = log(base);
+    Value v = a->v[0];
+    if (v.kind == VAL_MATRIX) {
+        Matrix *m = mat_alloc(I, v.m->rows, v.m->cols);
+        if (!m)
+            return ST_ERR;
+        const double *x = v.m->data;
+        int64_t n = mat_len(m);
+        for (int64_t i = 0; i < n; i++)
+            m->data[i] = log(x[i]) / lb;
+        *out = val_matrix_take(m);
+        return ST_OK;
+    }
+    if (v.kind == VAL_INT || v.kind == VAL_DOUBLE || v.kind == VAL_BOOL) {
+        *out = val_double(log(val_num(v)) / lb);
+        return ST_OK;
+    }
+    return arg_type_error(I, a, 0, "a number or matrix");
+}
+
+/* ========================= cell-wise n-ary operators ===================== */
+
+typedef enum NFn { N_MIN, N_MAX, N_XOR, N_BAND, N_BOR, N_BXOR, N_SHL, N_SHR } NFn;
+
+/* Java Math.min/max: NaN if either operand is NaN. Written as a select
+ * plus a NaN fix-up so that the loops using them vectorise. */
+static inline double dmin(double a, double b) { double r = a < b ? a : b; return (a != a || b != b) ? a + b : r; }
+static inline double dmax(double a, double b) { double r = a > b ? a : b; return (a != a || b != b) ? a + b : r; }
+static inline int64_t d2l(double d)
+{
+    if (isnan(d)) return 0;
+    if (d >= 9.223372036854775807e18) return INT64_MAX;
+    if (d <= -9.223372036854775808e18) return INT64_MIN;
+    return (int64_t)d;
+}
+static inline double nfn(NFn f, double a, double b)
+{
+    switch (f) {
+    case N_MIN: return dmin(a, b);
+    case N_MAX: return dmax(a, b);
+    case N_XOR: return ((a != 0) != (b != 0)) ? 1.0 : 0.0;
+    case N_BAND: return (double)(d2l(a) & d2l(b));
+    case N_BOR: return (double)(d2l(a) | d2l(b));
+    case N_BXOR: return (double)(d2l(a) ^ d2l(b));
+    case N_SHL: return (double)(int64_t)((uint64_t)d2l(a) << (d2l(b) & 63));
+    case N_SHR: return (double)(d2l(a) >> (d2l(b) & 63));
+    }
+    return 0;
+}
+
+/* One operand seen against an R x C result: a pointer to its row i and
+ * whether that row is a single broadcast value. */
+typedef enum BKind { B_SCALAR, B_FULL, B_COLVEC, B_ROWVEC } BKind;
+typedef struct Bcast { BKind kind; const double *p; double s; int64_t cols; } Bcast;
+
+static inline bool bc_row(const Bcast *b, int64_t i, const double **p, double *s)
+{
+    switch (b->kind) {
+    case B_SCALAR: *s = b->s; return true;
+    case B_COLVEC: *s = b->p[i]; return true;
+    case B_ROWVEC: *p = b->p; return false;
+    default: *p = b->p + i * b->cols; return false;
+    }
+}
+
+/* y[0..C) = f(x, z) for one row, where x/z are a row or a broadcast value. */
+static void row_kernel(NFn f, double *y, int64_t C, const double *xp, double xs, bool xc,
+                       const double *zp, double zs, bool zc)
+{
+#define R_LOOPS(EXPR)                                                                 \
+    if (!xc && !zc) for (int64_t j = 0; j < C; j++) { double a = xp[j], b = zp[j]; y[j] = EXPR; } \
+    else if (!xc) for (int64_t j = 0; j < C; j++) { double a = xp[j], b = zs; y[j] = EXPR; }     \
+    else if (!zc) for (int64_t j = 0; j < C; j++) { double a = xs, b = zp[j]; y[j] = EXPR; }     \
+    else { double a = xs, b = zs; double r_ = EXPR; for (int64_t j = 0; j < C; j++) y[j] = r_; } \
+    break
+    switch (f) {
+    case N_MIN: R_LOOPS(dmin(a, b));
+    case N_MAX: R_LOOPS(dmax(a, b));
+    default: R_LOOPS(nfn(f, a, b));
+    }
+#undef R_LOOPS
+}
+
+static const char *nfn_name(NFn f)
+{
+    static const char *const n[] = {"min", "max", "xor", "bitwAnd", "bitwOr", "bitwXor", "bitwShiftL", "bitwShiftR"};
+    return n[f];
+}
+
+/* Scalar result of f over scalars v[0..n). */
+static Status nary_scalars(Interp *I, const BArgs *a, const Value *v, int n, NFn f, Value *out)
+{
+    bool all_int = true;
+    for (int i = 0; i < n; i++) {
+        if (!(val_is_number(v[i]) || v[i].kind == VAL_BOOL))
+            return arg_type_error(I, a, i, "a number or matrix");
+        if (v[i].kind != VAL_INT)
+            all_int = false;
+    }
+    if (f == N_XOR) {
+        *out = val_bool((val_num(v[0]) != 0) != (val_num(v[1]) != 0));
+        return ST_OK;
+    }
+    if (f == N_MIN || f == N_MAX) {
+        if (all_int) {
+            int64_t r = v[0].i;
+            for (int i = 1; i < n; i++)
+                r = f == N_MIN ? (v[i].i < r ? v[i].i : r) : (v[i].i > r ? v[i].i : r);
+            *out = val_int(r);
+            return ST_OK;
+        }
+        double r = val_num(v[0]);
+        for (int i = 1; i < n; i++)
+            r = nfn(f, r, val_num(v[i]));
+        *out = val_double(r);
+        return ST_OK;
+    }
+    /* bitw*: integer arithmetic */
+    int64_t x = v[0].kind == VAL_INT ? v[0].i : d2l(val_num(v[0]));
+    int64_t y = v[1].kind == VAL_INT ? v[1].i : d2l(val_num(v[1]));
+    int64_t r;
+    switch (f) {
+    case N_BAND: r = x & y; break;
+    case N_BOR: r = x | y; break;
+    case N_BXOR: r = x ^ y; break;
+    case N_SHL: r = (int64_t)((uint64_t)x << (y & 63)); break;
+    default: r = x >> (y & 63); break;
+    }
+    *out = val_int(r);
+    return ST_OK;
+}
+
+/* f folded over v[0..n) cell-wise: scalars broadcast, matrices of the result
+ * shape, or row / column vectors of it. */
+static Status nary(Interp *I, const BArgs *a, const Value *v, int n, NFn f, Value *out)
+{
+    int64_t R = -1, C = -1;
+    for (int i = 0; i < n; i++) {
+        if (v[i].kind == VAL_MATRIX) {
+            if (v[i].m->rows > R) R = v[i].m->rows;
+            if (v[i].m->cols > C) C = v[i].m->cols;
+        } else if (!(val_is_number(v[i]) || v[i].kind == VAL_BOOL)) {
+            return arg_type_error(I, a, i, "a number or matrix");
+        }
+    }
+    if (R < 0)
+        return nary_scalars(I, a, v, n, f, out);
+    Bcast *b = malloc((size_t)n * sizeof *b);
+    if (!b)
+        return err_set(I, "%s(): out of memory", nfn_name(f));
+    const Matrix *ref = NULL;
+    for (int i = 0; i < n; i++) {
+        if (v[i].kind != VAL_MATRIX) {
+            b[i] = (Bcast){B_SCALAR, NULL, val_num(v[i]), 0};
+            continue;
+        }
+        const Matrix *x = v[i].m;
+        if (x->rows == R && x->cols == C) b[i] = (Bcast){B_FULL, x->data, 0, C};
+        else if (x->rows == R && x->cols == 1) b[i] = (Bcast){B_COLVEC, x->data, 0, 1};
+        else if (x->rows == 1 && x->cols == C) b[i] = (Bcast){B_ROWVEC, x->data, 0, C};
+        else {
+            if (!ref)
+                for (int k = 0; k < n; k++)
+                    if (v[k].kind == VAL_MATRIX && k != i) { ref = v[k].m; break; }
+            free(b);
+            return err_set(I, "Block sizes are not matched for binary cell operations: %lldx%lld vs %lldx%lld",
+                           LL(ref ? ref->rows : R), LL(ref ? ref->cols : C), LL(x->rows), LL(x->cols));
+        }
+        if (!ref)
+            ref = x;
+    }
+    Matrix *m = mat_alloc(I, R, C);
+    if (!m) {
+        free(b);
+        return ST_ERR;
+    }
+    for (int64_t i = 0; i < R; i++) {
+        double *y = m->data + i * C;
+        const double *xp = NULL, *zp = NULL;
+        double xs = 0, zs = 0;
+        bool xc = bc_row(&b[0], i, &xp, &xs);
+        bool zc = bc_row(&b[1], i, &zp, &zs);
+        row_kernel(f, y, C, xp, xs, xc, zp, zs, zc);
+        for (int k = 2; k < n; k++) {
+            zc = bc_row(&b[k], i, &zp, &zs);
+            row_kernel(f, y, C, y, 0, false, zp, zs, zc);
+        }
+    }
+    free(b);
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* min/max of all cells of one matrix (NaN propagates). */
+static Status agg_minmax(Interp *I, const BArgs *a, Value *out, bool is_max)
+{
+    Value v = a->v[0];
+    if (v.kind != VAL_MATRIX) {
+        if (!(val_is_number(v) || v.kind == VAL_BOOL))
+            return arg_type_error(I, a, 0, "a number or matrix");
+        *out = v.kind == VAL_BOOL ? val_double(val_num(v)) : v;
+        return ST_OK;
+    }
+    const double *x = v.m->data;
+    int64_t n = mat_len(v.m);
+    double r = is_max ? -INFINITY : INFINITY;
+    if (is_max)
+        for (int64_t i = 0; i < n; i++) r = dmax(r, x[i]);
+    else
+        for (int64_t i = 0; i < n; i++) r = dmin(r, x[i]);
+    *out = val_double(r);
+    return ST_OK;
+}
+
+static Status minmax(Interp *I, const BArgs *a, Value *out, bool is_max)
+{
+    if (a->n == 0)
+        return err_set(I, "%s(): expects at least one argument", a->def->name);
+    if (a->n == 1)
+        return agg_minmax(I, a, out, is_max);
+    return nary(I, a, a->v, a->n, is_max ? N_MAX : N_MIN, out);
+}
+
+/* min(X) / min(a, b, ...) / pmin(...) */
+static Status bi_min(Interp *I, const BArgs *a, Value *out) { return minmax(I, a, out, false); }
+/* max(X) / max(a, b, ...) / pmax(...) */
+static Status bi_max(Interp *I, const BArgs *a, Value *out) { return minmax(I, a, out, true); }
+
+static Status binary2(Interp *I, const BArgs *a, Value *out, NFn f)
+{
+    Value v[2] = {a->v[0], a->v[1]};
+    return nary(I, a, v, 2, f, out);
+}
+
+/* xor(a, b) */
+static Status bi_xor(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, N_XOR); }
+/* bitwAnd(a, b) */
+static Status bi_bitwAnd(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, N_BAND); }
+/* bitwOr(a, b) */
+static Status bi_bitwOr(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, N_BOR); }
+/* bitwXor(a, b) */
+static Status bi_bitwXor(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, N_BXOR); }
+/* bitwShiftL(a, n) */
+static Status bi_bitwShiftL(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, N_SHL); }
+/* bitwShiftR(a, n) */
+static Status bi_bitwShiftR(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, N_SHR); }
+
+const BuiltinDef bi_elementwise_table[] = {
+    {"exp", bi_exp, "x", 1, BIND_POS, 1, 0},
+    {"sqrt", bi_sqrt, "x", 1, BIND_POS, 1, 0},
+    {"log", bi_log, "x,base", 1, BIND_POS, 1, 0},
+    {"abs", bi_abs, "x", 1, BIND_POS, 1, 0},
+    {"sign", bi_sign, "x", 1, BIND_POS, 1, 0},
+    {"round", bi_round, "x", 1, BIND_POS, 1, 0},
+    {"floor", bi_floor, "x", 1, BIND_POS, 1, 0},
+    {"ceil", bi_ceil, "x", 1, BIND_POS, 1, 0},
+    {"ceiling", bi_ceil, "x", 1, BIND_POS, 1, 0},
+    {"sin", bi_sin, "x", 1, BIND_POS, 1, 0},
+    {"cos", bi_cos, "x", 1, BIND_POS, 1, 0},
+    {"tan", bi_tan, "x", 1, BIND_POS, 1, 0},
+    {"asin", bi_asin, "x", 1, BIND_POS, 1, 0},
+    {"acos", bi_acos, "x", 1, BIND_POS, 1, 0},
+    {"atan", bi_atan, "x", 1, BIND_POS, 1, 0},
+    {"sinh", bi_sinh, "x", 1, BIND_POS, 1, 0},
+    {"cosh", bi_cosh, "x", 1, BIND_POS, 1, 0},
+    {"tanh", bi_tanh, "x", 1, BIND_POS, 1, 0},
+    {"sigmoid", bi_sigmoid, "x", 1, BIND_POS, 1, 0},
+    {"min", bi_min, "", 0, BIND_VARIADIC, 1, 0},
+    {"max", bi_max, "", 0, BIND_VARIADIC, 1, 0},
+    {"pmin", bi_min, "", 0, BIND_VARIADIC, 1, 0},
+    {"pmax", bi_max, "", 0, BIND_VARIADIC, 1, 0},
+    {"xor", bi_xor, "a,b", 2, BIND_POS, 1, 0},
+    {"bitwAnd", bi_bitwAnd, "a,b", 2, BIND_POS, 1, 0},
+    {"bitwOr", bi_bitwOr, "a,b", 2, BIND_POS, 1, 0},
+    {"bitwXor", bi_bitwXor, "a,b", 2, BIND_POS, 1, 0},
+    {"bitwShiftL", bi_bitwShiftL, "a,b", 2, BIND_POS, 1, 0},
+    {"bitwShiftR", bi_bitwShiftR, "a,b", 2, BIND_POS, 1, 0},
+    {NULL, NULL, NULL, 0, 0, 0, 0},
+};

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The builtin registry: looks names up across the family tables. The tables
+ * are const and the index is built once under pthread_once, so lookups are
+ * safe from any thread (they happen once per call site, at resolve time). */
+#include "registry.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Every family table, in lookup order (the first row with a name wins). */
+static const BuiltinDef *const family_tables[] = {
+    bi_core_table,      bi_construct_table, bi_elementwise_table, bi_aggregate_table,
+    bi_reorg_table,     bi_linalg_table,    bi_io_table,          bi_list_string_table,
+    bi_dnn_table,       bi_stats_table,     bi_paramserv_table,   bi_interp_table,
+};
+#define NTABLES (sizeof family_tables / sizeof family_tables[0])
+
+/* Sorted index of all rows (by name, ties in table order), built once. */
+static const BuiltinDef **index_rows;
+static size_t index_n;
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const BuiltinDef *x = *(const BuiltinDef *const *)a, *y = *(const BuiltinDef *const *)b;
+    int c = strcmp(x->name, y->name);
+    if (c)
+        return c;
+    return x < y ? -1 : x > y;   /* rows of one table are contiguous; keep a stable order */
+}
+
+static void build_index(void)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < NTABLES; t++)
+        for (const BuiltinDef *d = family_tables[t]; d->name; d++)
+            n++;
+    index_rows = malloc((n ? n : 1) * sizeof *index_rows);
+    if (!index_rows)
+        return;     /* builtin_find falls back to a linear scan */
+    size_t k = 0;
+    for (size_t t = 0; t < NTABLES; t++)
+        for (const BuiltinDef *d = family_tables[t]; d->name; d++)
+            index_rows[k++] = d;
+    /* qsort is not stable across tables; a duplicate name is a bug anyway,
+     * and the linear-scan order is used to break such ties below. */
+    qsort(index_rows, n, sizeof *index_rows, cmp_rows);
+    index_n = n;
+}
+
+static const BuiltinDef *scan_find(const char *name)
+{
+    for (size_t t = 0; t < NTABLES; t++)
+        for (const BuiltinDef *d = family_tables[t]; d->name; d++)
+            if (strcmp(d->name, name) == 0)
+                return d;
+    return NULL;
+}
+
+const BuiltinDef *builtin_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    pthread_once(&index_once, build_index);
+    if (!index_rows)
+        return scan_find(name);
+    size_t lo = 0, hi = index_n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(index_rows[mid]->name, name);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < index_n && strcmp(index_rows[lo]->name, name) == 0) {
+        /* Duplicate names across tables: honour the table order. */
+        if (lo + 1 < index_n && strcmp(index_rows[lo + 1]->name, name) == 0)
+            return scan_find(name);
+        return index_rows[lo];
+    }
+    return NULL;
+}
+
+int builtin_nparams(const BuiltinDef *def)
+{
+    const char *p = def->params;
+    if (!p || !*p)
+        return 0;
+    int n = 1;
+    for (; *p; p++)
+        n += *p == ',';
+    return n;
+}
+
+const char *builtin_param_name(const BuiltinDef *def, int i, char *buf, size_t cap)
+{
+    if (cap == 0)
+        return buf;
+    buf[0] = '\0';
+    const char *p = def->params ? def->params : "";
+    for (int k = 0; k < i && *p; k++) {
+        p = strchr(p, ',');
+        if (!p)
+            return buf;
+        p++;
+    }
+    size_t n = strcspn(p, ",");
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+void builtin_each(void (*fn)(const char *name, void *ctx), void *ctx)
+{
+    for (size_t t = 0; t < NTABLES; t++)
+        for (const BuiltinDef *d = family_tables[t]; d->name; d++)
+            fn(d->name, ctx);
+}
