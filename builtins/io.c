@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The I/O builtins read(), readMM() and the write() statement: binding of
+ * their arguments, merging with the "<file>.mtd" metadata (a value given in
+ * both places must agree), choosing the format, and atomic writing of the
+ * data file and its .mtd. The formats themselves live in io_formats.c, the
+ * JSON in mtd.c. Thread-safe: all state comes from the Interp and the stack. */
+#include "registry.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "io_formats.h"
+#include "mtd.h"
+
+/* Parameter positions of read(); must follow the 'params' string below. */
+enum {
+    R_FILE, R_FORMAT, R_DATA_TYPE, R_VALUE_TYPE, R_ROWS, R_COLS, R_NNZ, R_HEADER, R_SEP, R_FILL,
+    R_DEFAULT, R_NA_STRINGS, R_SCHEMA, R_ROWS_IN_BLOCK, R_COLS_IN_BLOCK,
+};
+/* Parameter positions of write(). */
+enum { W_X, W_FILE, W_FORMAT, W_HEADER, W_SEP, W_SPARSE, W_DESCRIPTION };
+
+/* Upstream separates several naStrings in one string with U+00B7 '·'. */
+#define NA_SEP "\xC2\xB7"
+
+static Status io_err(Interp *I, const IoErr *e) { return err_set(I, "%s", e->msg); }
+
+static char *mtd_path_of(const char *path)
+{
+    size_t n = strlen(path);
+    char *p = malloc(n + 5);
+    if (p) {
+        memcpy(p, path, n);
+        memcpy(p + n, ".mtd", 5);
+    }
+    return p;
+}
+
+/* Loads "<path>.mtd" into *m when it exists; a missing file is no error. */
+static Status load_mtd(Interp *I, const char *mtd_path, Mtd *m, bool *found)
+{
+    struct stat st;
+    *found = false;
+    if (stat(mtd_path, &st) != 0 && errno == ENOENT)
+        return ST_OK;
+    IoBuf b;
+    IoErr e;
+    if (!io_read_file(mtd_path, &b, &e))
+        return io_err(I, &e);
+    bool ok = mtd_parse(b.p, b.len, mtd_path, m, &e);
+    io_buf_free(&b);
+    if (!ok)
+        return io_err(I, &e);
+    *found = true;
+    return ST_OK;
+}
+
+/* ---- merging call arguments with the metadata ---- */
+
+/* The effective string: the call's (if given), which must then agree
+ * (case-insensitively: "CSV" is "csv") with the metadata's. */
+static Status merge_str(Interp *I, const BArgs *a, int i, const char *key, const char *from_mtd,
+                        const char *mtd_path, bool exact, const char **out)
+{
+    const char *call = NULL;
+    if (arg_given(a, i))
+        TRY(arg_string(I, a, i, NULL, &call));
+    if (call && from_mtd && (exact ? strcmp(call, from_mtd) : strcasecmp(call, from_mtd)) != 0)
+        return err_set(I, "read(): %s is \"%s\" in the call but \"%s\" in '%s'", key, call, from_mtd, mtd_path);
+    *out = call ? call : from_mtd;
+    return ST_OK;
+}
+
+static Status merge_int(Interp *I, const BArgs *a, int i, const char *key, int64_t from_mtd, const char *mtd_path,
+                        int64_t *out)
+{
+    int64_t call = -1;
+    if (arg_given(a, i)) {
+        TRY(arg_int(I, a, i, -1, &call));
+        if (call < 0)
+            return err_set(I, "read(): %s must not be negative, got %lld", key, (long long)call);
+    }
+    if (call >= 0 && from_mtd >= 0 && call != from_mtd)
+        return err_set(I, "read(): %s is %lld in the call but %lld in '%s'", key, (long long)call,
+                       (long long)from_mtd, mtd_path);
+    *out = call >= 0 ? call : from_mtd;
+    return ST_OK;
+}
+
+static Status merge_bool(Interp *I, const BArgs *a, int i, const char *key, int from_mtd, const char *mtd_path,
+                         bool dflt, bool *out)
+{
+    if (arg_given(a, i)) {
+        bool call;
+        TRY(arg_bool(I, a, i, dflt, &call));
+        if (from_mtd >= 0 && (int)call != from_mtd)
+            return err_set(I, "read(): %s is %s in the call but %s in '%s'", key, call ? "TRUE" : "FALSE",
+                           from_mtd ? "TRUE" : "FALSE", mtd_path);
+        *out = call;
+        return ST_OK;
+    }
+    *out = from_mtd >= 0 ? from_mtd != 0 : dflt;
+    return ST_OK;
+}
+
+/* ---- naStrings: a string (several joined by '·') or a list of strings ---- */
+
+typedef struct NaList {
+    const char **v;
+    int n;
+    char *copy;     /* split copy of a joined string */
+} NaList;
+
+static void na_free(NaList *na)
+{
+    free(na->v);
+    free(na->copy);
+}
+
+static Status na_collect(Interp *I, const BArgs *a, NaList *na)
+{
+    memset(na, 0, sizeof *na);
+    if (!arg_given(a, R_NA_STRINGS))
+        return ST_OK;
+    Value v = a->v[R_NA_STRINGS];
+    if (v.kind == VAL_LIST) {
+        na->v = malloc(sizeof *na->v * (size_t)(v.l->n ? v.l->n : 1));
+        if (!na->v)
+            return err_set(I, "read(): out of memory");
+        for (int64_t k = 0; k < v.l->n; k++) {
+            if (v.l->items[k].kind != VAL_STRING) {
+                na_free(na);
+                return err_set(I, "read(): naStrings must hold strings, got %s",
+                               val_kind_name(v.l->items[k].kind));
+            }
+            na->v[na->n++] = v.l->items[k].s->s;
+        }
+        return ST_OK;
+    }
+    if (v.kind != VAL_STRING)
+        return err_set(I, "read(): argument 'naStrings' must be a string or a list of strings, got %s",
+                       val_kind_name(v.kind));
+    na->copy = strdup(v.s->s);
+    size_t parts = 1;
+    for (const char *p = v.s->s; (p = strstr(p, NA_SEP)) != NULL; p += 2)
+        parts++;
+    na->v = malloc(sizeof *na->v * parts);
+    if (!na->copy || !na->v) {
+        na_free(na);
+        return err_set(I, "read(): out of memory");
+    }
+    char *p = na->copy;
+    for (;;) {
+        na->v[na->n++] = p;
+        char *q = strstr(p, NA_SEP);
+        if (!q)
+            break;
+        *q = 0;
+        p = q + 2;
+    }
+    return ST_OK;
+}
+
+/* ---- read ---- */
+
+/* Format from the call or the .mtd, else guessed from the file name: IDX by
+ * its MNIST-style names, ".csv" as csv (upstream would fail on such a file
+ * read as text), anything else text (upstream's default). */
+static const char *guess_format(const char *path)
+{
+    if (io_name_is_idx(path))
+        return "idx";
+    size_t n = strlen(path);
+    if ((n >= 4 && strcasecmp(path + n - 4, ".csv") == 0) || (n >= 7 && strcasecmp(path + n - 7, ".csv.gz") == 0))
+        return "csv";
+    if ((n >= 4 && strcasecmp(path + n - 4, ".mtx") == 0) || (n >= 7 && strcasecmp(path + n - 7, ".mtx.gz") == 0))
+        return "mm";
+    return "text";
+}
+
+static Status read_scalar(Interp *I, const char *path, const char *vt, Value *out)
+{
+    if (strcasecmp(vt, "int") && strcasecmp(vt, "integer") && strcasecmp(vt, "double") &&
+        strcasecmp(vt, "boolean") && strcasecmp(vt, "string"))
+        return err_set(I, "read(): unknown value_type \"%s\" (expected int, double, boolean or string)", vt);
+    const char *canon = !strcasecmp(vt, "integer") ? "int" : vt;
+    char lower[16];
+    size_t k = 0;
+    for (; canon[k] && k + 1 < sizeof lower; k++)
+        lower[k] = (char)(canon[k] >= 'A' && canon[k] <= 'Z' ? canon[k] - 'A' + 'a' : canon[k]);
+    lower[k] = 0;
+    IoBuf b;
+    IoErr e;
+    if (!io_read_file(path, &b, &e))
+        return io_err(I, &e);
+    bool ok = io_parse_scalar(b.p, b.len, path, lower, out, &e);
+    io_buf_free(&b);
+    return ok ? ST_OK : io_err(I, &e);
+}
+
+typedef struct ReadSpec {
+    const char *path, *format;
+    int64_t rows, cols;
+    IoCsvOpts csv;
+} ReadSpec;
+
+static Status read_matrix(Interp *I, const ReadSpec *s, Value *out)
+{
+    const char *f = s->format;
+    bool text = !strcasecmp(f, "text") || !strcasecmp(f, "textcell") || !strcasecmp(f, "ijv");
+    bool csv = !strcasecmp(f, "csv"), mm = !strcasecmp(f, "mm"), bin = !strcasecmp(f, "binary");
+    bool svm = !strcasecmp(f, "libsvm"), idx = !strcasecmp(f, "idx");
+    if (!text && !csv && !mm && !bin && !svm && !idx)
+        return err_set(I, "read(): format \"%s\" is not supported (supported: text, csv, mm, binary, libsvm, idx)", f);
+    if (text && (s->rows < 0 || s->cols < 0))
+        return err_set(I, "read(): format \"text\" needs rows and cols (in the call or in '%s.mtd')", s->path);
+    /* Hopeless dimensions fail before the file is even read. */
+    IoErr e;
+    if (s->rows >= 0 && s->cols >= 0 && !io_check_dims(s->rows, s->cols, s->path, &e))
+        return io_err(I, &e);
+    Matrix *m;
+    if (bin) {
+        m = io_read_binary_file(s->path, s->rows, s->cols, &e);
+        if (!m)
+            return io_err(I, &e);
+        *out = val_matrix_take(m);
+        return ST_OK;
+    }
+    IoBuf b;
+    if (!io_read_file(s->path, &b, &e))
+        return io_err(I, &e);
+    if (text)
+        m = io_parse_text(b.p, b.len, s->path, s->rows, s->cols, &e);
+    else if (csv)
+        m = io_parse_csv(b.p, b.len, s->path, &s->csv, &e);
+    else if (mm)
+        m = io_parse_mm(b.p, b.len, s->path, s->rows, s->cols, &e);
+    else if (svm)
+        m = io_parse_libsvm(b.p, b.len, s->path, s->rows, s->cols, &e);
+    else
+        m = io_parse_idx(b.p, b.len, s->path, s->rows, s->cols, &e);
+    io_buf_free(&b);
+    if (!m)
+        return io_err(I, &e);
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* read(file, format=, data_type=, value_type=, rows=, cols=, nnz=, header=,
+ *      sep=, fill=, default=, naStrings=, schema=, rows_in_block=, cols_in_block=) */
+static Status bi_read(Interp *I, const BArgs *a, Value *out)
+{
+    const char *path;
+    TRY(arg_string(I, a, R_FILE, NULL, &path));
+    char *mtd_path = mtd_path_of(path);
+    if (!mtd_path)
+        return err_set(I, "read(): out of memory");
+    Mtd md;
+    mtd_init(&md);
+    NaList na = {0};
+    bool found;
+    Status st = load_mtd(I, mtd_path, &md, &found);
+    const char *format = NULL, *dtype = NULL, *vtype = NULL, *sep = NULL;
+    int64_t rows = -1, cols = -1, nnz = -1, rib = -1, cib = -1;
+    bool header = false, fill = true;
+    double dflt = 0.0;
+    if (st == ST_OK)
+        st = merge_str(I, a, R_FORMAT, "format", md.format, mtd_path, false, &format);
+    if (st == ST_OK)
+        st = merge_str(I, a, R_DATA_TYPE, "data_type", md.data_type, mtd_path, false, &dtype);
+    if (st == ST_OK)
+        st = merge_str(I, a, R_VALUE_TYPE, "value_type", md.value_type, mtd_path, false, &vtype);
+    if (st == ST_OK)
+        st = merge_str(I, a, R_SEP, "sep", md.sep, mtd_path, true, &sep);
+    if (st == ST_OK)
+        st = merge_int(I, a, R_ROWS, "rows", md.rows, mtd_path, &rows);
+    if (st == ST_OK)
+        st = merge_int(I, a, R_COLS, "cols", md.cols, mtd_path, &cols);
+    if (st == ST_OK)
+        st = merge_int(I, a, R_NNZ, "nnz", md.nnz, mtd_path, &nnz);
+    if (st == ST_OK)
+        st = merge_int(I, a, R_ROWS_IN_BLOCK, "rows_in_block", md.rows_in_block, mtd_path, &rib);
+    if (st == ST_OK)
+        st = merge_int(I, a, R_COLS_IN_BLOCK, "cols_in_block", md.cols_in_block, mtd_path, &cib);
+    if (st == ST_OK)
+        st = merge_bool(I, a, R_HEADER, "header", md.header, mtd_path, false, &header);
+    if (st == ST_OK)
+        st = arg_bool(I, a, R_FILL, true, &fill);
+    if (st == ST_OK)
+        st = arg_double(I, a, R_DEFAULT, 0.0, &dflt);
+    if (st == ST_OK)
+        st = na_collect(I, a, &na);
+    if (st != ST_OK)
+        goto done;
+    if (!dtype)
+        dtype = "matrix";
+    if (!strcasecmp(dtype, "scalar")) {
+        st = read_scalar(I, path, vtype ? vtype : "double", out);
+    } else if (!strcasecmp(dtype, "matrix")) {
+        if (arg_given(a, R_SCHEMA)) {
+            st = err_set(I, "read(): 'schema' applies only to frames, not to a matrix");
+            goto done;
+        }
+        ReadSpec s = {path, format ? format : guess_format(path), rows, cols, {0}};
+        io_csv_opts_init(&s.csv);
+        s.csv.header = header;
+        if (sep)
+            s.csv.sep = sep;
+        s.csv.fill = fill;
+        s.csv.fill_value = dflt;
+        s.csv.na = na.v;
+        s.csv.nna = na.n;
+        s.csv.rows = rows;
+        s.csv.cols = cols;
+        st = read_matrix(I, &s, out);
+    } else if (!strcasecmp(dtype, "frame")) {
+        st = err_set(I, "read(): data_type \"frame\" is not supported (frames are not implemented)");
+    } else {
+        st = err_set(I, "read(): unknown data_type \"%s\" (expected matrix or scalar)", dtype);
+    }
+done:
+    (void)nnz;  /* declared nnz is metadata only; it need not be exact */
+    na_free(&na);
+    mtd_free(&md);
+    free(mtd_path);
+    return st;
+}
+
+/* readMM(file): read(file, format="mm"). */
+static Status bi_readMM(Interp *I, const BArgs *a, Value *out)
+{
+    const char *path;
+    TRY(arg_string(I, a, 0, NULL, &path));
+    ReadSpec s = {path, "mm", -1, -1, {0}};
+    io_csv_opts_init(&s.csv);
+    return read_matrix(I, &s, out);
+}
+
+/* ---- write ---- */
+
+static const char *scalar_vtype(ValKind k)
+{
+    switch (k) {
+    case VAL_BOOL: return "boolean";
+    case VAL_INT: return "int";
+    case VAL_STRING: return "string";
+    default: return "double";
+    }
+}
+
+/* write(X, file, format="text", header=FALSE, sep=",", sparse=FALSE, description=) */
+static Status bi_write(Interp *I, const BArgs *a, Value *out)
+{
+    char eb[64];
+    (void)out;
+    Value x = a->v[W_X];
+    const char *path, *format, *sep, *desc = NULL;
+    bool header, sparse;
+    TRY(arg_string(I, a, W_FILE, NULL, &path));
+    TRY(arg_string(I, a, W_FORMAT, "text", &format));
+    TRY(arg_string(I, a, W_SEP, ",", &sep));
+    TRY(arg_bool(I, a, W_HEADER, false, &header));
+    TRY(arg_bool(I, a, W_SPARSE, false, &sparse));
+    if (arg_given(a, W_DESCRIPTION))
+        TRY(arg_string(I, a, W_DESCRIPTION, NULL, &desc));
+    if (x.kind == VAL_LIST)
+        return err_set(I, "write(): cannot write a list; write its elements one by one");
+    if (x.kind == VAL_NONE)
+        return err_set(I, "write(): nothing to write");
+    char fmt[16];
+    size_t k = 0;
+    for (; format[k] && k + 1 < sizeof fmt; k++)
+        fmt[k] = (char)(format[k] >= 'A' && format[k] <= 'Z' ? format[k] - 'A' + 'a' : format[k]);
+    fmt[k] = 0;
+    bool is_matrix = x.kind == VAL_MATRIX;
+    if (is_matrix && strcmp(fmt, "text") && strcmp(fmt, "csv") && strcmp(fmt, "mm") && strcmp(fmt, "binary") &&
+        strcmp(fmt, "libsvm"))
+        return err_set(I, "write(): format \"%s\" is not supported (supported: text, csv, mm, binary, libsvm)",
+                       format);
+    if (is_matrix && !strcmp(fmt, "csv") && !*sep)
+        return err_set(I, "write(): the csv separator must not be empty");
+    if (is_matrix && !strcmp(fmt, "libsvm") && x.m->cols < 1)
+        return err_set(I, "write(): libsvm needs at least one column (the label)");
+
+    Mtd md;
+    mtd_init(&md);
+    /* The metadata strings point into the stack or the arguments; they are
+     * detached before mtd_free below, which frees only what mtd_stamp made. */
+    md.data_type = (char *)(is_matrix ? "matrix" : "scalar");
+    md.value_type = (char *)(is_matrix ? "double" : scalar_vtype(x.kind));
+    md.format = (char *)(is_matrix ? fmt : "text");
+    md.description = (char *)desc;
+    if (is_matrix) {
+        md.rows = x.m->rows;
+        md.cols = x.m->cols;
+        md.nnz = io_nnz(x.m);
+        if (!strcmp(fmt, "binary"))
+            md.rows_in_block = md.cols_in_block = 1000;
+        if (!strcmp(fmt, "csv")) {
+            md.header = header;
+            md.sep = (char *)sep;
+        }
+    }
+    md.author = md.created = NULL;
+    Status st = ST_OK;
+    if (!mtd_stamp(&md))
+        st = err_set(I, "write(): out of memory");
+    char *mtd_path = mtd_path_of(path);
+    if (st == ST_OK && !mtd_path)
+        st = err_set(I, "write(): out of memory");
+
+    IoTmp data = {0}, meta = {0};
+    IoErr e;
+    bool ok = st == ST_OK;
+    if (ok)
+        ok = io_tmp_open(path, &data, &e);
+    if (ok) {
+        bool wrote;
+        errno = 0;
+        if (!is_matrix)
+            wrote = io_write_scalar(data.f, x);
+        else if (!strcmp(fmt, "text"))
+            wrote = io_write_text(data.f, x.m);
+        else if (!strcmp(fmt, "csv")) {
+            IoCsvWriteOpts o = {header, sep, sparse};
+            wrote = io_write_csv(data.f, x.m, &o);
+        } else if (!strcmp(fmt, "mm"))
+            wrote = io_write_mm(data.f, x.m);
+        else if (!strcmp(fmt, "binary"))
+            wrote = io_write_binary(data.f, x.m);
+        else
+            wrote = io_write_libsvm(data.f, x.m);
+        int err = errno;
+        if (!wrote) {
+            io_fail(&e, "cannot write '%s': %s", path, io_strerror(err ? err : EIO, eb, sizeof eb));
+            io_tmp_abort(&data);
+            ok = false;
+        }
+    }
+    if (ok)
+        ok = io_tmp_close(&data, path, &e);
+    if (ok && !io_tmp_open(mtd_path, &meta, &e)) {
+        io_tmp_abort(&data);
+        ok = false;
+    }
+    if (ok && !mtd_write(meta.f, &md)) {
+        int err = errno;
+        io_fail(&e, "cannot write '%s': %s", mtd_path, io_strerror(err ? err : EIO, eb, sizeof eb));
+        io_tmp_abort(&meta);
+        io_tmp_abort(&data);
+        ok = false;
+    }
+    if (ok && !io_tmp_close(&meta, mtd_path, &e)) {
+        io_tmp_abort(&data);
+        ok = false;
+    }
+    /* Both files are complete on disk; only now do they replace the old ones. */
+    if (ok && !io_tmp_rename(&data, path, &e)) {
+        io_tmp_abort(&meta);
+        ok = false;
+    }
+    if (ok)
+        ok = io_tmp_rename(&meta, mtd_path, &e);
+    if (st == ST_OK && !ok)
+        st = io_err(I, &e);
+    md.data_type = md.value_type = md.format = md.description = md.sep = NULL;
+    mtd_free(&md);
+    free(mtd_path);
+    return st;
+}
+
+const BuiltinDef bi_io_table[] = {
+    {"read", bi_read,
+     "file,format,data_type,value_type,rows,cols,nnz,header,sep,fill,default,naStrings,schema,rows_in_block,"
+     "cols_in_block",
+     1, BIND_NAMED, 1, 0},
+    {"readMM", bi_readMM, "file", 1, BIND_NAMED, 1, 0},
+    {"write", bi_write, "X,file,format,header,sep,sparse,description", 2, BIND_NAMED, 1, BF_STATEMENT},
+    {NULL, NULL, NULL, 0, 0, 0, 0},
+};

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Matrix file formats: parsers over in-memory buffers and writers over FILE*,
+ * as pure functions with no Interp, so they can be unit-tested and fuzzed.
+ * Every parser takes (buf, len) -- the buffer need not be NUL-terminated --
+ * and a display 'name' used in messages ("data.csv:3: expected 4 fields,
+ * found 3"). On failure a parser returns NULL / false and fills an IoErr; it
+ * never returns a partially filled matrix. All functions are thread-safe:
+ * no global mutable state, no static buffers.
+ *
+ * Formats:
+ *   text    "i j v" per line (1-based), only non-zeros; dims come from outside.
+ *           Blank lines and lines starting with '%' are skipped; the line
+ *           "0 0 0" marks an all-zero matrix.
+ *   csv     fields separated by 'sep'; dims inferred by scanning.
+ *   mm      MatrixMarket: "%%MatrixMarket matrix coordinate|array
+ *           real|integer|double|pattern general|symmetric|skew-symmetric".
+ *   binary  dml's own format (upstream's Hadoop binary is implementation-
+ *           defined per spec): the 8 bytes "DMLBIN1\0", int64 rows, int64
+ *           cols, then rows*cols doubles in row-major order. All numbers are
+ *           little-endian. The file length must be exactly 24 + 8*rows*cols.
+ *   libsvm  "label idx:val idx:val ..." (1-based idx); the matrix holds the
+ *           features in columns 1..cols-1 and the label in the LAST column,
+ *           as upstream SystemDS does.
+ *   idx     the MNIST format: bytes 0,0,type,ndims, then ndims big-endian
+ *           int32 dims, then the data (type 0x08 ubyte, 0x09 byte, 0x0B
+ *           int16, 0x0C int32, 0x0D float32, 0x0E float64; big-endian).
+ *           N x d1 x ... becomes an N x (d1*...) matrix; ndims=1 gives N x 1.
+ * Any of them may be gzip-compressed: io_read_file() inflates transparently. */
+#ifndef DML_BUILTINS_IO_FORMATS_H
+#define DML_BUILTINS_IO_FORMATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../runtime/value.h"
+
+/* Message of a failed I/O operation (no position of the DML call). */
+typedef struct IoErr {
+    char msg[512];
+} IoErr;
+
+/* Sets e->msg (printf-style) and returns false, so 'return io_fail(...)'
+ * reads naturally in bool functions. */
+bool io_fail(IoErr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Thread-safe strerror: the message for errno value 'err' (buf is used as
+ * scratch space; 64 bytes suffice). */
+const char *io_strerror(int err, char *buf, size_t cap);
+
+/* ---- whole-file input ---- */
+
+/* A malloc'd byte buffer; p[len] is always a NUL (not counted in len). */
+typedef struct IoBuf {
+    char *p;
+    size_t len;
+} IoBuf;
+
+void io_buf_free(IoBuf *b);
+/* Reads the whole file at 'path'. A gzip file (magic 1f 8b) is inflated.
+ * Errors: "cannot open 'f.csv': No such file or directory", read errors,
+ * corrupt gzip data. */
+bool io_read_file(const char *path, IoBuf *out, IoErr *e);
+/* True when buf starts with the gzip magic bytes 1f 8b. */
+bool io_is_gzip(const char *buf, size_t len);
+/* Inflates a gzip stream (several members are concatenated) into *out.
+ * 'name' is used in messages. */
+bool io_gunzip(const char *buf, size_t len, const char *name, IoBuf *out, IoErr *e);
+
+/* ---- sizes ---- */
+
+/* Checks that a rows x cols matrix of doubles is representable and fits in
+ * the machine's physical memory; the message names 'name'. */
+bool io_check_dims(int64_t rows, int64_t cols, const char *name, IoErr *e);
+/* New zero-filled rows x cols matrix after io_check_dims; NULL with e set. */
+Matrix *io_matrix_zero(int64_t rows, int64_t cols, const char *name, IoErr *e);
+/* Number of cells != 0 (NaN counts as non-zero). */
+int64_t io_nnz(const Matrix *m);
+
+/* ---- parsers: owned Matrix on success, NULL with e set on failure ---- */
+
+typedef struct IoCsvOpts {
+    bool header;            /* skip the first line */
+    const char *sep;        /* field separator, non-empty (default ",") */
+    bool fill;              /* empty fields become fill_value (else an error) */
+    double fill_value;
+    const char *const *na;  /* strings read as NaN (after trimming) */
+    int nna;
+    int64_t rows, cols;     /* expected dims, or -1 to infer */
+} IoCsvOpts;
+
+void io_csv_opts_init(IoCsvOpts *o);
+
+/* CSV. Fields are trimmed of blanks; a field in double quotes may contain
+ * the separator. A trailing '\r' and trailing blank lines are ignored.
+ * When rows/cols are given the file must have exactly that shape. */
+Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvOpts *o, IoErr *e);
+/* text ("i j v"); rows and cols are required (>= 0). */
+Matrix *io_parse_text(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e);
+/* MatrixMarket; rows/cols (-1 = not given) must agree with the header. */
+Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e);
+/* dml binary; rows/cols (-1 = not given) must agree with the header. */
+Matrix *io_parse_binary(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e);
+/* The binary format straight from a file into the matrix, without an
+ * intermediate buffer (a gzip'd file takes the buffered road). */
+Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, IoErr *e);
+/* IDX (already inflated); rows/cols (-1 = not given) must agree. */
+Matrix *io_parse_idx(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e);
+/* libsvm; cols (including the label column) and rows are inferred when -1. */
+Matrix *io_parse_libsvm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e);
+
+/* True when the file name says IDX: ends in "-idx<k>-ubyte", ".idx<k>-ubyte"
+ * or ".idx", optionally followed by ".gz". */
+bool io_name_is_idx(const char *path);
+
+/* Scalar file: the whole content, trimmed for numbers and booleans.
+ * value_type is "int", "double", "boolean" or "string". On success *out is
+ * an owned value (a Str for strings). */
+bool io_parse_scalar(const char *buf, size_t len, const char *name, const char *value_type, Value *out,
+                     IoErr *e);
+
+/* Parses one number in [s, e) the way CSV cells are read: surrounding blanks
+ * ignored, decimal/exponent/Infinity/NaN forms accepted, nothing else.
+ * Exposed for the unit tests. */
+bool io_parse_double(const char *s, const char *e, double *out);
+
+/* ---- writers: return false when the stream reports an error ---- */
+
+typedef struct IoCsvWriteOpts {
+    bool header;            /* first line C1<sep>C2... */
+    const char *sep;
+    bool sparse;            /* zeros written as nothing instead of "0" */
+} IoCsvWriteOpts;
+
+bool io_write_text(FILE *f, const Matrix *m);
+bool io_write_csv(FILE *f, const Matrix *m, const IoCsvWriteOpts *o);
+bool io_write_mm(FILE *f, const Matrix *m);
+bool io_write_binary(FILE *f, const Matrix *m);
+bool io_write_libsvm(FILE *f, const Matrix *m);
+/* The DML string form of a scalar (ints plain, doubles as Java
+ * Double.toString, booleans TRUE/FALSE, strings as is), no newline. */
+bool io_write_scalar(FILE *f, Value v);
+
+/* ---- atomic replacement of a file ----
+ * io_tmp_open creates "<path>.tmpXXXXXX" in the target's directory; the
+ * caller writes to *f, then io_tmp_commit flushes, closes and renames it
+ * over 'path' (or removes it and fails), and io_tmp_abort closes and removes
+ * it. Either way no half-written file is ever visible under 'path'. */
+typedef struct IoTmp {
+    FILE *f;
+    char *tmp_path;         /* malloc'd */
+} IoTmp;
+
+bool io_tmp_open(const char *path, IoTmp *t, IoErr *e);
+bool io_tmp_close(IoTmp *t, const char *path, IoErr *e);   /* flush+close, keep the temporary */
+bool io_tmp_rename(IoTmp *t, const char *path, IoErr *e);  /* after close: rename over path */
+void io_tmp_abort(IoTmp *t);
+/* io_tmp_close + io_tmp_rename. */
+bool io_tmp_commit(IoTmp *t, const char *path, IoErr *e);
+
+#endif
