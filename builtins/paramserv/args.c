@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * paramserv argument checking (PARAMSERV.md 2-4, 9): every argument is
+ * checked, and every "file::fn" function resolved and its signature
+ * verified, before a single thread starts. Messages follow upstream where
+ * upstream has one (its negative tests compare the text). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ps.h"
+
+/* Parameter order of the registry row in paramserv.c. */
+enum {
+    A_MODEL, A_FEATURES, A_LABELS, A_VAL_FEATURES, A_VAL_LABELS, A_UPD, A_AGG, A_VAL, A_MODE, A_UTYPE, A_FREQ,
+    A_EPOCHS, A_BATCHSIZE, A_K, A_SCHEME, A_HYPER, A_CKPT, A_SEED, A_MODELAVG, A_NBATCHES, A_BACKUP,
+    A_STALENESS, A_CKPT_PATH, A_VERBOSE, A_RUNTIME_BALANCING, A_WEIGHTING, A_HE,
+};
+
+static const char *type_upper(Value v)
+{
+    switch (v.kind) {
+    case VAL_MATRIX: return "MATRIX";
+    case VAL_LIST: return "LIST";
+    default: return "SCALAR";
+    }
+}
+
+static const char *vtype_upper(Value v)
+{
+    switch (v.kind) {
+    case VAL_INT: return "INT64";
+    case VAL_DOUBLE: return "FP64";
+    case VAL_BOOL: return "BOOLEAN";
+    case VAL_STRING: return "STRING";
+    default: return "UNKNOWN";
+    }
+}
+
+static Status need(Interp *I, const BArgs *a, int i, const char *name, bool is_missing_word)
+{
+    if (arg_given(a, i))
+        return ST_OK;
+    if (is_missing_word)
+        return err_set(I, "Named parameter '%s' is missing. Please specify the input.", name);
+    return err_set(I, "Named parameter '%s' missing. Please specify the input.", name);
+}
+
+static Status want_kind(Interp *I, const BArgs *a, int i, const char *name, ValKind k)
+{
+    Value v = a->v[i];
+    if (v.kind == k)
+        return ST_OK;
+    const char *want = k == VAL_LIST ? "LIST" : "MATRIX";
+    return err_set(I, "Input to PARAMSERV::%s must be of type '%s'. It should not be of type '%s'.", name, want,
+                   type_upper(v));
+}
+
+static Status want_int(Interp *I, const BArgs *a, int i, const char *name, int64_t dflt, int64_t *out)
+{
+    if (!arg_given(a, i)) {
+        *out = dflt;
+        return ST_OK;
+    }
+    Value v = a->v[i];
+    if (v.kind == VAL_INT) {
+        *out = v.i;
+        return ST_OK;
+    }
+    if (v.kind == VAL_DOUBLE && v.d == (double)(int64_t)v.d) {
+        *out = (int64_t)v.d;
+        return ST_OK;
+    }
+    if (v.kind == VAL_STRING) {
+        char *end;
+        long long x = strtoll(v.s->s, &end, 10);
+        if (*v.s->s && !*end) {
+            *out = x;
+            return ST_OK;
+        }
+    }
+    return err_set(I, "Input to PARAMSERV::%s must be of type 'SCALAR', 'INT64'. It should not be of type '%s', '%s'.",
+                   name, type_upper(v), vtype_upper(v));
+}
+
+static Status want_string(Interp *I, const BArgs *a, int i, const char *name, const char *dflt, const char **out)
+{
+    if (!arg_given(a, i)) {
+        *out = dflt;
+        return ST_OK;
+    }
+    if (a->v[i].kind != VAL_STRING)
+        return err_set(I, "Function PARAMSERV should provide a string value for %s parameter.", name);
+    *out = a->v[i].s->s;
+    return ST_OK;
+}
+
+/* Resolve "nsKey::fname": a namespace key registered by a source() statement
+ * ("./path.dml", also without "./"), ".defaultNS" for the main script, a
+ * source alias visible in the main script, or a bare name (main script). */
+static Status resolve_fn(Interp *I, const char *spec, const char *argname, const FuncDef **out)
+{
+    const Program *p = I->prog;
+    const char *sep = strstr(spec, "::");
+    const char *fname = sep ? sep + 2 : spec;
+    const Module *m = p->main;
+    if (sep) {
+        size_t kl = (size_t)(sep - spec);
+        char *key = strndup(spec, kl);
+        m = program_find_module(p, key);
+        if (!m)
+            m = module_find_alias(p->main, key);
+        if (!m && I->frame && I->frame->fn)
+            m = module_find_alias(I->frame->fn->mod, key);
+        if (!m) {
+            Status st = err_set(I, "namespace %s is undefined. (%s=\"%s\": no source() statement registered it)",
+                                key, argname, spec);
+            free(key);
+            return st;
+        }
+        free(key);
+    }
+    const FuncDef *f = module_find_func(m, fname);
+    if (!f)
+        return err_set(I, "function %s (%s=\"%s\") is undefined in namespace %s", fname, argname, spec, m->key);
+    *out = f;
+    return ST_OK;
+}
+
+static const Param *find_param(const FuncDef *f, const char *name)
+{
+    for (int i = 0; i < f->decl->nparams; i++)
+        if (strcmp(f->decl->params[i].name, name) == 0)
+            return &f->decl->params[i];
+    return NULL;
+}
+
+/* Every parameter of 'f' must be one paramserv binds (by name), or have a
+ * default; bound ones must have the right data type. */
+static Status check_params(Interp *I, const FuncDef *f, const char *spec, const char *const *names,
+                           const TypeKind *types, int n, bool have_hyper)
+{
+    for (int i = 0; i < f->decl->nparams; i++) {
+        const Param *p = &f->decl->params[i];
+        int j = 0;
+        while (j < n && strcmp(names[j], p->name) != 0)
+            j++;
+        if (j == n || (strcmp(p->name, "hyperparams") == 0 && !have_hyper)) {
+            if (p->dflt)
+                continue;
+            if (j < n)
+                return err_set(I, "The '%s' function declares a parameter 'hyperparams' but paramserv() got no "
+                               "hyperparams argument.", spec);
+            return err_set(I, "The '%s' function has a parameter '%s' that paramserv cannot bind (it binds %s%s%s%s "
+                           "by name).", spec, p->name, names[0], n > 1 ? ", " : "", n > 1 ? names[1] : "",
+                           n > 2 ? ", ..." : "");
+        }
+        if (p->type != types[j]) {
+            const char *tn = types[j] == TY_LIST ? "LIST" : types[j] == TY_MATRIX ? "MATRIX" : "SCALAR";
+            return err_set(I, "The '%s' function should provide an input of '%s' type named '%s'.", spec, tn, p->name);
+        }
+    }
+    return ST_OK;
+}
+
+static Status check_upd(Interp *I, const FuncDef *f, const char *spec, bool have_hyper)
+{
+    static const char *const need_names[] = {"features", "labels", "model"};
+    static const TypeKind need_types[] = {TY_MATRIX, TY_MATRIX, TY_LIST};
+    for (int i = 0; i < 3; i++) {
+        const Param *p = find_param(f, need_names[i]);
+        if (!p || p->type != need_types[i])
+            return err_set(I, "The '%s' function should provide an input of '%s' type named '%s'.", spec,
+                           need_types[i] == TY_LIST ? "LIST" : "MATRIX", need_names[i]);
+    }
+    static const char *const names[] = {"model", "features", "labels", "hyperparams"};
+    static const TypeKind types[] = {TY_LIST, TY_MATRIX, TY_MATRIX, TY_LIST};
+    TRY(check_params(I, f, spec, names, types, 4, have_hyper));
+    if (f->decl->nouts != 1)
+        return err_set(I, "The output of the '%s' function should provide one list containing the gradients.", spec);
+    if (f->decl->outs[0].type != TY_LIST)
+        return err_set(I, "The output of the '%s' function should be type of list.", spec);
+    return ST_OK;
+}
+
+static Status check_agg(Interp *I, const FuncDef *f, const char *spec, bool have_hyper)
+{
+    static const char *const names[] = {"model", "gradients", "hyperparams"};
+    static const TypeKind types[] = {TY_LIST, TY_LIST, TY_LIST};
+    TRY(check_params(I, f, spec, names, types, 3, have_hyper));
+    if (f->decl->nouts != 1)
+        return err_set(I, "The output of the '%s' function should provide one list containing the updated model.",
+                       spec);
+    if (f->decl->outs[0].type != TY_LIST)
+        return err_set(I, "The output of the '%s' function should be type of list.", spec);
+    return ST_OK;
+}
+
+static Status check_val(Interp *I, const FuncDef *f, const char *spec, bool have_hyper)
+{
+    static const char *const names[] = {"model", "val_features", "val_labels", "hyperparams"};
+    static const TypeKind types[] = {TY_LIST, TY_MATRIX, TY_MATRIX, TY_LIST};
+    TRY(check_params(I, f, spec, names, types, 4, have_hyper));
+    if (f->decl->nouts != 2)
+        return err_set(I, "The output of the '%s' function should provide the loss and the accuracy in that order",
+                       spec);
+    if (f->decl->outs[0].type != TY_SCALAR || f->decl->outs[1].type != TY_SCALAR)
+        return err_set(I, "The outputs of the '%s' function should both be scalars", spec);
+    return ST_OK;
+}
+
+static bool truthy_text(Value v)
+{
+    if (v.kind == VAL_BOOL)
+        return v.b;
+    if (v.kind == VAL_STRING)
+        return strcasecmp(v.s->s, "true") == 0;
+    if (v.kind == VAL_INT)
+        return v.i != 0;
+    if (v.kind == VAL_DOUBLE)
+        return v.d != 0;
+    return false;
+}
+
+Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
+{
+    memset(c, 0, sizeof *c);
+    bool any = false;
+    for (int i = 0; i < a->n; i++)
+        any = any || arg_given(a, i);
+    if (!any)
+        return err_set(I, "Should provide more arguments for function PARAMSERV");
+    TRY(need(I, a, A_MODEL, "model", false));
+    TRY(need(I, a, A_FEATURES, "features", false));
+    TRY(need(I, a, A_LABELS, "labels", false));
+    TRY(need(I, a, A_UPD, "upd", true));
+    TRY(need(I, a, A_AGG, "agg", true));
+    TRY(need(I, a, A_EPOCHS, "epochs", true));
+    TRY(want_kind(I, a, A_MODEL, "model", VAL_LIST));
+    TRY(want_kind(I, a, A_FEATURES, "features", VAL_MATRIX));
+    TRY(want_kind(I, a, A_LABELS, "labels", VAL_MATRIX));
+    c->model = a->v[A_MODEL].l;
+    c->X = a->v[A_FEATURES].m;
+    c->Y = a->v[A_LABELS].m;
+    TRY(ps_check_model(I, c->model, "model"));
+    if (c->model->n == 0)
+        return err_set(I, "paramserv: the model list is empty");
+    if (c->X->rows != c->Y->rows)
+        return err_set(I, "paramserv: features has %lld rows but labels has %lld", (long long)c->X->rows,
+                       (long long)c->Y->rows);
+    if (arg_given(a, A_VAL_FEATURES)) {
+        TRY(want_kind(I, a, A_VAL_FEATURES, "val_features", VAL_MATRIX));
+        c->Xv = a->v[A_VAL_FEATURES].m;
+    }
+    if (arg_given(a, A_VAL_LABELS)) {
+        TRY(want_kind(I, a, A_VAL_LABELS, "val_labels", VAL_MATRIX));
+        c->Yv = a->v[A_VAL_LABELS].m;
+    }
+    if (c->Xv && c->Yv && c->Xv->rows != c->Yv->rows)
+        return err_set(I, "paramserv: val_features has %lld rows but val_labels has %lld", (long long)c->Xv->rows,
+                       (long long)c->Yv->rows);
+    if (arg_given(a, A_HYPER)) {
+        TRY(want_kind(I, a, A_HYPER, "hyperparams", VAL_LIST));
+        c->hyper = a->v[A_HYPER].l;
+    }
+    const char *upd, *agg, *val, *mode, *utype, *freq, *scheme, *ckpt;
+    TRY(want_string(I, a, A_UPD, "upd", NULL, &upd));
+    TRY(want_string(I, a, A_AGG, "agg", NULL, &agg));
+    TRY(want_string(I, a, A_VAL, "val", NULL, &val));
+    TRY(want_string(I, a, A_MODE, "mode", "LOCAL", &mode));
+    TRY(want_string(I, a, A_UTYPE, "utype", "ASP", &utype));
+    TRY(want_string(I, a, A_FREQ, "freq", "EPOCH", &freq));
+    TRY(want_string(I, a, A_SCHEME, "scheme", "DISJOINT_CONTIGUOUS", &scheme));
+    TRY(want_string(I, a, A_CKPT, "checkpointing", "NONE", &ckpt));
+    TRY(want_string(I, a, A_CKPT_PATH, "checkpoint_path", "paramserv.ckpt", &c->ckpt_path));
+
+    if (strcmp(mode, "LOCAL") != 0)
+        return err_set(I, "Paramserv function: not support ps execution mode '%s' (dml runs mode=\"LOCAL\")", mode);
+    if (strcmp(utype, "BSP") == 0) c->utype = PS_BSP;
+    else if (strcmp(utype, "ASP") == 0) c->utype = PS_ASP;
+    else if (strcmp(utype, "SBP") == 0) c->utype = PS_SBP;
+    else if (strcmp(utype, "SSP") == 0) c->utype = PS_SSP;
+    else return err_set(I, "Paramserv function: not support update type '%s'.", utype);
+    if (strcmp(freq, "BATCH") == 0) c->freq = PS_BATCH;
+    else if (strcmp(freq, "EPOCH") == 0) c->freq = PS_EPOCH;
+    else if (strcmp(freq, "NBATCHES") == 0) c->freq = PS_NBATCHES;
+    else return err_set(I, "Paramserv function: not support '%s' update frequency.", freq);
+    if (strcmp(scheme, "DISJOINT_CONTIGUOUS") == 0) c->scheme = PS_DC;
+    else if (strcmp(scheme, "DISJOINT_ROUND_ROBIN") == 0) c->scheme = PS_DRR;
+    else if (strcmp(scheme, "DISJOINT_RANDOM") == 0) c->scheme = PS_DR;
+    else if (strcmp(scheme, "OVERLAP_RESHUFFLE") == 0) c->scheme = PS_OR;
+    else return err_set(I, "Paramserv function: not support data partition scheme '%s'", scheme);
+    if (strcmp(ckpt, "NONE") == 0) c->ckpt = PS_CKPT_NONE;
+    else if (strcmp(ckpt, "EPOCH") == 0) c->ckpt = PS_CKPT_EPOCH;
+    else if (strcmp(ckpt, "EPOCH10") == 0) c->ckpt = PS_CKPT_EPOCH10;
+    else return err_set(I, "Paramserv function: not support checkpointing '%s' (use NONE, EPOCH or EPOCH10)", ckpt);
+
+    TRY(want_int(I, a, A_EPOCHS, "epochs", 0, &c->epochs));
+    if (c->epochs <= 0)
+        return err_set(I, "Paramserv function: The argument 'epochs' could not be less than or equal to 0.");
+    TRY(want_int(I, a, A_BATCHSIZE, "batchsize", 64, &c->batchsize));
+    if (c->batchsize <= 0)
+        return err_set(I, "Paramserv function: the number of argument 'batchsize' could not be less than or equal "
+                       "to 0.");
+    long ncores = sysconf(_SC_NPROCESSORS_ONLN);
+    TRY(want_int(I, a, A_K, "k", ncores > 0 ? ncores : 1, &c->k));
+    if (c->k <= 0 || c->k > 4096)
+        return err_set(I, "Paramserv function: the number of workers 'k' must be between 1 and 4096, got %lld",
+                       (long long)c->k);
+    TRY(want_int(I, a, A_NBATCHES, "nbatches", 1, &c->nbatches));
+    if (c->nbatches <= 0)
+        return err_set(I, "Paramserv function: 'nbatches' must be at least 1, got %lld", (long long)c->nbatches);
+    TRY(want_int(I, a, A_BACKUP, "num_backup_workers", 1, &c->backup));
+    if (c->utype == PS_SBP && (c->backup < 0 || c->backup >= c->k))
+        return err_set(I, "Invalid number of backup workers (with #workers=%lld): #backup-workers=%lld",
+                       (long long)c->k, (long long)c->backup);
+    TRY(want_int(I, a, A_STALENESS, "staleness", 1, &c->staleness));
+    if (c->staleness < 0)
+        return err_set(I, "Paramserv function: 'staleness' must be at least 0, got %lld", (long long)c->staleness);
+    int64_t seed = -1;
+    TRY(want_int(I, a, A_SEED, "seed", -1, &seed));
+    c->seed = seed >= 0 ? (uint64_t)seed : rng_next(&I->rng);
+    c->model_avg = arg_given(a, A_MODELAVG) && truthy_text(a->v[A_MODELAVG]);
+    if (c->model_avg && c->utype == PS_ASP)
+        return err_set(I, "Aggregation or validation service failed: modelAvg is not supported with utype ASP "
+                       "(use BSP, SBP or SSP)");
+    c->verbose = !arg_given(a, A_VERBOSE) || truthy_text(a->v[A_VERBOSE]);
+    for (int i = A_RUNTIME_BALANCING; i <= A_HE; i++)
+        if (arg_given(a, i))
+            return err_set(I, "paramserv: the federated-only arguments runtime_balancing, weighting and he are not "
+                           "supported in LOCAL mode");
+
+    bool hyper = c->hyper != NULL;
+    TRY(resolve_fn(I, upd, "upd", &c->upd));
+    TRY(check_upd(I, c->upd, upd, hyper));
+    TRY(resolve_fn(I, agg, "agg", &c->agg));
+    TRY(check_agg(I, c->agg, agg, hyper));
+    if (val && c->Xv && c->Yv) {
+        TRY(resolve_fn(I, val, "val", &c->val));
+        TRY(check_val(I, c->val, val, hyper));
+    }
+    return ST_OK;
+}

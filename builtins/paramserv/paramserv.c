@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The paramserv() builtin: a data-parallel parameter server on threads.
+ * args.c checks the call, partition.c splits the data, run.c runs the
+ * server and workers, checkpoint.c saves and resumes. */
+#include "ps.h"
+
+/* paramserv(model=, features=, labels=, val_features=, val_labels=, upd=,
+ *           agg=, val=, mode=, utype=, freq=, epochs=, batchsize=, k=,
+ *           scheme=, hyperparams=, checkpointing=, seed=, modelAvg=,
+ *           nbatches=, num_backup_workers=, staleness=, checkpoint_path=,
+ *           verbose=) -> the trained model (a list). Every argument named. */
+static Status bi_paramserv(Interp *I, const BArgs *a, Value *out)
+{
+    PsConfig c;
+    TRY(ps_config(I, a, &c));
+    return ps_run(I, &c, out);
+}
+
+const BuiltinDef bi_paramserv_table[] = {
+    {"paramserv", bi_paramserv,
+     "model,features,labels,val_features,val_labels,upd,agg,val,mode,utype,freq,epochs,batchsize,k,scheme,"
+     "hyperparams,checkpointing,seed,modelAvg,nbatches,num_backup_workers,staleness,checkpoint_path,verbose,"
+     "runtime_balancing,weighting,he",
+     0, BIND_NAMED, 1, BF_NAMED_ONLY},
+    {NULL, NULL, NULL, 0, 0, 0, 0},
+};

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Data partitioning of paramserv (PARAMSERV.md 6) and the list arithmetic
+ * the server and workers share. Partitions copy each selected row once.
+ * Unlike upstream, DISJOINT_CONTIGUOUS keeps the last rows (upstream drops a
+ * final block that starts at row n), and the random schemes honour 'seed'. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps.h"
+
+static Matrix *take_rows(Interp *I, const Matrix *M, const int64_t *rows, int64_t n)
+{
+    Matrix *r = mat_alloc(I, n, M->cols);
+    if (!r)
+        return NULL;
+    size_t bytes = sizeof(double) * (size_t)M->cols;
+    for (int64_t i = 0; i < n; i++)
+        if (bytes)
+            memcpy(r->data + i * M->cols, M->data + rows[i] * M->cols, bytes);
+    return r;
+}
+
+static Status make_part(Interp *I, const PsConfig *c, const int64_t *rows, int64_t n, PsPart *p)
+{
+    p->X = take_rows(I, c->X, rows, n);
+    p->Y = p->X ? take_rows(I, c->Y, rows, n) : NULL;
+    if (!p->X || !p->Y)
+        return ST_ERR;
+    return ST_OK;
+}
+
+/* Fisher-Yates permutation of 0..n-1 from 'seed'. */
+static void permutation(int64_t *perm, int64_t n, uint64_t seed)
+{
+    Rng r;
+    rng_seed(&r, seed);
+    for (int64_t i = 0; i < n; i++)
+        perm[i] = i;
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)rng_below(&r, (uint64_t)i + 1);
+        int64_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+void ps_parts_free(PsPart *parts, int64_t np)
+{
+    if (!parts)
+        return;
+    for (int64_t i = 0; i < np; i++) {
+        if (parts[i].X)
+            val_release(val_matrix_take(parts[i].X));
+        if (parts[i].Y)
+            val_release(val_matrix_take(parts[i].Y));
+    }
+    free(parts);
+}
+
+Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
+{
+    int64_t n = c->X->rows, k = c->k;
+    PsPart *parts = calloc((size_t)k, sizeof *parts);
+    int64_t *rows = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    if (!parts || !rows) {
+        free(parts);
+        free(rows);
+        return err_set(I, "out of memory partitioning %lld rows", (long long)n);
+    }
+    int64_t cnt = 0;
+    Status st = ST_OK;
+    switch (c->scheme) {
+    case PS_DC:
+    case PS_DR: {
+        int64_t step = (n + k - 1) / k;
+        if (c->scheme == PS_DR)
+            permutation(rows, n, c->seed);
+        else
+            for (int64_t i = 0; i < n; i++)
+                rows[i] = i;
+        for (int64_t start = 0; start < n && st == ST_OK; start += step) {
+            int64_t len = start + step <= n ? step : n - start;
+            st = make_part(I, c, rows + start, len, &parts[cnt++]);
+        }
+        break;
+    }
+    case PS_DRR:
+        for (int64_t w = 0; w < k && w < n && st == ST_OK; w++) {
+            int64_t len = 0;
+            for (int64_t r = w; r < n; r += k)
+                rows[len++] = r;
+            st = make_part(I, c, rows, len, &parts[cnt++]);
+        }
+        break;
+    case PS_OR:
+        for (int64_t w = 0; w < k && n > 0 && st == ST_OK; w++) {
+            permutation(rows, n, c->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(w + 1));
+            st = make_part(I, c, rows, n, &parts[cnt++]);
+        }
+        break;
+    }
+    free(rows);
+    if (st != ST_OK) {
+        ps_parts_free(parts, cnt);
+        return ST_ERR;
+    }
+    *out = parts;
+    *np = cnt;
+    return ST_OK;
+}
+
+/* ---- lists of matrices ---- */
+
+Status ps_check_model(Interp *I, const List *l, const char *what)
+{
+    for (int64_t i = 0; i < l->n; i++)
+        if (l->items[i].kind != VAL_MATRIX)
+            return err_set(I, "Copy list: does not support list or frame. (%s entry %lld is a %s; paramserv models and "
+                           "gradients must be lists of matrices)", what, (long long)i + 1,
+                           val_kind_name(l->items[i].kind));
+    return ST_OK;
+}
+
+uint64_t ps_list_bytes(const List *l)
+{
+    uint64_t b = 0;
+    for (int64_t i = 0; i < l->n; i++)
+        if (l->items[i].kind == VAL_MATRIX)
+            b += (uint64_t)mat_len(l->items[i].m) * sizeof(double);
+    return b;
+}
+
+Status ps_list_add(Interp *I, Value acc, const List *g, Value *out)
+{
+    if (ps_check_model(I, g, "gradients") != ST_OK) {
+        val_release(acc);
+        return ST_ERR;
+    }
+    if (acc.kind == VAL_NONE) {
+        List *c = list_clone(g);
+        if (!c)
+            return err_set(I, "out of memory");
+        *out = val_list_take(c);
+        return ST_OK;
+    }
+    List *a = acc.l;
+    if (a->n != g->n) {
+        err_set(I, "paramserv: cannot add gradient lists of lengths %lld and %lld", (long long)a->n, (long long)g->n);
+        val_release(acc);
+        return ST_ERR;
+    }
+    if (!obj_unique(&a->h)) {
+        List *c = list_clone(a);
+        val_release(acc);
+        if (!c)
+            return err_set(I, "out of memory");
+        a = c;
+    }
+    for (int64_t i = 0; i < a->n; i++) {
+        Matrix *x = a->items[i].m, *y = g->items[i].m;
+        if (x->rows != y->rows || x->cols != y->cols) {
+            err_set(I, "paramserv: gradient %lld is %lldx%lld in one push and %lldx%lld in another", (long long)i + 1,
+                    (long long)x->rows, (long long)x->cols, (long long)y->rows, (long long)y->cols);
+            val_release(val_list_take(a));
+            return ST_ERR;
+        }
+        a->items[i] = val_none();
+        x = mat_make_unique(I, x);
+        if (!x) {
+            val_release(val_list_take(a));
+            return ST_ERR;
+        }
+        int64_t len = mat_len(x);
+        for (int64_t j = 0; j < len; j++)
+            x->data[j] += y->data[j];
+        a->items[i] = val_matrix_take(x);
+    }
+    *out = val_list_take(a);
+    return ST_OK;
+}
+
+Status ps_list_scale_take(Interp *I, Value l, double s, Value *out)
+{
+    List *a = l.l;
+    if (!obj_unique(&a->h)) {
+        List *c = list_clone(a);
+        val_release(l);
+        if (!c)
+            return err_set(I, "out of memory");
+        a = c;
+    }
+    for (int64_t i = 0; i < a->n; i++) {
+        Matrix *x = a->items[i].m;
+        a->items[i] = val_none();
+        x = mat_make_unique(I, x);
+        if (!x) {
+            val_release(val_list_take(a));
+            return ST_ERR;
+        }
+        int64_t len = mat_len(x);
+        for (int64_t j = 0; j < len; j++)
+            x->data[j] *= s;
+        a->items[i] = val_matrix_take(x);
+    }
+    *out = val_list_take(a);
+    return ST_OK;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * paramserv internals: the configuration checked before any thread starts,
+ * the data partitions, and the shared state of one run (server + k workers).
+ *
+ * Threads: the calling thread starts one server thread and k worker
+ * threads and joins them all. Workers and server talk only through
+ * messages: a worker PUSHES a payload (gradients or, with modelAvg, its
+ * local model) into the server's inbox and PULLS a model from its own
+ * one-slot mailbox. Every field of PsRun below the "shared" marker is
+ * protected by PsRun.mu; the condition variables say who waits on what. */
+#ifndef DML_BUILTINS_PARAMSERV_PS_H
+#define DML_BUILTINS_PARAMSERV_PS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../runtime/interp.h"
+#include "../../runtime/program.h"
+#include "../registry.h"
+
+typedef enum PsUtype { PS_BSP, PS_ASP, PS_SBP, PS_SSP } PsUtype;
+typedef enum PsFreq { PS_BATCH, PS_EPOCH, PS_NBATCHES } PsFreq;
+typedef enum PsScheme { PS_DC, PS_DRR, PS_DR, PS_OR } PsScheme;
+typedef enum PsCkpt { PS_CKPT_NONE, PS_CKPT_EPOCH, PS_CKPT_EPOCH10 } PsCkpt;
+
+/* Everything paramserv() was called with, validated. Borrowed values. */
+typedef struct PsConfig {
+    List *model;
+    Matrix *X, *Y;
+    Matrix *Xv, *Yv;            /* NULL when no validation data */
+    List *hyper;                /* NULL when not given */
+    const FuncDef *upd, *agg, *val;     /* val NULL when validation is off */
+    PsUtype utype;
+    PsFreq freq;
+    PsScheme scheme;
+    int64_t epochs, batchsize, k, nbatches, backup, staleness;
+    bool model_avg;
+    uint64_t seed;              /* from seed= or the caller's RNG */
+    PsCkpt ckpt;
+    const char *ckpt_path;
+    bool verbose;               /* progress lines on stderr */
+} PsConfig;
+
+/* Parse and check the arguments of one call (every error names the argument). */
+Status ps_config(Interp *I, const BArgs *a, PsConfig *c);
+
+/* One worker's rows of the data. */
+typedef struct PsPart {
+    Matrix *X, *Y;              /* owned */
+} PsPart;
+
+/* Split X/Y by the scheme; returns the number of partitions (<= k) in *np. */
+Status ps_partition(Interp *I, const PsConfig *c, PsPart **parts, int64_t *np);
+void ps_parts_free(PsPart *parts, int64_t np);
+
+/* Element-wise list arithmetic over lists of equally shaped matrices. */
+/* acc (owned or NONE) + g (borrowed) -> owned; in place when acc is unshared. */
+Status ps_list_add(Interp *I, Value acc, const List *g, Value *out);
+/* l * s, in place when unshared; consumes l. */
+Status ps_list_scale_take(Interp *I, Value l, double s, Value *out);
+/* Check that a model list holds only matrices. */
+Status ps_check_model(Interp *I, const List *l, const char *what);
+/* Bytes of matrix data in a list (what would cross a network). */
+uint64_t ps_list_bytes(const List *l);
+
+/* Checkpoints: the model and the number of completed epochs, written
+ * atomically (temporary file + rename). */
+Status ps_ckpt_write(Interp *I, const char *path, const List *model, int64_t epochs_done);
+/* Loads a checkpoint compatible with 'like' (same matrix count and shapes).
+ * *found is false when there is no file; a file that does not match is an error. */
+Status ps_ckpt_read(Interp *I, const char *path, const List *like, Value *model, int64_t *epochs_done, bool *found);
+
+/* Train: partition, start the server and k workers, join them; *out is the
+ * final global model (owned). */
+Status ps_run(Interp *I, const PsConfig *c, Value *out);
+
+/* Per-thread statistics (seconds, counts), summed after the run. */
+typedef struct PsWorkerStats {
+    double compute, local_agg, wait, slice;
+    int64_t pulls, pushes, batches;
+    uint64_t bytes_pulled, bytes_pushed;
+} PsWorkerStats;
+
+typedef struct PsMsg {
+    int worker;
+    int64_t epoch;
+    Value payload;              /* owned list */
+} PsMsg;
+
+typedef struct PsWorker {
+    struct PsRun *run;
+    int id;
+    pthread_t thread;
+    Interp I;
+    Frame top;
+    PsPart part;
+    int64_t nbatches;           /* batches per epoch of this worker */
+    int64_t groups;             /* pulls/pushes per epoch */
+    PsWorkerStats st;
+    /* shared (PsRun.mu) */
+    Value mailbox;              /* model waiting to be pulled, or NONE */
+    pthread_cond_t cv;          /* the worker waits here for its mailbox */
+    int64_t pushed;             /* pushes accepted so far (SSP clock) */
+    int64_t straggle;           /* SBP: pushes to drop */
+    bool deferred;              /* SSP: a model is owed once the clock allows */
+    bool marked;                /* BSP/SBP: pushed in the current round */
+    Value slot;                 /* BSP/SBP: the pushed payload of this round */
+    bool done;                  /* made its last push */
+} PsWorker;
+
+typedef struct PsRun {
+    const PsConfig *cfg;
+    Interp *caller;
+    PsWorker *w;
+    int k;                      /* effective workers */
+    int64_t start_epoch;
+    double t_start;
+    /* server-thread-only state */
+    Interp SI;
+    Frame stop;
+    Value model;                /* the global model (owned) */
+    int64_t epoch_pushes_needed;
+    double agg_time, val_time, ckpt_time, epoch_t0;
+    int64_t updates, epoch_updates;
+    /* shared: protected by mu */
+    pthread_mutex_t mu;
+    pthread_cond_t server_cv;   /* the server waits here for pushes */
+    PsMsg *inbox;
+    int64_t ninbox, capinbox;
+    int64_t *epoch_pushes;      /* pushes received per epoch */
+    atomic_int abort;           /* set on failure; polled by every Interp */
+    char *failure;              /* first failure message (malloc'd) */
+    int workers_done;
+} PsRun;
+
+#endif
