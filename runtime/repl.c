@@ -1,0 +1,775 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The interactive REPL (`dml` with no arguments): reads inputs with readline,
+ * accumulates lines until an input is complete, loads it into the Program
+ * (as a bare expression when it is one, else as statements) and runs it in
+ * one persistent top-level frame, printing the value of bare expressions.
+ * Owns history (~/.dml_history), Tab completion and Ctrl-C at the prompt.
+ * Main thread only: readline's state is process-global. */
+#include "repl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <unistd.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "../builtins/registry.h"
+#include "../parser/parse.h"
+#include "cli.h"
+#include "eval.h"
+#include "print.h"
+
+#ifndef DML_VERSION
+#define DML_VERSION "0.1.0"
+#endif
+
+#define PROMPT "dml> "
+#define PROMPT_MORE "...  "
+/* Entries kept in memory and in the history file. */
+#define HISTORY_MAX 1000
+
+typedef struct Repl {
+    Program *prog;
+    Interp I;
+    Frame top;              /* the persistent top-level frame; its slots are ours */
+    bool tty;               /* stdin is a terminal: readline, prompts, history */
+    int ninput;             /* inputs loaded so far (names them "<repl#N>") */
+    char *buf;              /* the input being accumulated (lines joined by '\n') */
+    size_t len, cap;
+    char *histfile;         /* malloc'd path, or NULL for no history file */
+    int hist_added;         /* entries added this session (appended on exit) */
+    bool had_error;         /* any input failed (piped mode exit status) */
+    bool quit;              /* quit() / q() was typed */
+} Repl;
+
+/* ==== readline glue =====================================================
+ * readline's callback interface hands lines to a function without a context
+ * pointer, and its completion hooks are global too, so the state they share
+ * with the loop lives here. Only the main thread touches it. */
+
+static Repl *cb_repl;       /* the session completion reads from */
+static char *cb_line;       /* line handed over by on_rl_line (malloc'd) */
+static bool cb_got;         /* on_rl_line ran (cb_line NULL = EOF) */
+static volatile sig_atomic_t winch_flag;
+/* Self-pipe: the signal handlers write a byte so the wait at the prompt
+ * wakes up even when the kernel hands the signal to another thread (an
+ * OpenBLAS worker), which a signal mask on the main thread cannot prevent. */
+static int wake_fds[2] = {-1, -1};
+
+static void wake_loop(void)
+{
+    int saved = errno;
+    if (wake_fds[1] >= 0) {
+        ssize_t w = write(wake_fds[1], "!", 1);
+        (void)w;        /* a full pipe already wakes the loop */
+    }
+    errno = saved;
+}
+
+/* Same contract as cli.c's handler (only sets the flag the evaluator
+ * polls), plus the wake-up byte. */
+static void on_sigint(int sig)
+{
+    (void)sig;
+    atomic_store(&cli_interrupt_flag, 1);
+    wake_loop();
+}
+
+static void on_sigwinch(int sig)
+{
+    (void)sig;
+    winch_flag = 1;
+    wake_loop();
+}
+
+static void drain_wake_pipe(void)
+{
+    char junk[64];
+    while (wake_fds[0] >= 0 && read(wake_fds[0], junk, sizeof junk) > 0)
+        ;
+}
+
+static void on_rl_line(char *line)
+{
+    cb_line = line;
+    cb_got = true;
+    /* Removing the handler here stops readline from redisplaying the prompt
+     * before we know whether the next one is the continuation prompt, and
+     * gives the terminal back (cooked mode) while DML code runs. */
+    rl_callback_handler_remove();
+}
+
+/* Ctrl-C at the prompt: show ^C, drop the partial line, go to a new line.
+ * The caller drops the accumulated input and shows a fresh prompt. */
+static void abandon_prompt_line(void)
+{
+    rl_echo_signal_char(SIGINT);
+    rl_callback_sigcleanup();       /* ends an incremental search, if any */
+    rl_free_line_state();
+    rl_replace_line("", 0);
+    rl_crlf();
+    rl_callback_handler_remove();
+    using_history();                /* history browsing restarts at the end */
+}
+
+enum { READ_LINE, READ_EOF, READ_INTERRUPTED };
+
+/* Reads one line at 'prompt' on the terminal with readline's callback
+ * interface, waiting on the terminal and the wake-up pipe together, so a
+ * Ctrl-C abandons the line at once (our handlers stay installed:
+ * rl_catch_signals = 0). */
+static int read_line_tty(const char *prompt, char **out)
+{
+    cb_got = false;
+    cb_line = NULL;
+    rl_callback_handler_install(prompt, on_rl_line);
+    int fd = fileno(rl_instream ? rl_instream : stdin);
+    while (!cb_got) {
+        drain_wake_pipe();
+        if (atomic_exchange(&cli_interrupt_flag, 0)) {
+            abandon_prompt_line();
+            return READ_INTERRUPTED;
+        }
+        if (winch_flag) {
+            winch_flag = 0;
+            rl_resize_terminal();
+        }
+        fd_set fds;
+        FD_ZERO(&fds);
+        FD_SET(fd, &fds);
+        if (wake_fds[0] >= 0)
+            FD_SET(wake_fds[0], &fds);
+        int nfds = (fd > wake_fds[0] ? fd : wake_fds[0]) + 1;
+        int rc = select(nfds, &fds, NULL, NULL, NULL);
+        if (rc < 0) {
+            if (errno == EINTR)
+                continue;
+            rl_callback_handler_remove();
+            return READ_EOF;
+        }
+        if (FD_ISSET(fd, &fds))
+            rl_callback_read_char();
+    }
+    *out = cb_line;
+    return cb_line ? READ_LINE : READ_EOF;
+}
+
+/* Reads one line from a non-terminal stdin (no prompt, no editing). */
+static int read_line_pipe(char **out)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, stdin);
+    if (n < 0) {
+        free(line);
+        /* A Ctrl-C typed while a pipe feeds us interrupts the read. */
+        if (errno == EINTR && atomic_exchange(&cli_interrupt_flag, 0)) {
+            clearerr(stdin);
+            return READ_INTERRUPTED;
+        }
+        return READ_EOF;
+    }
+    if (n > 0 && line[n - 1] == '\n')
+        line[--n] = '\0';
+    if (n > 0 && line[n - 1] == '\r')
+        line[--n] = '\0';
+    *out = line;
+    return READ_LINE;
+}
+
+/* ==== Tab completion ===================================================== */
+
+static const char *const dml_keywords[] = {
+    "if", "else", "for", "parfor", "while", "in", "function", "return", "externalFunction",
+    "implemented", "source", "setwd", "ifdef", "as", "TRUE", "FALSE",
+    "Matrix", "Frame", "List", "Scalar", "Double", "Integer", "Boolean", "String",
+    "double", "integer", "int", "boolean", "string", NULL,
+};
+
+/* Candidates matching the word being completed, collected on the first call
+ * of the generator (state 0) and handed out one by one. */
+typedef struct Cands {
+    char **v;
+    int n, cap, next;
+    const char *prefix;
+    size_t plen;
+    bool any_func, any_other;   /* kinds seen, to pick the append character */
+} Cands;
+
+static Cands cands;
+
+static void cand_add(Cands *c, const char *name, bool is_func)
+{
+    if (strncmp(name, c->prefix, c->plen) != 0)
+        return;
+    if (c->n == c->cap) {
+        int cap = c->cap ? c->cap * 2 : 64;
+        char **v = realloc(c->v, sizeof *v * (size_t)cap);
+        if (!v)
+            return;
+        c->v = v;
+        c->cap = cap;
+    }
+    char *s = strdup(name);
+    if (!s)
+        return;
+    c->v[c->n++] = s;
+    if (is_func)
+        c->any_func = true;
+    else
+        c->any_other = true;
+}
+
+static void cand_builtin(const char *name, void *ctx)
+{
+    cand_add(ctx, name, true);
+}
+
+static void cands_reset(Cands *c)
+{
+    for (int i = c->next; i < c->n; i++)
+        free(c->v[i]);      /* readline took (and frees) the ones handed out */
+    free(c->v);
+    memset(c, 0, sizeof *c);
+}
+
+static void cands_collect(Cands *c, const Repl *r, const char *prefix)
+{
+    cands_reset(c);
+    c->prefix = prefix;
+    c->plen = strlen(prefix);
+    const Program *p = r->prog;
+    builtin_each(cand_builtin, c);
+    const Module *m = p->main;
+    for (int i = 0; i < m->nfuncs; i++)
+        cand_add(c, m->funcs[i]->name, true);
+    /* "ns::f" for every function of every namespace alias of the main script;
+     * only build the name when the alias part could match. */
+    for (int a = 0; a < m->naliases; a++) {
+        const NsAlias *al = &m->aliases[a];
+        size_t alen = strlen(al->alias);
+        if (strncmp(al->alias, prefix, alen < c->plen ? alen : c->plen) != 0)
+            continue;
+        for (int i = 0; i < al->mod->nfuncs; i++) {
+            const char *fn = al->mod->funcs[i]->name;
+            size_t need = alen + 2 + strlen(fn) + 1;
+            char *q = malloc(need);
+            if (!q)
+                continue;
+            snprintf(q, need, "%s::%s", al->alias, fn);
+            cand_add(c, q, true);
+            free(q);
+        }
+    }
+    /* Only variables that hold a value: a failed input may have declared a
+     * slot that was never assigned. */
+    for (int i = 0; i < p->top.n && i < r->top.nslots; i++)
+        if (r->top.slots[i].kind != VAL_NONE)
+            cand_add(c, p->top.names[i], false);
+    for (int i = 0; dml_keywords[i]; i++)
+        cand_add(c, dml_keywords[i], false);
+}
+
+static char *cand_next(const char *text, int state)
+{
+    if (state == 0)
+        cands_collect(&cands, cb_repl, text);
+    if (cands.next < cands.n)
+        return cands.v[cands.next++];
+    return NULL;
+}
+
+/* readline's completion hook. Inside a string literal we let readline
+ * complete file names (source("nn/la<Tab>), elsewhere only DML names. */
+static char **dml_complete(const char *text, int start, int end)
+{
+    (void)start;
+    if (rl_completion_quote_character)
+        return NULL;
+    rl_attempted_completion_over = 1;
+    char **m = rl_completion_matches(text, cand_next);
+    /* A single function match gets '(' appended, a variable nothing, a
+     * keyword a space. readline appends only when the match is unique. */
+    if (m && !m[1]) {
+        bool is_func = cands.any_func && !cands.any_other;
+        bool is_kw = false;
+        for (int i = 0; dml_keywords[i]; i++)
+            if (strcmp(m[0], dml_keywords[i]) == 0)
+                is_kw = true;
+        /* No second '(' when completing "rowSu|(X)". */
+        if (is_func && rl_line_buffer[end] == '(')
+            is_func = false;
+        rl_completion_append_character = is_func ? '(' : is_kw ? ' ' : '\0';
+    }
+    cands_reset(&cands);
+    return m;
+}
+
+/* ==== history ============================================================ */
+
+static char *history_path(void)
+{
+    const char *env = getenv("DML_HISTFILE");
+    if (env)
+        return *env ? strdup(env) : NULL;   /* DML_HISTFILE= turns history files off */
+    const char *home = getenv("HOME");
+    if (!home || !*home)
+        return NULL;
+    size_t n = strlen(home) + sizeof "/.dml_history";
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s/.dml_history", home);
+    return s;
+}
+
+static void history_start(Repl *r)
+{
+    using_history();
+    /* Timestamps mark where an entry starts, which lets a multi-line input
+     * (a function typed over several lines) come back as one entry. */
+    history_write_timestamps = 1;
+    history_multiline_entries = 1;
+    /* Timestamps are made as history_comment_char + digits; with the default
+     * (NUL) they come out empty and are never written. */
+    history_comment_char = '#';
+    stifle_history(HISTORY_MAX);
+    r->histfile = history_path();
+    if (r->histfile)
+        read_history(r->histfile);
+}
+
+static void history_add(Repl *r, const char *entry)
+{
+    if (!*entry)
+        return;
+    HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
+    if (last && strcmp(last->line, entry) == 0)
+        return;     /* repeating a command does not fill the history */
+    add_history(entry);
+    r->hist_added++;
+}
+
+/* Appends this session's entries, so concurrent sessions do not overwrite
+ * each other, then trims the file to HISTORY_MAX entries. */
+static void history_finish(Repl *r)
+{
+    if (r->histfile && r->hist_added > 0) {
+        int n = r->hist_added < history_length ? r->hist_added : history_length;
+        if (access(r->histfile, F_OK) == 0)
+            append_history(n, r->histfile);
+        else
+            write_history(r->histfile);
+        history_truncate_file(r->histfile, HISTORY_MAX);
+    }
+    clear_history();
+    free(r->histfile);
+    r->histfile = NULL;
+}
+
+/* ==== evaluating one input =============================================== */
+
+static void report_message(char *msg)
+{
+    fflush(stdout);
+    fputs(msg, stderr);
+    if (msg[0] && msg[strlen(msg) - 1] != '\n')
+        fputc('\n', stderr);
+    fflush(stderr);
+    free(msg);
+}
+
+static void report_runtime_error(Repl *r)
+{
+    fflush(stdout);
+    if (r->I.err.interrupted) {
+        /* On a terminal the echoed ^C sits at the cursor: start a line. */
+        fputs(r->tty ? "\ninterrupted\n" : "interrupted\n", stderr);
+        fflush(stderr);
+    } else {
+        cli_report_error(&r->I, stderr);
+    }
+    err_clear(&r->I);
+    r->had_error = true;
+}
+
+/* Shows a value the way the REPL echoes results: scalars in their print()
+ * form, matrices and lists as toString() with default options. */
+static void show_value(Repl *r, Value v)
+{
+    if (v.kind == VAL_NONE)
+        return;
+    FILE *out = r->I.out ? r->I.out : stdout;
+    if (v.kind == VAL_MATRIX && (v.m->rows == 0 || v.m->cols == 0)) {
+        /* toString() of an empty matrix is "", which would look like nothing. */
+        fprintf(out, "<%lld x %lld matrix>\n", (long long)v.m->rows, (long long)v.m->cols);
+        fflush(out);
+        return;
+    }
+    ToStringOpts o;
+    tostring_defaults(&o);
+    StrBuf b;
+    sb_init(&b);
+    val_tostring_sb(&b, v, &o);
+    if (b.oom) {
+        fputs("(value too large to show)\n", out);
+    } else {
+        if (b.len)
+            fwrite(b.p, 1, b.len, out);
+        if (b.len == 0 || b.p[b.len - 1] != '\n')
+            fputc('\n', out);
+    }
+    sb_free(&b);
+    fflush(out);
+}
+
+/* True when text parses in 'mode'. Parsed into a scratch arena, so trying
+ * costs the Program nothing; *incomplete and *err (malloc'd, may be NULL)
+ * tell why a parse failed. */
+static bool try_parse(const char *name, const char *text, size_t len, ParseMode mode, bool *incomplete,
+                      char **err)
+{
+    Arena *a = arena_new();
+    ParseOut po = {0};
+    bool ok = parse_source(a, name, text, len, mode, &po);
+    arena_free(a);
+    if (incomplete)
+        *incomplete = !ok && po.incomplete;
+    if (err)
+        *err = po.error;
+    else
+        free(po.error);
+    return ok;
+}
+
+static void prepare_run(Repl *r)
+{
+    interp_sync_top(&r->I, &r->top);
+    r->I.frame = &r->top;
+    r->I.depth = 0;
+    err_clear(&r->I);
+    /* A Ctrl-C typed before this input was sent must not abort it. */
+    atomic_store(&cli_interrupt_flag, 0);
+}
+
+static void finish_run(Repl *r)
+{
+    r->I.frame = &r->top;
+    /* A Ctrl-C that came after the evaluator's last check belongs to the
+     * input that just ended, not to the next prompt. */
+    atomic_store(&cli_interrupt_flag, 0);
+}
+
+/* A bare expression: calls to user functions and statement/multi-return
+ * builtins run as statements (they may return nothing or several values);
+ * anything else is evaluated and its value shown. */
+static void run_expr(Repl *r, const Node *e)
+{
+    prepare_run(r);
+    Interp *I = &r->I;
+    Status st;
+    if (e->kind == N_CALL && (e->call.fn || (e->call.bi && (e->call.bi->flags & (BF_STATEMENT | BF_MULTI))))) {
+        int nout;
+        if (e->call.fn)
+            nout = e->call.fn->decl->nouts;
+        else
+            nout = (e->call.bi->flags & BF_STATEMENT) ? 0 : e->call.bi->nout;
+        Value *outs = nout ? calloc((size_t)nout, sizeof *outs) : NULL;
+        if (nout && !outs) {
+            fputs("out of memory\n", stderr);
+            return;
+        }
+        st = eval_call(I, e, outs, nout, true);
+        for (int i = 0; i < nout; i++) {
+            if (st == ST_OK)
+                show_value(r, outs[i]);
+            val_release(outs[i]);
+        }
+        free(outs);
+    } else {
+        Value v = val_none();
+        st = eval_expr(I, e, &v);
+        if (st == ST_OK)
+            show_value(r, v);
+        val_release(v);
+    }
+    fflush(stdout);
+    if (st != ST_OK)
+        report_runtime_error(r);
+    finish_run(r);
+}
+
+static void run_stmts(Repl *r, Node **stmts, int n)
+{
+    prepare_run(r);
+    Status st = exec_block(&r->I, stmts, n);
+    fflush(stdout);
+    if (st != ST_OK)
+        report_runtime_error(r);
+    finish_run(r);
+}
+
+/* quit() and q() leave the session, unless the user defined such a function. */
+static bool is_quit(const Repl *r, const char *text)
+{
+    while (*text == ' ' || *text == '\t')
+        text++;
+    const char *name = NULL;
+    if (strncmp(text, "quit()", 6) == 0)
+        name = "quit";
+    else if (strncmp(text, "q()", 3) == 0)
+        name = "q";
+    if (!name)
+        return false;
+    const char *rest = text + strlen(name) + 2;
+    while (*rest == ' ' || *rest == '\t' || *rest == ';')
+        rest++;
+    return *rest == '\0' && !program_find_func(r->prog, NULL, name);
+}
+
+/* Position "line:col" at the start of a parse diagnostic for input 'name'
+ * (parse.h promises "file:line:col: ..."); a large value when absent. */
+static long diag_pos(const char *msg, const char *name)
+{
+    size_t n = strlen(name);
+    int line, col;
+    if (msg && strncmp(msg, name, n) == 0 && sscanf(msg + n, ":%d:%d:", &line, &col) == 2)
+        return (long)line * 100000L + col;
+    return -1;
+}
+
+/* Of the two failed readings (as an expression, as statements) returns the
+ * error to show and frees the other: an "unexpected end of input" one when
+ * only one is, else the one that got further, which is most likely what the
+ * user meant ("1 + * 2" is a bad expression, not a bad statement at 1:1). */
+static char *pick_error(const char *name, char *eerr, bool einc, char *perr, bool pinc)
+{
+    bool take_expr = einc != pinc ? einc : diag_pos(eerr, name) > diag_pos(perr, name);
+    char *keep = take_expr ? eerr : perr;
+    free(take_expr ? perr : eerr);
+    return keep ? keep : strdup("syntax error");
+}
+
+/* Handles the accumulated input. Returns false when more lines are needed
+ * (the input ends inside an open construct). */
+static bool handle_input(Repl *r)
+{
+    const char *text = r->buf;
+    size_t len = r->len;
+    char name[32];
+    snprintf(name, sizeof name, "<%s#%d>", r->tty ? "repl" : "stdin", r->ninput + 1);
+    bool einc = false, pinc = false;
+    char *eerr = NULL, *perr = NULL;
+    if (try_parse(name, text, len, PARSE_EXPR, &einc, &eerr)) {
+        r->ninput++;
+        if (is_quit(r, text)) {
+            r->quit = true;
+            return true;
+        }
+        Node *e = NULL;
+        char *err = program_load_expr(r->prog, name, text, len, &e);
+        if (err) {
+            report_message(err);
+            r->had_error = true;
+            return true;
+        }
+        run_expr(r, e);
+        return true;
+    }
+    if (try_parse(name, text, len, PARSE_PROGRAM, &pinc, &perr)) {
+        free(eerr);
+        r->ninput++;
+        Node **stmts = NULL;
+        int n = 0;
+        bool incomplete = false;
+        char *err = program_load_chunk(r->prog, name, text, len, &stmts, &n, &incomplete);
+        if (err) {
+            report_message(err);
+            r->had_error = true;
+            return true;
+        }
+        run_stmts(r, stmts, n);
+        return true;
+    }
+    /* "1 +" is an unfinished expression (the statement grammar rejects it
+     * at once); "if (x) {" an unfinished statement. Either wants more. */
+    if (einc || pinc) {
+        free(eerr);
+        free(perr);
+        return false;
+    }
+    r->ninput++;
+    r->had_error = true;
+    report_message(pick_error(name, eerr, false, perr, false));
+    return true;
+}
+
+static bool only_blank(const char *s)
+{
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\r')
+            return false;
+    return true;
+}
+
+static void buf_append(Repl *r, const char *line)
+{
+    size_t n = strlen(line);
+    size_t need = r->len + n + 2;
+    if (need > r->cap) {
+        size_t cap = r->cap ? r->cap : 256;
+        while (cap < need)
+            cap *= 2;
+        char *b = realloc(r->buf, cap);
+        if (!b)
+            abort();
+        r->buf = b;
+        r->cap = cap;
+    }
+    if (r->len)
+        r->buf[r->len++] = '\n';
+    memcpy(r->buf + r->len, line, n);
+    r->len += n;
+    r->buf[r->len] = '\0';
+}
+
+/* ==== the loop =========================================================== */
+
+static void setup_readline(Repl *r)
+{
+    rl_readline_name = "dml";
+    /* Our SIGINT handler (cli.c) stays in charge, so a Ctrl-C always lands in
+     * cli_interrupt_flag whether the prompt or DML code is running; SIGWINCH
+     * likewise (readline's handlers would act only inside its own calls). */
+    rl_catch_signals = 0;
+    rl_catch_sigwinch = 0;
+    cb_repl = r;
+    rl_attempted_completion_function = dml_complete;
+    /* ':' is not a break so "nn::aff" completes as one word; '.' neither
+     * (as.scalar). */
+    rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{}()[],+-*/%^!~";
+    rl_completer_quote_characters = "\"'";
+    history_start(r);
+}
+
+/* Installs the SIGINT and SIGWINCH handlers and their wake-up pipe. Without
+ * a pipe (no descriptors left) Ctrl-C still works, one key press late. */
+static void install_signals(void)
+{
+    if (pipe(wake_fds) == 0) {
+        for (int i = 0; i < 2; i++) {
+            fcntl(wake_fds[i], F_SETFL, fcntl(wake_fds[i], F_GETFL) | O_NONBLOCK);
+            fcntl(wake_fds[i], F_SETFD, FD_CLOEXEC);
+        }
+    } else {
+        wake_fds[0] = wake_fds[1] = -1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    /* No SA_RESTART for SIGINT: a blocking read in DML code should see EINTR
+     * and fail as interrupted, as under 'dml run'. */
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+    /* SA_RESTART for SIGWINCH: resizing the window must not fail a read. */
+    sa.sa_handler = on_sigwinch;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGWINCH, &sa, NULL);
+}
+
+static void remove_signals(void)
+{
+    signal(SIGWINCH, SIG_DFL);
+    cli_install_sigint();   /* the handler without the pipe we are closing */
+    for (int i = 0; i < 2; i++)
+        if (wake_fds[i] >= 0) {
+            close(wake_fds[i]);
+            wake_fds[i] = -1;
+        }
+}
+
+int repl_main(Program *prog, uint64_t seed)
+{
+    Repl r;
+    memset(&r, 0, sizeof r);
+    r.prog = prog;
+    r.tty = isatty(STDIN_FILENO);
+    interp_init(&r.I, prog, seed);
+    r.I.interrupt = &cli_interrupt_flag;
+    r.top.names = &prog->top;
+    r.I.frame = &r.top;
+    interp_sync_top(&r.I, &r.top);
+
+    if (r.tty) {
+        setup_readline(&r);
+        printf("dml %s \xe2\x80\x94 DML interpreter. Ctrl-D to exit, help: dml --help\n", DML_VERSION);
+        fflush(stdout);
+        install_signals();
+    } else {
+        cli_install_sigint();
+    }
+
+    for (;;) {
+        char *line = NULL;
+        int got = r.tty ? read_line_tty(r.len ? PROMPT_MORE : PROMPT, &line) : read_line_pipe(&line);
+        if (got == READ_INTERRUPTED) {
+            r.len = 0;      /* Ctrl-C abandons the whole (multi-line) input */
+            continue;
+        }
+        if (got == READ_EOF) {
+            if (r.len) {
+                /* EOF inside an open construct: say what is missing. On a
+                 * terminal this was Ctrl-D at the continuation prompt: drop
+                 * the input but keep the session (its variables) alive. */
+                char *eerr = NULL, *perr = NULL;
+                bool einc = false, pinc = false;
+                char name[32];
+                snprintf(name, sizeof name, "<%s#%d>", r.tty ? "repl" : "stdin", r.ninput + 1);
+                if (r.tty)
+                    putchar('\n');
+                try_parse(name, r.buf, r.len, PARSE_EXPR, &einc, &eerr);
+                try_parse(name, r.buf, r.len, PARSE_PROGRAM, &pinc, &perr);
+                report_message(pick_error(name, eerr, einc, perr, pinc));
+                r.had_error = true;
+                r.len = 0;
+                if (r.tty)
+                    continue;
+            } else if (r.tty) {
+                putchar('\n');
+            }
+            break;
+        }
+        if (r.len == 0 && only_blank(line)) {
+            free(line);
+            continue;
+        }
+        buf_append(&r, line);
+        free(line);
+        if (!handle_input(&r))
+            continue;
+        if (r.tty)
+            history_add(&r, r.buf);
+        r.len = 0;
+        if (r.quit)
+            break;
+    }
+    fflush(stdout);
+
+    if (r.tty) {
+        history_finish(&r);
+        remove_signals();
+        cb_repl = NULL;
+    }
+    free(r.buf);
+    for (int i = 0; i < r.top.nslots; i++)
+        val_release(r.top.slots[i]);
+    free(r.top.slots);
+    interp_destroy(&r.I);
+    /* Piped input is a script: its exit status says whether it all ran. */
+    return !r.tty && r.had_error ? 1 : 0;
+}
