@@ -100,13 +100,16 @@ test-threads: $(DML) $(UNIT_BINS)
 
 # libFuzzer targets (clang): the DML front end + evaluator, and the file
 # parsers of read(). Run: build/fuzz/fuzz_dml -max_total_time=600 tests/fuzz/corpus
-FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-fuzz: $(FUZZ_TARGETS)
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(GEN_SRCS)
+FUZZ_FLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fsanitize=fuzzer,address,undefined
+fuzz: build/fuzz/fuzz_dml build/fuzz/fuzz_csv
+build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c $(LIB_SRCS) $(GEN_SRCS)
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
-	$(Q)clang -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread $(BLAS_CFLAGS) $(RL_CFLAGS) \
-	    -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LIBS)
+	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LIBS)
+build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c builtins/io_formats.c builtins/mtd.c runtime/value.c runtime/print.c
+	@mkdir -p build/fuzz
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
 
 bench: $(DML)
 	$(Q)DML=$(DML) sh bench/run.sh

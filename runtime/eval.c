@@ -58,6 +58,8 @@ static inline bool fast_ii(BinOp op, int64_t x, int64_t y, Value *out)
 
 static Status eval_binary(Interp *I, const Node *n, Value *out)
 {
+    if (interp_stack_low(I))
+        return err_at(I, &n->loc, "expression nested too deeply");
     Value a, b;
     TRY(eval_expr(I, n->binary.lhs, &a));
     if (eval_expr(I, n->binary.rhs, &b) != ST_OK) {
@@ -231,6 +233,11 @@ static Status run_function(Interp *I, const FuncDef *f, Frame *frame, const bool
     Status st = ST_OK;
     frame->parent = I->frame;
     I->frame = frame;
+    if (interp_stack_low(I)) {
+        I->depth++;
+        st = err_at(I, call_loc, "stack overflow: recursion too deep for the C stack (runaway recursion?)");
+        goto done;
+    }
     if (++I->depth > INTERP_MAX_DEPTH) {
         st = err_at(I, call_loc, "stack overflow: more than %d nested function calls (runaway recursion?)",
                     INTERP_MAX_DEPTH);

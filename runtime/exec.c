@@ -193,6 +193,8 @@ static Status exec_stmt(Interp *I, const Node *s)
 
 Status exec_block(Interp *I, Node *const *stmts, int n)
 {
+    if (interp_stack_low(I))
+        return n > 0 ? err_at(I, &stmts[0]->loc, "statements nested too deeply") : err_stack(I);
     for (int i = 0; i < n; i++)
         TRY(exec_stmt(I, stmts[i]));
     return ST_OK;

@@ -58,10 +58,26 @@ typedef struct Interp {
     Stats *stats;           /* NULL unless --stats */
     void *user;             /* owner's context (e.g. paramserv worker) */
     bool in_parallel;       /* a parfor/paramserv worker: nested parfor runs sequentially */
+    const char *stack_base; /* near the top of this thread's stack */
+    size_t stack_limit;     /* bytes of stack DML may use before "stack overflow" */
 } Interp;
 
 /* Maximum user-function call depth before "stack overflow" is reported. */
 #define INTERP_MAX_DEPTH 2000
+
+/* Record the current frame as the top of the running thread's stack, which
+ * is 'size' bytes (0: the main thread's, from RLIMIT_STACK). Called where a
+ * thread starts running DML (interp_init does it for the calling thread). */
+void interp_stack_init(Interp *I, size_t size);
+/* True when the C stack is nearly used up: deep recursion or nesting is then
+ * a DML error instead of a crash. */
+static inline bool interp_stack_low(const Interp *I)
+{
+    const char *here = (const char *)__builtin_frame_address(0);
+    return I->stack_limit && I->stack_base > here && (size_t)(I->stack_base - here) > I->stack_limit;
+}
+/* The error for interp_stack_low(). */
+Status err_stack(Interp *I);
 
 /* Initialise an interpreter over 'prog' with a top-level frame of no slots.
  * 'seed' seeds its RNG. */

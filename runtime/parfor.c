@@ -22,6 +22,9 @@
 #include "ops.h"
 #include "parfor.h"
 
+/* Stack of each parfor thread (see interp_stack_init). */
+#define PF_STACK ((size_t)64 << 20)
+
 typedef struct Pf Pf;
 
 typedef struct PfWorker {
@@ -71,6 +74,7 @@ static void *pf_main(void *arg)
 {
     PfWorker *w = arg;
     Pf *pf = w->pf;
+    interp_stack_init(&w->I, PF_STACK);
     FILE *out = open_memstream(&w->buf, &w->len);
     w->I.out = out ? out : pf->caller->out;
     w->st = run_chunk(&w->I, pf->s, pf->a, pf->inc, pf->seed, w->lo, w->hi);
@@ -178,7 +182,7 @@ Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t cou
     blas_set_threads((int)(ncores / T) > 1 ? (int)(ncores / T) : 1);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 64u << 20);
+    pthread_attr_setstacksize(&attr, PF_STACK);
     for (int64_t t = 0; t < T; t++) {
         PfWorker *x = &w[t];
         x->pf = &pf;

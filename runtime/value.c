@@ -8,8 +8,10 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Matrix data alignment: a cache line, and what AVX-512 loads like best. */
 enum { MAT_ALIGN = 64 };
@@ -120,7 +122,31 @@ Str *str_printf(const char *fmt, ...)
  * matrices
  * ================================================================== */
 
-/* Number of bytes for rows x cols doubles, or false if negative/overflowing. */
+/* The largest matrix we try to allocate: physical memory, or
+ * DML_MAX_MATRIX_BYTES when set. Linux overcommits, so without this cap a
+ * matrix(0, 1e6, 1e6) would "succeed" and the process be killed later
+ * instead of reporting an error. Set once, read-only afterwards. */
+static pthread_once_t cap_once = PTHREAD_ONCE_INIT;
+static uint64_t cap_bytes = UINT64_MAX;
+
+static void cap_init(void)
+{
+    const char *env = getenv("DML_MAX_MATRIX_BYTES");
+    if (env && *env) {
+        char *end;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (*end == '\0' && v > 0) {
+            cap_bytes = v;
+            return;
+        }
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psize > 0)
+        cap_bytes = (uint64_t)pages * (uint64_t)psize;
+}
+
+/* Number of bytes for rows x cols doubles, or false if negative,
+ * overflowing, or larger than the allocation cap. */
 static bool mat_bytes(int64_t rows, int64_t cols, size_t *bytes)
 {
     int64_t n, b;
@@ -128,7 +154,8 @@ static bool mat_bytes(int64_t rows, int64_t cols, size_t *bytes)
         return false;
     if (__builtin_mul_overflow(rows, cols, &n) || __builtin_mul_overflow(n, (int64_t)sizeof(double), &b))
         return false;
-    if ((uint64_t)b > SIZE_MAX)
+    pthread_once(&cap_once, cap_init);
+    if ((uint64_t)b > SIZE_MAX || (uint64_t)b > cap_bytes)
         return false;
     *bytes = (size_t)b;
     return true;

@@ -24,6 +24,10 @@
 #include "../../runtime/stats.h"
 #include "ps.h"
 
+/* Stack of each server/worker thread: DML recursion inside upd/agg gets the
+ * same room as on the main thread. */
+#define PS_STACK ((size_t)64 << 20)
+
 static double now_sec(void)
 {
     struct timespec ts;
@@ -183,6 +187,7 @@ static void *worker_main(void *arg)
     PsRun *run = w->run;
     const PsConfig *c = run->cfg;
     Interp *I = &w->I;
+    interp_stack_init(I, PS_STACK);
     int64_t n = w->part.X->rows, bs = c->batchsize, B = w->nbatches;
     char who[128];
     int64_t e = run->start_epoch, j = 0;
@@ -516,6 +521,7 @@ static Status handle(PsRun *run, PsMsg *msg)
 static void *server_main(void *arg)
 {
     PsRun *run = arg;
+    interp_stack_init(&run->SI, PS_STACK);
     int64_t total = run->epoch_pushes_needed * (run->cfg->epochs - run->start_epoch), done = 0;
     PsMsg *batch = NULL;
     int64_t cap = 0;
@@ -712,7 +718,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
     run->t_start = run->epoch_t0 = now_sec();
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 64u << 20);
+    pthread_attr_setstacksize(&attr, PS_STACK);
     pthread_t server;
     int started = 0;
     bool server_up = false;
