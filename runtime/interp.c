@@ -200,13 +200,9 @@ Matrix *mat_alloc(Interp *I, int64_t rows, int64_t cols)
 
 Matrix *mat_alloc_zero(Interp *I, int64_t rows, int64_t cols)
 {
-    if (rows < 0 || cols < 0) {
-        err_set(I, "invalid matrix dimensions %lldx%lld", (long long)rows, (long long)cols);
-        return NULL;
-    }
-    Matrix *m = mat_new_zero_raw(rows, cols);
-    if (!m)
-        err_oom(I, rows, cols);
+    Matrix *m = mat_alloc(I, rows, cols);
+    if (m && m->data)
+        memset(m->data, 0, sizeof(double) * (size_t)mat_len(m));
     return m;
 }
 

@@ -357,6 +357,11 @@ bool program_find_source(const Program *p, const char *path, const char *from_di
         }
         free(copy);
     }
+    return program_find_stdlib(p, path, out, cap);
+}
+
+bool program_find_stdlib(const Program *p, const char *path, char *out, size_t cap)
+{
     const char *rel = path;
     while (rel[0] == '.' && rel[1] == '/')
         rel += 2;

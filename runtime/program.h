@@ -94,6 +94,9 @@ char *program_diag(const Program *p, const Loc *loc, const char *msg);
 char *program_read_file(const char *path, size_t *len, char **err);
 /* Find the file for source("path"); writes the path to read into out. */
 bool program_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap);
+/* Find 'path' in the stdlib folders only (DML_STDLIB, next to the executable,
+ * under the install prefix). */
+bool program_find_stdlib(const Program *p, const char *path, char *out, size_t cap);
 
 /* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */
 const char *program_source_line(const Program *p, const char *file, int line, size_t *len);

@@ -112,6 +112,45 @@ static void add_alias(Res *r, Module *m, const char *alias, Module *target, cons
     m->naliases++;
 }
 
+static Module *module_by_key(const Program *p, const char *key)
+{
+    for (int i = 0; i < p->nmods; i++)
+        if (strcmp(p->mods[i]->key, key) == 0)
+            return p->mods[i];
+    return NULL;
+}
+
+/* Read, parse and declare the file 'found' as a new module keyed 'key'.
+ * NULL (error set) on failure. */
+static Module *load_module_file(Res *r, const char *key, const char *found, const Loc *loc)
+{
+    size_t len;
+    char *ferr = NULL;
+    char *text = program_read_file(found, &len, &ferr);
+    if (!text) {
+        rerr(r, loc, "%s", ferr ? ferr : "cannot read source file");
+        free(ferr);
+        return NULL;
+    }
+    const char *fname = program_add_text(r->p, found, text, len);
+    ParseOut po = {0};
+    bool ok = parse_source(r->p->arena, fname, text, len, PARSE_PROGRAM, &po);
+    free(text);
+    if (!ok) {
+        if (!r->err)
+            r->err = po.error;
+        else
+            free(po.error);
+        return NULL;
+    }
+    Module *target = program_add_module(r->p, key, fname);
+    Module *saved = r->m;
+    r->m = target;
+    declare(r, target, po.stmts, po.n);
+    r->m = saved;
+    return target;
+}
+
 static void load_source(Res *r, Module *m, const Node *s)
 {
     const char *path = s->source.path;
@@ -123,51 +162,40 @@ static void load_source(Res *r, Module *m, const Node *s)
     else
         snprintf(joined, sizeof joined, "%s/%s", wd, path);
     char *key = program_normalize_key(joined);
-    Module *target = NULL;
-    for (int i = 0; i < r->p->nmods; i++)
-        if (strcmp(r->p->mods[i]->key, key) == 0)
-            target = r->p->mods[i];
+    Module *target = module_by_key(r->p, key);
     if (!target) {
         char found[PATH_MAX];
         /* Search with the working-dir-joined path minus a leading "./". */
         const char *rel = joined;
         while (rel[0] == '.' && rel[1] == '/')
             rel += 2;
-        if (!program_find_source(r->p, rel, m->dir, found, sizeof found)) {
+        if (!program_find_source(r->p, rel, m->dir, found, sizeof found))
             rerr(r, &s->loc, "cannot find source file '%s' (searched the working directory, scripts/, "
                  "the sourcing file's folder, DML_PATH and the dml stdlib)", path);
-            free(key);
-            return;
-        }
-        size_t len;
-        char *ferr = NULL;
-        char *text = program_read_file(found, &len, &ferr);
-        if (!text) {
-            rerr(r, &s->loc, "%s", ferr ? ferr : "cannot read source file");
-            free(ferr);
-            free(key);
-            return;
-        }
-        const char *fname = program_add_text(r->p, found, text, len);
-        ParseOut po = {0};
-        bool ok = parse_source(r->p->arena, fname, text, len, PARSE_PROGRAM, &po);
-        free(text);
-        if (!ok) {
-            if (!r->err)
-                r->err = po.error;
-            else
-                free(po.error);
-            free(key);
-            return;
-        }
-        target = program_add_module(r->p, key, fname);
-        Module *saved = r->m;
-        r->m = target;
-        declare(r, target, po.stmts, po.n);
-        r->m = saved;
+        else
+            target = load_module_file(r, key, found, &s->loc);
     }
     free(key);
-    add_alias(r, m, s->source.alias, target, &s->loc);
+    if (target)
+        add_alias(r, m, s->source.alias, target, &s->loc);
+}
+
+/* DML-bodied builtins (DML.md 7.3 rule 3): a call to an unknown f loads
+ * stdlib/builtin/f.dml, once, and binds to its function f. */
+static FuncDef *dml_builtin(Res *r, const char *name, const Loc *loc)
+{
+    char rel[PATH_MAX], key[PATH_MAX], found[PATH_MAX];
+    snprintf(rel, sizeof rel, "builtin/%s.dml", name);
+    snprintf(key, sizeof key, "<builtin>/%s.dml", name);
+    Module *m = module_by_key(r->p, key);
+    if (!m) {
+        if (!program_find_stdlib(r->p, rel, found, sizeof found))
+            return NULL;
+        m = load_module_file(r, key, found, loc);
+        if (!m)
+            return NULL;
+    }
+    return module_find_func(m, name);
 }
 
 static void declare_func(Res *r, Module *m, Node *s)
@@ -492,6 +520,10 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         f = module_find_func(r->m, n->call.name);
         if (!f)
             bi = builtin_find(n->call.name);
+        if (!f && !bi)
+            f = dml_builtin(r, n->call.name, &n->loc);
+        if (r->err)
+            return;
         if (!f && !bi) {
             rerr(r, &n->loc, "function %s is undefined", n->call.name);
             return;
@@ -788,14 +820,18 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
     Pending pd = {0};
     Res r = {.p = p, .m = m, .slots = &p->top, .repl = repl, .pending = &pd};
     declare(&r, m, stmts, n);
-    /* Bodies may grow the pending list while being bound? No: only declare()
-     * adds to it, and declare() is done. */
+    /* Binding a body may load a DML-bodied builtin, which appends its
+     * functions to the pending list: re-read pd.n each time round. */
     for (int i = 0; i < pd.n && !r.err; i++)
         func_bind(&r, pd.fns[i]);
     r.m = m;
     r.slots = &p->top;
     r.fn = NULL;
+    int bound = pd.n;
     stmts_bind(&r, stmts, n);
+    /* ... and so may the top-level statements. */
+    for (int i = bound; i < pd.n && !r.err; i++)
+        func_bind(&r, pd.fns[i]);
     free(pd.fns);
     return r.err;
 }
@@ -808,6 +844,8 @@ char *resolve_expr(Program *p, Module *m, Node *e)
         call_bind(&r, e, CTX_REPL);
     else
         expr(&r, e, false);
+    for (int i = 0; i < pd.n && !r.err; i++)
+        func_bind(&r, pd.fns[i]);
     free(pd.fns);
     return r.err;
 }
