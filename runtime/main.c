@@ -2,6 +2,7 @@
  * The dml executable: argument parsing and the top-level run. Exit status:
  * 0 success, 1 a DML error (syntax or runtime), 2 a usage error. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,8 +260,23 @@ static void apply_threads(int threads)
         blas_set_threads(threads);
 }
 
+/* Matrix temporaries are large and short-lived. glibc would hand each one
+ * back to the kernel when freed (mmap/munmap, or trimming a thread arena)
+ * and fault the pages in again for the next one: measured on LeNet that
+ * doubled the page faults of a paramserv worker and made it 2x slower than
+ * the same loop on the main thread. One arena that keeps its memory fixes it. */
+static void tune_malloc(void)
+{
+    if (getenv("DML_MALLOC_DEFAULT"))
+        return;
+    mallopt(M_ARENA_MAX, 1);
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
+}
+
 int main(int argc, char **argv)
 {
+    tune_malloc();
     blas_preinit_argv(argv);
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
                       strcmp(argv[1], "-help") == 0 || strcmp(argv[1], "help") == 0)) {
