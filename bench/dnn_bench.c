@@ -3,23 +3,22 @@
  * two LeNet layer shapes, against plain dgemm in the same run:
  *   layer 1: N=64, 1x28x28 -> 32 filters 5x5, pad 2, stride 1
  *   layer 2: N=64, 32x14x14 -> 64 filters 5x5, pad 2, stride 1
- For each it reports GFLOP/s of conv2d, conv2d_backward_filter,
+ * For each it reports GFLOP/s of conv2d, conv2d_backward_filter,
  * conv2d_backward_data and of the three together (2*N*F*C*R*S*P*Q flops
  * each), the GFLOP/s of a dgemm of the same m,n,k as one conv pass
  * (F x CRS times CRS x N*P*Q), of a square 1536 dgemm (the machine's dgemm
  * rate), and the ratios; then the same over both layers together. Also
  * times max_pool 2x2/2 on the conv outputs.
  *
- * The shared VMs this runs on change speed from one second to the next (a
- * core is sometimes taken away), so every repetition times all the ops and
+ * The shared 2-vCPU dev VM changes speed from one second to the next (other
+ * processes take a core), so every repetition times all the ops and
  * the reference dgemms back to back, and the ratios reported are medians of
  * per-repetition ratios.
  *
  * Build and run from the repository root:
  *   cc -O2 -std=gnu11 -I. $(pkg-config --cflags openblas) -o /tmp/dnn_bench \
  *      bench/dnn_bench.c builtins/dnn_kernels.c $(pkg-config --libs openblas || echo -lopenblas) -lm
- *   OPENBLAS_CORETYPE=SkylakeX /tmp/dnn_bench [images-per-dgemm [threads]]
- * (defaults: images per dgemm chosen by the kernels, threads = online CPUs)
+ *   OPENBLAS_CORETYPE=SkylakeX /tmp/dnn_bench [images-per-dgemm (default: the kernels' choice)]
  * It defines its own blas_dgemm (the one runtime/blas.c provides in dml), so
  * it needs nothing else from the tree. */
 #include <cblas.h>
@@ -27,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "builtins/dnn_kernels.h"
 #include "runtime/blas.h"
@@ -81,11 +79,11 @@ typedef struct Layer {
 } Layer;
 
 static void layer_init(Layer *L, const char *name, int64_t N, int64_t C, int64_t H, int64_t W,
-                       int64_t F, int64_t R, int64_t pad, int64_t batch, int threads)
+                       int64_t F, int64_t R, int64_t pad, int64_t batch)
 {
     L->name = name;
     L->g = (DnnGeom){.N = N, .C = C, .H = H, .W = W, .F = F, .R = R, .S = R, .sh = 1, .sw = 1,
-                     .ph = pad, .pw = pad, .batch = batch, .threads = threads};
+                     .ph = pad, .pw = pad, .batch = batch};
     dnn_geom_output(&L->g);
     int64_t CHW = C * H * W, CRS = C * R * R, PQ = L->g.P * L->g.Q;
     L->flops = 2.0 * (double)N * (double)F * (double)CRS * (double)PQ;
@@ -118,8 +116,7 @@ static void layer_rep(Layer *L, int rep)
 {
     const DnnGeom *g = &L->g;
     int64_t CRS = g->C * g->R * g->S, n = g->N * g->P * g->Q;
-    DnnGeom pg = {.N = g->N, .C = g->F, .H = g->P, .W = g->Q, .R = 2, .S = 2, .sh = 2, .sw = 2,
-                  .threads = g->threads};
+    DnnGeom pg = {.N = g->N, .C = g->F, .H = g->P, .W = g->Q, .R = 2, .S = 2, .sh = 2, .sw = 2};
     dnn_geom_output(&pg);
     double t0 = now();
     dnn_conv2d(g, L->X, L->Wt, L->out);
@@ -169,15 +166,13 @@ static void layer_report(Layer *L, const double *sq_rate)
 int main(int argc, char **argv)
 {
     int64_t batch = argc > 1 ? atoll(argv[1]) : 0;
-    int threads = argc > 2 ? atoi(argv[2]) : (int)sysconf(_SC_NPROCESSORS_ONLN);
     const char *core = getenv("OPENBLAS_CORETYPE");
-    printf("OpenBLAS: %s, core %s (OPENBLAS_CORETYPE=%s), %d BLAS threads; kernel threads %d; "
-           "images per dgemm: %s\n",
+    printf("OpenBLAS: %s, core %s (OPENBLAS_CORETYPE=%s), %d threads; images per dgemm: %s\n",
            openblas_get_config(), openblas_get_corename(), core ? core : "(unset)",
-           openblas_get_num_threads(), threads, batch > 0 ? argv[1] : "auto");
+           openblas_get_num_threads(), batch > 0 ? argv[1] : "auto");
     Layer L1, L2;
-    layer_init(&L1, "LeNet conv1", 64, 1, 28, 28, 32, 5, 2, batch, threads);
-    layer_init(&L2, "LeNet conv2", 64, 32, 14, 14, 64, 5, 2, batch, threads);
+    layer_init(&L1, "LeNet conv1", 64, 1, 28, 28, 32, 5, 2, batch);
+    layer_init(&L2, "LeNet conv2", 64, 32, 14, 14, 64, 5, 2, batch);
     const int64_t sq = 1536;
     double *A = filled(sq * sq, 1), *B = filled(sq * sq, 2), *C = filled(sq * sq, 3);
     double sq_rate[REPS], both[REPS];

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../runtime/blas.h"
 #include "dnn_kernels.h"
 
 /* Largest shape value accepted: keeps every product we form below 2^63
@@ -99,9 +98,6 @@ static Status geom_args(Interp *I, const BArgs *a, int first, bool pool, DnnGeom
         return err_set(I, "%s(): the %ldx%ld %s does not fit the %ldx%ld input with padding [%ld, %ld]", fn,
                        (long)g->R, (long)g->S, pool ? "pool window" : "filter", (long)g->H, (long)g->W,
                        (long)g->ph, (long)g->pw);
-    /* The kernels may use as many threads of their own as BLAS may here
-     * (1 inside parfor and paramserv workers, which lower the BLAS count). */
-    g->threads = I->blas_threads > 0 ? I->blas_threads : blas_get_threads();
     return ST_OK;
 }
 

@@ -3,15 +3,15 @@
  * and the formula of each). Convolutions run on BLAS: a batch of images is
  * unrolled by im2col into a (C*R*S) x (B*P*Q) matrix so that one dgemm of
  * large n does the arithmetic; col2im folds the columns back for the data
- * gradient. The memory-bound loops around the dgemm (im2col, col2im, the
- * copies between per-image and batched layouts, pooling) are split over up
- * to g->threads threads of our own. No global state: scratch is malloc'd per
- * call and freed on every path, so threads may call concurrently. */
+ * gradient. Only the dgemm is multithreaded (by BLAS); the memory-bound
+ * loops around it (im2col, col2im, the copies between per-image and batched
+ * layouts, pooling) run on the calling thread (see 'Threads' below for why).
+ * No global state: scratch is malloc'd per call and freed on every path, so
+ * threads may call concurrently. */
 #include "dnn_kernels.h"
 
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,10 +21,14 @@
  * that dgemm sees thousands of columns, small enough to stay in the last-level
  * cache between im2col writing it and dgemm reading it. */
 #define DNN_COLS_TARGET_BYTES ((int64_t)4 << 20)
-/* Below this many cells touched, one thread does a loop: creating a thread
- * costs tens of microseconds. */
-#define DNN_MIN_CELLS_PER_THREAD ((int64_t)32768)
-#define DNN_MAX_THREADS 64
+/* Threads. On the 2-vCPU dev VM, splitting im2col/col2im over 2 threads of
+ * our own (tried and measured) left conv2d's time unchanged when the machine
+ * was idle, and made these stages 2-8x slower whenever another process ran
+ * (each stage ends in a join that waits for the thread that got no core).
+ * On many cores the serial stages would weigh more next to a parallel
+ * dgemm, but starting threads per stage (tens of microseconds each, dozens
+ * of stages per call) would eat much of the gain: a persistent pool would
+ * be needed first. */
 
 bool dnn_geom_output(DnnGeom *g)
 {
@@ -36,67 +40,6 @@ bool dnn_geom_output(DnnGeom *g)
     g->P = hp / g->sh + 1;
     g->Q = wp / g->sw + 1;
     return true;
-}
-
-/* ---- running a loop in parts on several threads ---- */
-
-/* One part of a split loop: does slice 'part' of 'nparts' of the work in ctx. */
-typedef void (*PartFn)(void *ctx, int part, int nparts);
-
-typedef struct PartArg {
-    PartFn fn;
-    void *ctx;
-    int part, nparts;
-} PartArg;
-
-static void *part_main(void *p)
-{
-    PartArg *a = p;
-    a->fn(a->ctx, a->part, a->nparts);
-    return NULL;
-}
-
-/* Runs fn(ctx, t, nparts) for every t < nparts: part 0 on the calling thread,
- * the others on new threads, and returns when all are done. A part whose
- * thread cannot be created runs on the caller, so this cannot fail. */
-static void run_parts(int nparts, PartFn fn, void *ctx)
-{
-    if (nparts <= 1) {
-        fn(ctx, 0, 1);
-        return;
-    }
-    pthread_t tid[DNN_MAX_THREADS];
-    PartArg arg[DNN_MAX_THREADS];
-    bool started[DNN_MAX_THREADS];
-    for (int t = 1; t < nparts; t++) {
-        arg[t] = (PartArg){fn, ctx, t, nparts};
-        started[t] = pthread_create(&tid[t], NULL, part_main, &arg[t]) == 0;
-    }
-    fn(ctx, 0, nparts);
-    for (int t = 1; t < nparts; t++) {
-        if (started[t])
-            pthread_join(tid[t], NULL);
-        else
-            fn(ctx, t, nparts);
-    }
-}
-
-/* How many parts to split a loop touching 'cells' doubles into. */
-static int parts_for(const DnnGeom *g, int64_t cells)
-{
-    int64_t t = g->threads < 1 ? 1 : g->threads;
-    if (t > DNN_MAX_THREADS)
-        t = DNN_MAX_THREADS;
-    if (t > cells / DNN_MIN_CELLS_PER_THREAD)
-        t = cells / DNN_MIN_CELLS_PER_THREAD;
-    return t < 1 ? 1 : (int)t;
-}
-
-/* Part t of T of the units [0, n): [*lo, *hi). */
-static inline void slice(int64_t n, int t, int T, int64_t *lo, int64_t *hi)
-{
-    *lo = n * t / T;
-    *hi = n * (t + 1) / T;
 }
 
 /* ---- im2col / col2im ---- */
@@ -187,12 +130,12 @@ static void col2im_channel(const DnnGeom *g, const double *cols, int64_t ld, int
     }
 }
 
-/* ---- the three convolutions: one batched pipeline ----
- * For each batch of b images: a stage (split over threads) prepares it
- * (im2col and/or gathering dout into F x (b*PQ)) and, in the same stage,
- * finishes the previous batch (scattering the product into the output rows,
- * or col2im); then one dgemm on the whole batch. Preparing batch k and
- * finishing batch k-1 touch different buffers, so they can share a stage. */
+/* ---- the three convolutions: one batched loop ----
+ * For each batch of b images: prepare it (im2col, and/or gather the dout
+ * rows into one F x (b*PQ) matrix whose columns line up with the im2col
+ * columns), one dgemm on the whole batch, then finish it (scatter the
+ * product into the per-image output rows, or col2im). With b == 1 the
+ * per-image rows already have the batched layout and no copy is made. */
 
 typedef enum ConvOp { CONV_FWD, CONV_BWF, CONV_BWD } ConvOp;
 
@@ -203,52 +146,25 @@ typedef struct Conv {
     double *res;            /* out (FWD), dW (BWF) or dX (BWD) */
     double *cols;           /* CRS x (b*PQ) im2col matrix */
     double *buf;            /* F x (b*PQ): product (FWD) or gathered dout (BWF, BWD); b > 1 only */
-    int64_t pre_n0, pre_b;  /* batch to prepare in this stage (pre_b == 0: none) */
-    int64_t post_n0, post_b;    /* batch to finish in this stage */
 } Conv;
 
-static void conv_stage(void *ctx, int t, int T)
+/* Before the dgemm of images n0 .. n0+b-1. */
+static void conv_prepare(const Conv *cv, int64_t n0, int64_t b)
 {
-    const Conv *cv = ctx;
     const DnnGeom *g = cv->g;
-    const int64_t C = g->C, F = g->F, HW = g->H * g->W, CHW = C * HW;
-    const int64_t PQ = g->P * g->Q, FPQ = F * PQ;
-    const size_t row_bytes = (size_t)PQ * sizeof(double);
-    int64_t lo, hi;
-    if (cv->pre_b > 0) {
-        int64_t n0 = cv->pre_n0, b = cv->pre_b, ld = b * PQ;
-        if (cv->op != CONV_BWD) {   /* units: (image, channel) */
-            slice(b * C, t, T, &lo, &hi);
-            for (int64_t u = lo; u < hi; u++)
-                im2col_channel(g, cv->X + (n0 + u / C) * CHW, u % C, cv->cols + (u / C) * PQ, ld);
-        }
-        if (cv->op != CONV_FWD && b > 1) {  /* units: (image, filter) */
-            slice(b * F, t, T, &lo, &hi);
-            for (int64_t u = lo; u < hi; u++)
-                memcpy(cv->buf + (u % F) * ld + (u / F) * PQ, cv->dout + (n0 + u / F) * FPQ + (u % F) * PQ,
-                       row_bytes);
-        }
-    }
-    if (cv->post_b > 0) {
-        int64_t n0 = cv->post_n0, b = cv->post_b, ld = b * PQ;
-        if (cv->op == CONV_FWD && b > 1) {  /* units: (image, filter) */
-            slice(b * F, t, T, &lo, &hi);
-            for (int64_t u = lo; u < hi; u++)
-                memcpy(cv->res + (n0 + u / F) * FPQ + (u % F) * PQ, cv->buf + (u % F) * ld + (u / F) * PQ,
-                       row_bytes);
-        }
-        if (cv->op == CONV_BWD) {   /* units: (image, channel); each owns one dX plane */
-            slice(b * C, t, T, &lo, &hi);
-            for (int64_t u = lo; u < hi; u++) {
-                double *plane = cv->res + (n0 + u / C) * CHW + (u % C) * HW;
-                memset(plane, 0, (size_t)HW * sizeof(double));
-                col2im_channel(g, cv->cols + (u / C) * PQ, ld, u % C, plane);
-            }
-        }
-    }
+    const int64_t CHW = g->C * g->H * g->W, PQ = g->P * g->Q, FPQ = g->F * PQ, ld = b * PQ;
+    if (cv->op != CONV_BWD)
+        for (int64_t i = 0; i < b; i++)
+            for (int64_t c = 0; c < g->C; c++)
+                im2col_channel(g, cv->X + (n0 + i) * CHW, c, cv->cols + i * PQ, ld);
+    if (cv->op != CONV_FWD && b > 1)
+        for (int64_t i = 0; i < b; i++)
+            for (int64_t f = 0; f < g->F; f++)
+                memcpy(cv->buf + f * ld + i * PQ, cv->dout + (n0 + i) * FPQ + f * PQ,
+                       (size_t)PQ * sizeof(double));
 }
 
-/* The dgemm of one batch (n0, b) after its stage. */
+/* The dgemm of images n0 .. n0+b-1. */
 static void conv_gemm(const Conv *cv, int64_t n0, int64_t b)
 {
     const DnnGeom *g = cv->g;
@@ -269,6 +185,25 @@ static void conv_gemm(const Conv *cv, int64_t n0, int64_t b)
         blas_dgemm(true, false, CRS, ld, g->F, 1.0, cv->Wt, CRS, d, ld, 0.0, cv->cols, ld);
         break;
     }
+}
+
+/* After the dgemm of images n0 .. n0+b-1. */
+static void conv_finish(const Conv *cv, int64_t n0, int64_t b)
+{
+    const DnnGeom *g = cv->g;
+    const int64_t HW = g->H * g->W, CHW = g->C * HW, PQ = g->P * g->Q, FPQ = g->F * PQ, ld = b * PQ;
+    if (cv->op == CONV_FWD && b > 1)
+        for (int64_t i = 0; i < b; i++)
+            for (int64_t f = 0; f < g->F; f++)
+                memcpy(cv->res + (n0 + i) * FPQ + f * PQ, cv->buf + f * ld + i * PQ,
+                       (size_t)PQ * sizeof(double));
+    if (cv->op == CONV_BWD)
+        for (int64_t i = 0; i < b; i++)
+            for (int64_t c = 0; c < g->C; c++) {
+                double *plane = cv->res + (n0 + i) * CHW + c * HW;
+                memset(plane, 0, (size_t)HW * sizeof(double));
+                col2im_channel(g, cv->cols + i * PQ, ld, c, plane);
+            }
 }
 
 static int conv_run(Conv *cv)
@@ -296,20 +231,11 @@ static int conv_run(Conv *cv)
         free(cv->buf);
         return -1;
     }
-    const int parts = parts_for(g, (CRS + g->F) * nb * PQ);
-    cv->post_b = 0;
-    for (int64_t n0 = 0;; n0 += nb) {
+    for (int64_t n0 = 0; n0 < g->N; n0 += nb) {
         int64_t b = g->N - n0 < nb ? g->N - n0 : nb;
-        cv->pre_n0 = n0;
-        cv->pre_b = b > 0 ? b : 0;
-        if (cv->pre_b == 0 && cv->post_b == 0)
-            break;
-        run_parts(parts, conv_stage, cv);
-        if (cv->pre_b == 0)
-            break;
+        conv_prepare(cv, n0, b);
         conv_gemm(cv, n0, b);
-        cv->post_n0 = n0;
-        cv->post_b = b;
+        conv_finish(cv, n0, b);
     }
     free(cv->cols);
     free(cv->buf);
@@ -334,7 +260,7 @@ int dnn_conv2d_backward_data(const DnnGeom *g, const double *Wt, const double *d
     return conv_run(&cv);
 }
 
-/* ---- pooling: direct loops, split over (image, channel) planes ---- */
+/* ---- pooling: direct loops over the (image, channel) planes ---- */
 
 /* In-image window of output (p,q): rows [*h0,*h1), columns [*w0,*w1). */
 static inline void pool_window(const DnnGeom *g, int64_t p, int64_t q, int64_t *h0, int64_t *h1,
@@ -372,7 +298,7 @@ static void max_pool_plane(const DnnGeom *g, const double *x, double *o)
 }
 
 /* Routes each d[p,q] to the first maximum of its window in plane x, adding
- * into the zeroed plane dx. */
+ * into the (zeroed) plane dx. */
 static void max_pool_backward_plane(const DnnGeom *g, const double *x, const double *d, double *dx)
 {
     for (int64_t p = 0; p < g->P; p++)
@@ -425,68 +351,35 @@ static void avg_pool_backward_plane(const DnnGeom *g, const double *d, double *d
         }
 }
 
-typedef enum PoolOp { POOL_MAX, POOL_MAX_BW, POOL_AVG, POOL_AVG_BW } PoolOp;
-
-typedef struct Pool {
-    const DnnGeom *g;
-    PoolOp op;
-    const double *X, *dout;
-    double *res;
-} Pool;
-
-/* (n,c) planes are contiguous in X, dout and the result alike, so one index
- * walks all three. */
-static void pool_part(void *ctx, int t, int T)
-{
-    const Pool *pl = ctx;
-    const DnnGeom *g = pl->g;
-    const int64_t HW = g->H * g->W, PQ = g->P * g->Q;
-    int64_t lo, hi;
-    slice(g->N * g->C, t, T, &lo, &hi);
-    for (int64_t nc = lo; nc < hi; nc++) {
-        switch (pl->op) {
-        case POOL_MAX:
-            max_pool_plane(g, pl->X + nc * HW, pl->res + nc * PQ);
-            break;
-        case POOL_AVG:
-            avg_pool_plane(g, pl->X + nc * HW, pl->res + nc * PQ);
-            break;
-        case POOL_MAX_BW:
-            memset(pl->res + nc * HW, 0, (size_t)HW * sizeof(double));
-            max_pool_backward_plane(g, pl->X + nc * HW, pl->dout + nc * PQ, pl->res + nc * HW);
-            break;
-        case POOL_AVG_BW:
-            memset(pl->res + nc * HW, 0, (size_t)HW * sizeof(double));
-            avg_pool_backward_plane(g, pl->dout + nc * PQ, pl->res + nc * HW);
-            break;
-        }
-    }
-}
-
-static void pool_run(const DnnGeom *g, PoolOp op, const double *X, const double *dout, double *res)
-{
-    Pool pl = {.g = g, .op = op, .X = X, .dout = dout, .res = res};
-    run_parts(parts_for(g, g->N * g->C * (g->H * g->W + g->P * g->Q)), pool_part, &pl);
-}
-
 void dnn_max_pool(const DnnGeom *g, const double *X, double *out)
 {
-    pool_run(g, POOL_MAX, X, NULL, out);
+    const int64_t HW = g->H * g->W, PQ = g->P * g->Q;
+    /* (n,c) planes are contiguous in X and in out alike */
+    for (int64_t nc = 0; nc < g->N * g->C; nc++)
+        max_pool_plane(g, X + nc * HW, out + nc * PQ);
 }
 
 void dnn_max_pool_backward(const DnnGeom *g, const double *X, const double *dout, double *dX)
 {
-    pool_run(g, POOL_MAX_BW, X, dout, dX);
+    const int64_t HW = g->H * g->W, PQ = g->P * g->Q;
+    memset(dX, 0, (size_t)(g->N * g->C * HW) * sizeof(double));
+    for (int64_t nc = 0; nc < g->N * g->C; nc++)
+        max_pool_backward_plane(g, X + nc * HW, dout + nc * PQ, dX + nc * HW);
 }
 
 void dnn_avg_pool(const DnnGeom *g, const double *X, double *out)
 {
-    pool_run(g, POOL_AVG, X, NULL, out);
+    const int64_t HW = g->H * g->W, PQ = g->P * g->Q;
+    for (int64_t nc = 0; nc < g->N * g->C; nc++)
+        avg_pool_plane(g, X + nc * HW, out + nc * PQ);
 }
 
 void dnn_avg_pool_backward(const DnnGeom *g, const double *dout, double *dX)
 {
-    pool_run(g, POOL_AVG_BW, NULL, dout, dX);
+    const int64_t HW = g->H * g->W, PQ = g->P * g->Q;
+    memset(dX, 0, (size_t)(g->N * g->C * HW) * sizeof(double));
+    for (int64_t nc = 0; nc < g->N * g->C; nc++)
+        avg_pool_backward_plane(g, dout + nc * PQ, dX + nc * HW);
 }
 
 /* ---- bias ---- */

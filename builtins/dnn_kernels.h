@@ -3,8 +3,8 @@
  * and average pooling and their backward passes, bias add/multiply) on plain
  * row-major double arrays. No Interp, no error reporting: the caller (dnn.c)
  * validates every shape first. No global state; any thread may call these
- * concurrently on distinct outputs (each call may start g->threads - 1
- * short-lived threads of its own and joins them before returning).
+ * concurrently on distinct outputs. The dgemms run on as many threads as
+ * BLAS is set to use; everything else runs on the calling thread.
  *
  * Layout (BUILTINS.md section 9): a batch of N images of C channels of H x W
  * pixels is an N x (C*H*W) matrix, image n row-major in C,H,W order; a filter
@@ -18,18 +18,15 @@
 #include <stdint.h>
 
 /* Geometry of one DNN call. For pooling, F is unused and R x S is the pool
- * window. P and Q are filled in by dnn_geom_output(). Tuning, 0 for default:
- * 'batch' is the number of images handed to one dgemm (their im2col columns
- * side by side); 'threads' is how many threads the kernels may use for their
- * own loops (im2col, col2im, copies, pooling; <= 1: the calling thread only).
- * BLAS threads are separate: blas_set_threads(). */
+ * window. P and Q are filled in by dnn_geom_output(). 'batch' is the number
+ * of images handed to one dgemm (their im2col columns side by side); 0 lets
+ * the kernels choose (tests and benchmarks set it). */
 typedef struct DnnGeom {
     int64_t N, C, H, W;
     int64_t F, R, S;
     int64_t sh, sw, ph, pw;
     int64_t P, Q;
     int64_t batch;
-    int threads;
 } DnnGeom;
 
 /* Computes g->P and g->Q from the formulas above. Returns false when either
