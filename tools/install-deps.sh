@@ -1,12 +1,12 @@
 #!/bin/sh
 # Installs the Debian packages dml needs to build, test and benchmark.
 #   tools/install-deps.sh          build + test dependencies
-#   tools/install-deps.sh --bench  also R and PyTorch for `make bench`
+#   tools/install-deps.sh --bench  also R, PyTorch and Fashion-MNIST for `make bench`
 # Run as root (or with sudo available). Safe to run again.
 set -eu
 PKGS="build-essential pkg-config flex bison libopenblas-dev libreadline-dev zlib1g-dev tmux clang"
 if [ "${1:-}" = "--bench" ]; then
-    PKGS="$PKGS r-base-core python3-torch python3-numpy hyperfine"
+    PKGS="$PKGS r-base-core python3-torch python3-numpy dataset-fashion-mnist"
 fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
