@@ -53,6 +53,9 @@ echo "bench: elementwise"
 ewc=$(best 3 c_ew); ewd=$(best 3 d_ew)
 echo "bench: conv2d"
 cv=$(bestmax 3 d_conv)
+# The dgemm ceiling: the better of the two C figures (a single 1000x1000 run
+# is sometimes caught by a slow moment of this shared VM).
+gpeak=$(awk "BEGIN{print ($g1c > $g2c) ? $g1c : $g2c}")
 echo "bench: interpreter overhead"
 have_r=no
 if command -v Rscript >/dev/null 2>&1; then have_r=yes; fi
@@ -82,7 +85,7 @@ kernel=$("$DML" --version | sed -n 's/.*kernel \([^)]*\)).*/\1/p')
     echo "| \`A %*% B\` 1000x1000, GFLOP/s | cblas_dgemm from C: $g1c | $g1d | $(ratio "$g1d" "$g1c") | >= 0.95 |"
     echo "| \`A %*% B\` 2000x2000, GFLOP/s | cblas_dgemm from C: $g2c | $g2d | $(ratio "$g2d" "$g2c") | >= 0.95 |"
     echo "| \`exp(X) * Y + X\` 1000x1000, seconds | C loop: $ewc | $ewd | $(ratio "$ewd" "$ewc") | <= 1.5 |"
-    echo "| conv2d fwd + both bwd, LeNet shapes (batch 64), GFLOP/s | dgemm 1000x1000: $g1c | $cv | $(ratio "$cv" "$g1c") | >= 0.50 |"
+    echo "| conv2d fwd + both bwd, LeNet shapes (batch 64), GFLOP/s | peak dgemm from C: $gpeak | $cv | $(ratio "$cv" "$gpeak") | >= 0.50 |"
     echo
     echo "## Interpreter overhead (issue #3), whole-program wall seconds"
     echo

@@ -389,6 +389,7 @@ static const Shape big_shapes[] = {
     {8, 3, 32, 30, 4, 3, 3, 1, 1, 1, 1},
     {16, 2, 20, 21, 3, 5, 4, 2, 2, 2, 1},
     {20, 4, 40, 40, 2, 2, 2, 2, 2, 0, 0},
+    {6, 8, 10, 9, 4, 4, 4, 1, 1, 1, 1},     /* C*R*S = 128: the kernels batch images themselves */
 };
 
 static void test_big(Tally *t, const Shape *sh, uint64_t *st)
