@@ -33,7 +33,8 @@ ZLIB_LIBS := $(shell $(PKG_CONFIG) --libs zlib 2>/dev/null || echo -lz)
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wwrite-strings \
         -Wno-unused-parameter
 REQ_CFLAGS := -std=gnu11 $(WARN) -I. -I$(B)/gen -pthread -MMD -MP $(BLAS_CFLAGS) $(RL_CFLAGS) $(SANFLAGS)
-LIBS := $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) -lm -pthread
+# libmvec: glibc's vector math (exp over whole matrices, builtins/elementwise.c).
+LIBS := $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) -lmvec -lm -pthread
 
 SRCS := $(wildcard runtime/*.c parser/*.c builtins/*.c builtins/paramserv/*.c)
 MAIN_SRC := runtime/main.c
