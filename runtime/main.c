@@ -10,6 +10,7 @@
 
 #include "blas.h"
 #include "cli.h"
+#include "clock.h"
 #include "eval.h"
 #include "program.h"
 #include "repl.h"
@@ -154,12 +155,6 @@ static void free_run_opts(RunOpts *o)
     free(o->args);
 }
 
-static double now_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static Program *new_program(const RunOpts *o)
 {
@@ -175,7 +170,7 @@ static Program *new_program(const RunOpts *o)
 
 static int run_script(RunOpts *o)
 {
-    double t0 = now_sec();
+    double t0 = clock_now_sec();
     size_t len;
     char *text;
     const char *name;
@@ -211,7 +206,7 @@ static int run_script(RunOpts *o)
         program_free(p);
         return 0;
     }
-    double t1 = now_sec();
+    double t1 = clock_now_sec();
     Interp I;
     interp_init(&I, p, o->have_seed ? o->seed : rng_fresh_seed());
     I.interrupt = &cli_interrupt_flag;
@@ -232,7 +227,7 @@ static int run_script(RunOpts *o)
         rc = 1;
     }
     if (o->stats) {
-        double t2 = now_sec();
+        double t2 = clock_now_sec();
         printf("SystemDS Statistics:\n");
         printf("Total elapsed time:\t\t%.3f sec.\n", t2 - t0);
         printf("Total compilation time:\t\t%.3f sec.\n", t1 - t0);

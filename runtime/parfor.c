@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "blas.h"
+#include "clock.h"
 #include "eval.h"
 #include "ops.h"
 #include "parfor.h"
@@ -206,14 +207,7 @@ Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t cou
     /* Wait, passing a Ctrl-C on to the workers. */
     pthread_mutex_lock(&pf.mu);
     while (pf.done < started) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&pf.cv, &pf.mu, &ts);
+        clock_cond_wait_ms(&pf.cv, &pf.mu, 50);
         if (interp_interrupted(I))
             atomic_store(&pf.abort, 1);
     }

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include "testrun.h"
 
+#include "clock.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -186,12 +188,6 @@ static bool is_regular(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ======================================================================
  * Options
@@ -674,7 +670,7 @@ static void test_start(Test *t, const RunCtx *c, double timeout)
     free(argv);
     t->pid = pid;
     t->state = T_RUNNING;
-    t->deadline = now_s() + timeout;
+    t->deadline = clock_now_sec() + timeout;
 }
 
 /* ======================================================================
@@ -1236,7 +1232,7 @@ int testrun_main(const char *self_exe, int argc, char **argv)
         }
         if (printed == n || running == 0)
             continue;
-        double now = now_s(), wait = POLL_MAX_S;
+        double now = clock_now_sec(), wait = POLL_MAX_S;
         bool killed = false;
         for (size_t i = printed; i < next; i++) {
             Test *t = &tests[i];

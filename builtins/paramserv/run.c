@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../../runtime/blas.h"
+#include "../../runtime/clock.h"
 #include "../../runtime/eval.h"
 #include "../../runtime/stats.h"
 #include "ps.h"
@@ -27,13 +28,6 @@
 /* Stack of each server/worker thread: DML recursion inside upd/agg gets the
  * same room as on the main thread. */
 #define PS_STACK ((size_t)64 << 20)
-
-static double now_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static uint64_t mix3(uint64_t a, uint64_t b, uint64_t c)
 {
@@ -78,6 +72,12 @@ static void ps_fail(PsRun *run, Interp *I, const char *who)
 
 /* ---- calling DML functions by parameter name ---- */
 
+/* The hyperparams list as a borrowed argument value (NONE when not given). */
+static Value hyper_arg(const PsConfig *c)
+{
+    return c->hyper ? val_list_take(c->hyper) : val_none();
+}
+
 /* Calls f binding only the parameters it declares among names[0..n). */
 static Status call_named(Interp *I, const FuncDef *f, const char *const *names, const Value *vals, int n, Value *outs,
                          int nout)
@@ -103,7 +103,7 @@ static Status call_named(Interp *I, const FuncDef *f, const char *const *names, 
 static Status call_agg(Interp *I, const PsConfig *c, Value model, Value grads, Value *out)
 {
     static const char *const names[] = {"model", "hyperparams", "gradients"};
-    Value vals[3] = {model, c->hyper ? val_list_take(c->hyper) : val_none(), grads};
+    Value vals[3] = {model, hyper_arg(c), grads};
     TRY(call_named(I, c->agg, names, vals, 3, out, 1));
     if (out->kind != VAL_LIST) {
         val_release(*out);
@@ -118,7 +118,7 @@ static Status call_agg(Interp *I, const PsConfig *c, Value model, Value grads, V
 static Status ps_pull(PsWorker *w, Value *model)
 {
     PsRun *run = w->run;
-    double t0 = now_sec();
+    double t0 = clock_now_sec();
     pthread_mutex_lock(&run->mu);
     while (w->mailbox.kind == VAL_NONE && !atomic_load(&run->abort))
         pthread_cond_wait(&w->cv, &run->mu);
@@ -128,7 +128,7 @@ static Status ps_pull(PsWorker *w, Value *model)
         w->mailbox = val_none();
     }
     pthread_mutex_unlock(&run->mu);
-    w->st.wait += now_sec() - t0;
+    w->st.wait += clock_now_sec() - t0;
     if (!ok)
         return ST_ERR;
     w->st.pulls++;
@@ -201,17 +201,17 @@ static void *worker_main(void *arg)
             Value acc = val_none();
             int64_t jend = c->freq == PS_BATCH ? j + 1 : c->freq == PS_EPOCH ? B : (j + c->nbatches < B ? j + c->nbatches : B);
             for (; j < jend; j++) {
-                double t0 = now_sec();
+                double t0 = clock_now_sec();
                 int64_t lo = j * bs, hi = lo + bs < n ? lo + bs : n;
                 Matrix *Xb = rows_of(I, w->part.X, lo, hi);
                 Matrix *Yb = Xb ? rows_of(I, w->part.Y, lo, hi) : NULL;
-                double t1 = now_sec();
+                double t1 = clock_now_sec();
                 w->st.slice += t1 - t0;
                 Value grad = val_none();
                 Status st = ST_ERR;
                 if (Xb && Yb) {
                     static const char *const names[] = {"model", "hyperparams", "features", "labels"};
-                    Value vals[4] = {m, c->hyper ? val_list_take(c->hyper) : val_none(), val_matrix_take(Xb),
+                    Value vals[4] = {m, hyper_arg(c), val_matrix_take(Xb),
                                      val_matrix_take(Yb)};
                     st = call_named(I, c->upd, names, vals, 4, &grad, 1);
                 }
@@ -219,7 +219,7 @@ static void *worker_main(void *arg)
                     val_release(val_matrix_take(Xb));
                 if (Yb)
                     val_release(val_matrix_take(Yb));
-                double t2 = now_sec();
+                double t2 = clock_now_sec();
                 w->st.compute += t2 - t1;
                 w->st.batches++;
                 if (st == ST_OK && grad.kind != VAL_LIST)
@@ -244,7 +244,7 @@ static void *worker_main(void *arg)
                         val_release(m);
                         m = nm;
                     }
-                    w->st.local_agg += now_sec() - t2;
+                    w->st.local_agg += clock_now_sec() - t2;
                 }
                 val_release(grad);
                 if (st != ST_OK) {
@@ -270,13 +270,13 @@ static void epoch_end(PsRun *run, int64_t e)
 {
     const PsConfig *c = run->cfg;
     Interp *I = &run->SI;
-    double t0 = now_sec();
+    double t0 = clock_now_sec();
     double secs = t0 - run->epoch_t0;
     double loss = NAN, acc = NAN;
     bool have_val = false;
     if (c->val) {
         static const char *const names[] = {"model", "hyperparams", "val_features", "val_labels"};
-        Value vals[4] = {run->model, c->hyper ? val_list_take(c->hyper) : val_none(), val_matrix_take(c->Xv),
+        Value vals[4] = {run->model, hyper_arg(c), val_matrix_take(c->Xv),
                          val_matrix_take(c->Yv)};
         Value outs[2] = {val_none(), val_none()};
         if (call_named(I, c->val, names, vals, 4, outs, 2) != ST_OK) {
@@ -297,7 +297,7 @@ static void epoch_end(PsRun *run, int64_t e)
             return;
         }
     }
-    double t1 = now_sec();
+    double t1 = clock_now_sec();
     run->val_time += t1 - t0;
     if (c->verbose) {
         double ups = secs > 0 ? (double)run->epoch_updates / secs : 0;
@@ -314,18 +314,18 @@ static void epoch_end(PsRun *run, int64_t e)
             return;
         }
     }
-    run->ckpt_time += now_sec() - t1;
+    run->ckpt_time += clock_now_sec() - t1;
     run->epoch_updates = 0;
-    run->epoch_t0 = now_sec();
+    run->epoch_t0 = clock_now_sec();
 }
 
 /* Apply 'payload' (gradients) to the global model with agg. */
 static Status apply_agg(PsRun *run, Value grads)
 {
-    double t0 = now_sec();
+    double t0 = clock_now_sec();
     Value nm;
     Status st = call_agg(&run->SI, run->cfg, run->model, grads, &nm);
-    run->agg_time += now_sec() - t0;
+    run->agg_time += clock_now_sec() - t0;
     if (st != ST_OK)
         return st;
     val_release(run->model);
@@ -528,14 +528,7 @@ static void *server_main(void *arg)
     while (done < total) {
         pthread_mutex_lock(&run->mu);
         while (run->ninbox == 0 && !atomic_load(&run->abort)) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 100 * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&run->server_cv, &run->mu, &ts);
+            clock_cond_wait_ms(&run->server_cv, &run->mu, 100);
             if (interp_interrupted(run->caller) && !atomic_load(&run->abort)) {
                 pthread_mutex_unlock(&run->mu);
                 interp_raise_interrupt(&run->SI, NULL);
@@ -624,7 +617,7 @@ static void report_stats(PsRun *run, double total)
 
 Status ps_run(Interp *I, const PsConfig *c, Value *out)
 {
-    double t0 = now_sec();
+    double t0 = clock_now_sec();
     PsPart *parts = NULL;
     int64_t np = 0;
     TRY(ps_partition(I, c, &parts, &np));
@@ -715,7 +708,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
     int per = (int)(ncores / run->k);
     blas_set_threads(per > 1 ? per : 1);
 
-    run->t_start = run->epoch_t0 = now_sec();
+    run->t_start = run->epoch_t0 = clock_now_sec();
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, PS_STACK);
@@ -764,7 +757,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
     } else {
         *out = run->model;
         run->model = val_none();
-        report_stats(run, now_sec() - t0);
+        report_stats(run, clock_now_sec() - t0);
     }
     /* Free everything, including undelivered mail and queued pushes. */
     for (int64_t i = 0; i < run->ninbox; i++)
