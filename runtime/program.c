@@ -288,6 +288,17 @@ char *program_read_file(const char *path, size_t *len, char **err)
         }
         return NULL;
     }
+    struct stat fst;
+    if (fstat(fileno(f), &fst) == 0 && S_ISDIR(fst.st_mode)) {
+        fclose(f);
+        if (err) {
+            size_t ecap = strlen(path) + 64;
+            *err = malloc(ecap);
+            if (*err)
+                snprintf(*err, ecap, "cannot read '%s': is a directory", path);
+        }
+        return NULL;
+    }
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     size_t got;

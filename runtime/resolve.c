@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
@@ -169,7 +170,11 @@ static void load_source(Res *r, Module *m, const Node *s)
         const char *rel = joined;
         while (rel[0] == '.' && rel[1] == '/')
             rel += 2;
-        if (!program_find_source(r->p, rel, m->dir, found, sizeof found))
+        struct stat st;
+        bool ok = program_find_source(r->p, rel, m->dir, found, sizeof found);
+        if (!ok && stat(rel, &st) == 0 && S_ISDIR(st.st_mode))
+            rerr(r, &s->loc, "cannot source '%s': is a directory", path);
+        else if (!ok)
             rerr(r, &s->loc, "cannot find source file '%s' (searched the working directory, scripts/, "
                  "the sourcing file's folder, DML_PATH and the dml stdlib)", path);
         else
