@@ -128,6 +128,12 @@ struct Node {
             /* resolved (parfor only): slots the body writes, and whether
              * every write to that slot is an accumulation (+=) */
             int *written; bool *accum_only; int nwritten;
+            /* resolved (parfor only, parfor_check.c), per written slot:
+             * assigned in the body (a candidate result when it exists at
+             * loop entry), and whether its accesses carry a dependency
+             * between iterations when it holds a matrix or list there;
+             * 'check' is the check option (default on). */
+            bool *candidate, *dep_nonscalar; bool check;
         } loop;
         FuncDecl *func;
         struct { const char *path; const char *alias; } source;

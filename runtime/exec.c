@@ -128,6 +128,8 @@ static Status exec_for(Interp *I, const Node *s)
         inc = a <= b ? 1 : -1;
     double span = (b - a) / inc;
     int64_t count = span < 0 ? 0 : (int64_t)floor(span + 1e-10) + 1;
+    if (s->loop.parfor)
+        TRY(parfor_check_entry(I, s));
     if (s->loop.parfor && count > 0)
         return exec_parfor(I, s, (int64_t)a, (int64_t)inc, count);
     int slot = s->loop.var_slot;

@@ -18,6 +18,7 @@
 
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
+#include "parfor.h"
 
 typedef struct Pending {
     FuncDef **fns;
@@ -609,6 +610,17 @@ static void lhs_bind(Res *r, Lhs *l)
     l->slot = slots_add(r->slots, l->name);
 }
 
+/* The options a parfor header accepts (DML.md 5.6). */
+static bool parfor_option_known(const char *name)
+{
+    static const char *const known[] = {"check", "par", "mode", "taskpartitioner", "tasksize", "datapartitioner",
+                                        "resultmerge", "opt", "log", "profile"};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strcmp(name, known[i]) == 0)
+            return true;
+    return false;
+}
+
 static void stmt(Res *r, Node *s)
 {
     if (r->err)
@@ -673,14 +685,20 @@ static void stmt(Res *r, Node *s)
         expr(r, s->loop.to, false);
         expr(r, s->loop.by, false);
         for (int i = 0; i < s->loop.nopts; i++) {
+            if (s->loop.parfor && !parfor_option_known(s->loop.opts[i].name))
+                rerr(r, &s->loop.opts[i].loc, "PARFOR: The specified parameter '%s' is no valid parfor parameter.",
+                     s->loop.opts[i].name);
             Node *v = s->loop.opts[i].value;
             if (v && v->kind == N_CMDARG)
                 make_const(r, v, v->cmdarg.name);
         }
         s->loop.var_slot = slots_add(r->slots, s->loop.var);
         stmts_bind(r, s->loop.body, s->loop.nbody);
-        if (s->loop.parfor && !r->err)
+        if (s->loop.parfor && !r->err) {
             collect_writes(r, s);
+            if (!parfor_analyze(r->p->arena, s))
+                rerr(r, &s->loc, "out of memory");
+        }
         break;
     case N_WHILE:
         expr(r, s->loop.cond, false);
