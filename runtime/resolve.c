@@ -408,6 +408,11 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
         rerr(r, &n->loc, "%s() can only be used as a statement, not inside an expression", name);
         return;
     }
+    if (ctx == CTX_STMT && !(bi->flags & BF_STATEMENT)) {
+        /* Upstream: a value-returning builtin alone as a statement. */
+        rerr(r, &n->loc, "Missing variable assignment.");
+        return;
+    }
     if ((bi->flags & BF_MULTI) && ctx != CTX_MULTI && ctx != CTX_REPL) {
         rerr(r, &n->loc, "%s() returns several values and needs to be called with multi-return assignment "
              "([a, b] = %s(...))", name, name);
