@@ -18,6 +18,7 @@
 
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
+#include "dtcheck.h"
 #include "parfor.h"
 
 typedef struct Pending {
@@ -838,6 +839,8 @@ static void func_bind(Res *r, FuncDef *f)
     for (int i = 0; i < d->nparams && !r->err; i++)
         expr(r, d->params[i].dflt, false);
     stmts_bind(r, d->body, d->nbody);
+    if (!r->err)
+        r->err = dtcheck_body(r->p, &f->slots, d, d->body, d->nbody);
     r->m = saved_m;
     r->slots = saved_slots;
     r->fn = saved_fn;
@@ -857,6 +860,8 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
     r.fn = NULL;
     int bound = pd.n;
     stmts_bind(&r, stmts, n);
+    if (!r.err)
+        r.err = dtcheck_body(p, &p->top, NULL, stmts, n);
     /* ... and so may the top-level statements. */
     for (int i = bound; i < pd.n && !r.err; i++)
         func_bind(&r, pd.fns[i]);

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Static data-type change check of if/else branches and loop bodies (see
+ * dtcheck.c), run by the resolver before anything executes. */
+#ifndef DML_RUNTIME_DTCHECK_H
+#define DML_RUNTIME_DTCHECK_H
+
+#include "program.h"
+
+/* Checks the bound statements of a script chunk (fn NULL; slots: the top
+ * frame's) or of function fn's body (slots: its frame). Returns NULL, or
+ * the first error as an allocated diagnostic. */
+char *dtcheck_body(const Program *p, const SlotTable *slots, const FuncDecl *fn, Node *const *stmts, int n);
+
+#endif
