@@ -15,7 +15,8 @@
  * of a function body; nested in another branch or loop body they are
  * silent (upstream only warns). Where a type cannot be known statically
  * (read(), eval(), a builtin whose result type depends on its arguments)
- * nothing is reported. */
+ * nothing is reported. The pass also takes parfor's dependency verdict
+ * where the types of the loop's candidate results are known (parfor.h). */
 #include "dtcheck.h"
 
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include <string.h>
 
 #include "../builtins/registry.h"
+#include "parfor.h"
 
 #define DT_MAX_DEPTH 2000
 
@@ -174,6 +176,29 @@ static void loop_merge(Chk *c, Dt *env, const Dt *before, int var_slot, const No
     }
 }
 
+/* parfor's candidate results are the variables the body assigns that
+ * exist before the loop, as upstream decides it: statically. One that does
+ * not is a local of the body (whatever a previous round of an enclosing
+ * loop left in it). The dependency check is taken here where the type on
+ * entry is known, else when the loop starts (parfor_check_entry). */
+static void parfor_dt(Chk *c, const Dt *env, const Node *s)
+{
+    for (int j = 0; j < s->loop.nwritten && !c->err; j++) {
+        int slot = s->loop.written[j];
+        if (!s->loop.candidate[j] || slot >= c->n)
+            continue;
+        Dt t = env[slot];
+        if (t == DT_UNDEF) {
+            s->loop.candidate[j] = false;
+            continue;
+        }
+        if (!s->loop.check)
+            continue;
+        if (t == DT_SCALAR || ((t == DT_MATRIX || t == DT_LIST || t == DT_FRAME) && s->loop.dep_nonscalar[j]))
+            fail(c, &s->loc, PARFOR_DEP_FMT, slot_name(c, slot));
+    }
+}
+
 static void stmt_dt(Chk *c, Dt *env, const Node *s, bool conditional, int depth)
 {
     size_t bytes = sizeof(Dt) * (size_t)(c->n + 1);
@@ -223,6 +248,8 @@ static void stmt_dt(Chk *c, Dt *env, const Node *s, bool conditional, int depth)
         break;
     }
     case N_FOR: case N_WHILE: {
+        if (s->kind == N_FOR && s->loop.parfor)
+            parfor_dt(c, env, s);
         Dt *before = malloc(bytes);
         if (!before)
             break;
@@ -248,12 +275,15 @@ static void stmts_dt(Chk *c, Dt *env, Node *const *stmts, int n, bool conditiona
         stmt_dt(c, env, stmts[i], conditional, depth);
 }
 
-char *dtcheck_body(const Program *p, const SlotTable *slots, const FuncDecl *fn, Node *const *stmts, int n)
+char *dtcheck_body(const Program *p, const SlotTable *slots, const FuncDecl *fn, Node *const *stmts, int n,
+                   int nknown)
 {
     Chk c = {.p = p, .slots = slots, .n = slots->n};
     Dt *env = calloc((size_t)c.n + 1, sizeof *env);
     if (!env)
         return NULL;
+    for (int i = 0; i < nknown && i < c.n; i++)
+        env[i] = DT_UNKNOWN;
     for (int i = 0; fn && i < fn->nparams && i < c.n; i++)
         env[i] = decl_dt(fn->params[i].type);
     stmts_dt(&c, env, stmts, n, false, 0);
