@@ -123,7 +123,11 @@ static Dt expr_dt(const Chk *c, const Dt *env, const Node *e, int depth)
     case N_BINARY:
         return binary_dt(expr_dt(c, env, e->binary.lhs, depth + 1), expr_dt(c, env, e->binary.rhs, depth + 1));
     case N_INDEX: {
+        /* X[i, j] is a 1x1 matrix that arithmetic often meets where a
+         * scalar was (s = s + X[i, 1]): left unknown, never a false error. */
         Dt t = expr_dt(c, env, e->index.target, depth + 1);
+        if (t == DT_MATRIX && e->index.rows.kind == IX_ONE && e->index.has_cols && e->index.cols.kind == IX_ONE)
+            return DT_UNKNOWN;
         return t == DT_MATRIX || t == DT_LIST || t == DT_FRAME ? t : DT_UNKNOWN;
     }
     case N_CALL:

@@ -217,10 +217,11 @@ static bool linearize(const Body *b, const Node *e, int depth, Lin *out)
     }
     switch (e->kind) {
     case N_IDENT: {
-        /* A variable the body assigns (the loop variable included) may
-         * hold anything; one only a nested loop binds stays in its bounds. */
+        /* A variable the body assigns (or a nested loop rebinds, for the
+         * parfor variable) may hold anything; one only a nested loop binds
+         * stays in its bounds. */
         int s = e->ident.slot;
-        if (has_slot(b->assigned, b->nassigned, s))
+        if (has_slot(b->assigned, b->nassigned, s) || (s == b->p && loop_var(b, s)))
             return false;
         return lin_add_term(out, s, 1);
     }
