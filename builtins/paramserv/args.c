@@ -245,11 +245,13 @@ static Status check_val_args(Interp *I, const BArgs *a)
     else if (l && !f)
         missing = "val_features", given = "val_labels";
     else if (v && !f)
-        missing = "val_features and val_labels", given = "val";
+        missing = "s 'val_features' and 'val_labels'", given = "val";
     if (!missing)
         return ST_OK;
-    return err_set(I, "Named parameter '%s' missing. Please specify the input. (paramserv got %s=, and validation "
-                   "needs val, val_features and val_labels together)", missing, given);
+    bool one = missing[0] == 'v';
+    return err_set(I, "Named parameter%s%s%s missing. Please specify the input. (paramserv got %s=, and validation "
+                   "needs val, val_features and val_labels together)", one ? " '" : "", missing, one ? "'" : "",
+                   given);
 }
 
 static Status parse_enums(Interp *I, const BArgs *a, PsConfig *c)
@@ -425,17 +427,17 @@ Status ps_check_agg_result(Interp *I, const PsConfig *c, const List *model, Valu
         return err_set(I, "The output of the '%s' function should be type of list.", fn);
     const List *r = result.l;
     if (r->n != model->n)
-        return err_set(I, "paramserv: agg function '%s' returned %lld entries for a model of %lld matrices",
+        return err_set(I, "agg function '%s' returned a list of length %lld for a model of %lld matrices",
                        fn, (long long)r->n, (long long)model->n);
     for (int64_t i = 0; i < r->n; i++) {
         const Matrix *want = model->items[i].m;
         if (r->items[i].kind != VAL_MATRIX)
-            return err_set(I, "paramserv: agg function '%s' returned a %s as model entry %lld, which is a "
+            return err_set(I, "agg function '%s' returned a %s as model entry %lld, which is a "
                            "%lldx%lld matrix", fn, val_kind_name(r->items[i].kind), (long long)i + 1,
                            (long long)want->rows, (long long)want->cols);
         const Matrix *got = r->items[i].m;
         if (got->rows != want->rows || got->cols != want->cols)
-            return err_set(I, "paramserv: agg function '%s' returned a %lldx%lld matrix as model entry %lld, "
+            return err_set(I, "agg function '%s' returned a %lldx%lld matrix as model entry %lld, "
                            "which is %lldx%lld", fn, (long long)got->rows, (long long)got->cols,
                            (long long)i + 1, (long long)want->rows, (long long)want->cols);
     }

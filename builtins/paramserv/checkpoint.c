@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,13 +395,20 @@ static Status check_sig(Interp *I, const PsConfig *c, const char *theirs)
         return err_set(I, "paramserv: checkpoint '%s' was written by another paramserv call (it also records "
                        "'%.*s'); delete it or choose another checkpoint_path", path, (int)bl, b);
     size_t kl = (size_t)((const char *)memchr(a, '=', al) - a);
-    const char *what = strncmp(a, "features", kl) == 0 || strncmp(a, "labels", kl) == 0 ? " (other data)" : "";
     if (!b)
         return err_set(I, "paramserv: checkpoint '%s' was written by another paramserv call (this call has %.*s, "
                        "the checkpoint has no %.*s); delete it or choose another checkpoint_path", path, (int)al, a,
                        (int)kl, a);
-    return err_set(I, "paramserv: checkpoint '%s' was written by another paramserv call%s: it has %.*s, this call "
-                   "has %.*s; delete it or choose another checkpoint_path", path, what, (int)bl, b, (int)al, a);
+    if (strncmp(a, "features=", 9) == 0 || strncmp(a, "labels=", 7) == 0) {
+        /* "features=RxC:fingerprint": show the shapes, not the hashes. */
+        const char *ac = memchr(a, ':', al), *bc = memchr(b, ':', bl);
+        int ad = (int)(ac ? ac - a : (ptrdiff_t)al), bd = (int)(bc ? bc - b : (ptrdiff_t)bl);
+        return err_set(I, "paramserv: checkpoint '%s' was written by another paramserv call on other data: its %.*s "
+                       "(%.*s there, %.*s here) differ; delete it or choose another checkpoint_path", path, (int)kl,
+                       a, bd - (int)kl - 1, b + kl + 1, ad - (int)kl - 1, a + kl + 1);
+    }
+    return err_set(I, "paramserv: checkpoint '%s' was written by another paramserv call: it has %.*s, this call "
+                   "has %.*s; delete it or choose another checkpoint_path", path, (int)bl, b, (int)al, a);
 }
 
 Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epochs_done, bool *found)
