@@ -407,6 +407,9 @@ static Status check_sig(Interp *I, const PsConfig *c, const char *theirs)
                        "(%.*s there, %.*s here) differ; delete it or choose another checkpoint_path", path, (int)kl,
                        a, bd - (int)kl - 1, b + kl + 1, ad - (int)kl - 1, a + kl + 1);
     }
+    if (strncmp(a, "hyperparams=", 12) == 0)
+        return err_set(I, "paramserv: checkpoint '%s' was written by another paramserv call: its hyperparams differ; "
+                       "delete it or choose another checkpoint_path", path);
     return err_set(I, "paramserv: checkpoint '%s' was written by another paramserv call: it has %.*s, this call "
                    "has %.*s; delete it or choose another checkpoint_path", path, (int)bl, b, (int)al, a);
 }
