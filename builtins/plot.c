@@ -175,7 +175,7 @@ static Status take_names(Interp *I, const BArgs *a, PlotSpec *s)
         for (int64_t i = 0; i < l->n; i++) {
             Value v = l->items[i];
             if (v.kind != VAL_STRING)
-                return err_set(I, "plot(): argument 'names' must hold strings, but entry %lld is a %s",
+                return err_set(I, "plot(): argument 'names' must hold strings, but entry %lld is of type %s",
                                (long long)i + 1, val_kind_name(v.kind));
         }
         for (int64_t i = 0; i < l->n && i < s->ns; i++)

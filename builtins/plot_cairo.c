@@ -159,10 +159,10 @@ static void draw_chart(cairo_t *cr, const PlotSpec *s, double W, double H)
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
 
-    /* Ticks: about one per 70 px vertically and one per 110 px across. */
+    /* Ticks: about one per 70 px vertically and one per 85 px across. */
     PlotTicks yt, xt;
     plot_ticks(f.r.ylo, f.r.yhi, (int)fmax(2, (H - 110) / 70), &yt);
-    plot_ticks(f.r.xlo, f.r.xhi, (int)fmax(2, (W - 180) / 110), &xt);
+    plot_ticks(f.r.xlo, f.r.xhi, (int)fmax(2, (W - 160) / 85), &xt);
     char lab[64];
 
     /* Margins from what has to fit around the plot area. */
