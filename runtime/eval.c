@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../builtins/registry.h"
+#include "hitters.h"
 #include "ops.h"
 
 Status interp_raise_interrupt(Interp *I, const Loc *loc)
@@ -78,9 +79,10 @@ static Status eval_binary(Interp *I, const Node *n, Value *out)
         if (b.kind == VAL_DOUBLE && fast_dd(op, (double)a.i, b.d, out))
             return ST_OK;
     }
-    if (ops_binary_take(I, op, a, b, out) != ST_OK)
-        return err_stamp(I, &n->loc);
-    return ST_OK;
+    uint64_t t0 = hitters_start(I);
+    Status st = ops_binary_take(I, op, a, b, out);
+    hitters_stop(I, hitters_binop_name(op), t0);
+    return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
 }
 
 static Status eval_exprlist(Interp *I, const Node *n, Value *out)
@@ -123,9 +125,10 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
             if (a.kind == VAL_DOUBLE) { *out = val_double(-a.d); return ST_OK; }
             if (a.kind == VAL_INT && a.i != INT64_MIN) { *out = val_int(-a.i); return ST_OK; }
         }
-        if (ops_unary_take(I, n->unary.op, a, out) != ST_OK)
-            return err_stamp(I, &n->loc);
-        return ST_OK;
+        uint64_t t0 = hitters_start(I);
+        Status st = ops_unary_take(I, n->unary.op, a, out);
+        hitters_stop(I, hitters_unop_name(n->unary.op), t0);
+        return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
     }
     case N_CALL:
         return eval_call(I, n, out, 1, false);
@@ -399,7 +402,9 @@ static Status call_builtin(Interp *I, const Node *n, Value *outs, int nout)
         memset(res, 0, sizeof res);
         BArgs a = {.def = bi, .v = argv, .names = bi->bind == BIND_VARIADIC ? n->call.argnames : NULL,
                    .n = np, .loc = &n->loc, .nout = nout};
+        uint64_t t0 = hitters_start(I);
         st = bi->fn(I, &a, res);
+        hitters_stop(I, bi->name, t0);
         if (st == ST_OK) {
             int produced = bi->nout < MAX_OUT ? bi->nout : MAX_OUT;
             for (int i = 0; i < produced; i++) {

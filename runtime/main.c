@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "eval.h"
+#include "hitters.h"
 #include "program.h"
 #include "repl.h"
 #include "stats.h"
@@ -36,7 +37,8 @@ static const char usage_text[] =
     "  -nvargs N=V ...        named script parameters $N\n"
     "  --seed N, -seed N      seed every random stream (rand, sample, paramserv) for a\n"
     "                         reproducible run\n"
-    "  --stats, -stats        print run statistics at the end\n"
+    "  --stats [N], -stats [N]  print run statistics at the end, with the N (default\n"
+    "                         10) most expensive builtins and operators\n"
     "  --threads N            BLAS threads (default: all cores; also DML_THREADS)\n"
     "  --dump-ast             print the syntax tree of FILE and exit\n"
     "\n"
@@ -61,6 +63,7 @@ typedef struct RunOpts {
     CmdArg *args;
     int nargs;
     bool have_seed, stats, dump_ast;
+    int stats_top;          /* --stats N: heavy hitters shown */
     uint64_t seed;
     int threads;
 } RunOpts;
@@ -125,8 +128,14 @@ static int parse_run_opts(int argc, char **argv, int i, RunOpts *o)
             o->have_seed = true;
         } else if (strcmp(a, "--stats") == 0 || strcmp(a, "-stats") == 0) {
             o->stats = true;
-            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
-                i++;    /* upstream's -stats N (heavy hitter count) */
+            o->stats_top = 10;
+            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') {
+                char *end;
+                long t = strtol(argv[++i], &end, 10);
+                if (*end || t < 0 || t > 100000)
+                    return usage_error("--stats: '%s' is not a count of heavy hitters", argv[i]);
+                o->stats_top = (int)t;
+            }
         } else if (strcmp(a, "--threads") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a number", a);
@@ -168,6 +177,22 @@ static Program *new_program(const RunOpts *o)
     return p;
 }
 
+/* The end of --stats: peak matrix memory and the heavy-hitter table. */
+static void print_heavy_hitters(const Hitters *hh, int top)
+{
+    uint64_t live, peak;
+    mat_mem_stats(&live, &peak);
+    printf("Peak matrix memory:\t\t%.3f MB (%llu bytes).\n", (double)peak / 1e6, (unsigned long long)peak);
+    if (!hh || top <= 0)
+        return;
+    StrBuf b;
+    sb_init(&b);
+    hitters_report(hh, top, &b);
+    if (b.len)
+        fwrite(b.p, 1, b.len, stdout);
+    sb_free(&b);
+}
+
 static int run_script(RunOpts *o)
 {
     double t0 = clock_now_sec();
@@ -207,6 +232,8 @@ static int run_script(RunOpts *o)
         return 0;
     }
     double t1 = clock_now_sec();
+    if (o->stats)
+        p->hh = hitters_new();     /* before interp_init: every Interp copies it */
     Interp I;
     interp_init(&I, p, o->have_seed ? o->seed : rng_fresh_seed());
     I.interrupt = &cli_interrupt_flag;
@@ -235,9 +262,12 @@ static int run_script(RunOpts *o)
         printf("BLAS kernel:\t\t\t%s (%d threads)\n", blas_corename(), blas_get_threads());
         if (stats.report.len)
             fwrite(stats.report.p, 1, stats.report.len, stdout);
+        print_heavy_hitters(p->hh, o->stats_top);
         fflush(stdout);
     }
     sb_free(&stats.report);
+    hitters_free(p->hh);
+    p->hh = NULL;
     for (int i = 0; i < top.nslots; i++)
         val_release(top.slots[i]);
     free(top.slots);

@@ -51,6 +51,7 @@ struct Program {
     const char *exe_dir;    /* folder of the dml executable (stdlib search) */
     bool ran_main;          /* statements of the main module executed */
     Value *consts; int nconsts, capconsts;  /* immortal constants made by resolve */
+    struct Hitters *hh;     /* --stats heavy-hitter table, set before any Interp; owned by main */
 };
 
 Program *program_new(void);

@@ -431,16 +431,35 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
         return;
     }
     if (bi->flags & BF_NAMED_ONLY) {
-        /* Upstream lists every unnamed argument (test paramserv-wrong-args2). */
+        /* Upstream lists every unnamed argument and every unknown name, as
+         * "name=value", in one message (test paramserv-wrong-args2:
+         * "Invalid parameters for PARAMSERV: [modelList, val_featur=X_val]"). */
         char list[512];
         size_t o = 0;
+        bool unnamed = false;
         list[0] = '\0';
-        for (int i = 0; i < n->call.nargs && o + 64 < sizeof list; i++) {
-            if (n->call.argnames[i])
+        int np = builtin_nparams(bi);
+        for (int i = 0; i < n->call.nargs && o + 96 < sizeof list; i++) {
+            const char *an = n->call.argnames[i];
+            char pbuf[64];
+            int j = 0;
+            while (an && j < np && strcmp(builtin_param_name(bi, j, pbuf, sizeof pbuf), an) != 0)
+                j++;
+            if (an && j < np)
                 continue;
+            unnamed = unnamed || !an;
             const Node *a = n->call.args[i];
-            const char *txt = a->kind == N_IDENT ? a->ident.name : "<expression>";
-            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? ", " : "", txt);
+            char txt[48];
+            switch (a->kind) {
+            case N_IDENT: snprintf(txt, sizeof txt, "%s", a->ident.name); break;
+            case N_INT: snprintf(txt, sizeof txt, "%lld", (long long)a->lit.i); break;
+            case N_DOUBLE: snprintf(txt, sizeof txt, "%.17g", a->lit.d); break;
+            case N_BOOL: snprintf(txt, sizeof txt, "%s", a->lit.b ? "TRUE" : "FALSE"); break;
+            case N_STRING: snprintf(txt, sizeof txt, "%.40s", a->str.s); break;
+            default: snprintf(txt, sizeof txt, "<expression>"); break;
+            }
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s%s%s", o ? ", " : "", an ? an : "", an ? "=" : "",
+                                  txt);
         }
         if (o) {
             char up[64];
@@ -448,8 +467,18 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
             for (; name[k] && k + 1 < sizeof up; k++)
                 up[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
             up[k] = '\0';
-            rerr(r, &n->loc, "Invalid parameters for %s: [%s] (every argument of %s() must be named)", up, list,
-                 name);
+            if (unnamed) {
+                rerr(r, &n->loc, "Invalid parameters for %s: [%s] (every argument of %s() must be named)", up, list,
+                     name);
+                return;
+            }
+            char known[640];
+            size_t ko = 0;
+            char pbuf[64];
+            for (int j = 0; j < np && ko + 70 < sizeof known; j++)
+                ko += (size_t)snprintf(known + ko, sizeof known - ko, "%s%s", j ? ", " : "",
+                                       builtin_param_name(bi, j, pbuf, sizeof pbuf));
+            rerr(r, &n->loc, "Invalid parameters for %s: [%s] (%s() takes: %s)", up, list, name, known);
             return;
         }
     }

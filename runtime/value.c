@@ -22,6 +22,28 @@ static void str_release_name(Str *s)
         val_release(val_str_take(s));
 }
 
+/* Bytes of matrix data alive now and at most so far (--stats "peak matrix
+ * memory"). Process-wide on purpose: a matrix made by one thread may be
+ * freed by another, and the peak is of the whole process. Two relaxed
+ * atomics per matrix, next to a malloc and a free. */
+static _Atomic uint64_t mat_live_bytes, mat_peak_bytes;
+
+static void mem_add(uint64_t bytes)
+{
+    uint64_t now = atomic_fetch_add_explicit(&mat_live_bytes, bytes, memory_order_relaxed) + bytes;
+    uint64_t peak = atomic_load_explicit(&mat_peak_bytes, memory_order_relaxed);
+    while (now > peak &&
+           !atomic_compare_exchange_weak_explicit(&mat_peak_bytes, &peak, now, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
+void mat_mem_stats(uint64_t *live, uint64_t *peak)
+{
+    *live = atomic_load_explicit(&mat_live_bytes, memory_order_relaxed);
+    *peak = atomic_load_explicit(&mat_peak_bytes, memory_order_relaxed);
+}
+
 /* Called by val_release when the last reference goes. Releasing a list's
  * items may recurse into nested lists; DML values form no cycles, and
  * nesting depth is bounded by what the script built. */
@@ -33,6 +55,8 @@ void obj_free(ValKind kind, Obj *o)
         break;
     case VAL_MATRIX: {
         Matrix *m = (Matrix *)o;
+        if (m->data)
+            atomic_fetch_sub_explicit(&mat_live_bytes, (uint64_t)mat_len(m) * sizeof(double), memory_order_relaxed);
         free(m->data);
         free(m);
         break;
@@ -182,6 +206,7 @@ Matrix *mat_new_raw(int64_t rows, int64_t cols)
             return NULL;
         }
         m->data = p;
+        mem_add(bytes);
     }
     return m;
 }
