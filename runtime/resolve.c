@@ -17,6 +17,7 @@
 
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
+#include "stack.h"
 
 typedef struct Pending {
     FuncDef **fns;
@@ -31,6 +32,7 @@ typedef struct Res {
     char *err;              /* first error (diagnostic) */
     bool repl;
     Pending *pending;
+    StackGuard stack;       /* deep trees are an error, not a crash */
 } Res;
 
 /* Where a call stands: inside an expression, as a statement, as the right
@@ -539,9 +541,20 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         bind_builtin_call(r, n, bi, ctx);
 }
 
+/* The error for a tree nested deeper than the C stack allows: a chain of
+ * 10^5 operators or indexes is valid syntax that bison reads without
+ * growing its own stack. */
+static bool too_deep(Res *r, const Loc *loc)
+{
+    if (!stack_guard_low(&r->stack))
+        return false;
+    rerr(r, loc, "stack overflow: expression or statements nested too deeply");
+    return true;
+}
+
 static void expr(Res *r, Node *n, bool allow_list)
 {
-    if (!n || r->err)
+    if (!n || r->err || too_deep(r, &n->loc))
         return;
     switch (n->kind) {
     case N_INT: case N_DOUBLE: case N_BOOL: case N_CONST:
@@ -606,7 +619,7 @@ static void lhs_bind(Res *r, Lhs *l)
 
 static void stmt(Res *r, Node *s)
 {
-    if (r->err)
+    if (r->err || too_deep(r, &s->loc))
         return;
     switch (s->kind) {
     case N_ASSIGN:
@@ -819,6 +832,7 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
 {
     Pending pd = {0};
     Res r = {.p = p, .m = m, .slots = &p->top, .repl = repl, .pending = &pd};
+    stack_guard_init(&r.stack);
     declare(&r, m, stmts, n);
     /* Binding a body may load a DML-bodied builtin, which appends its
      * functions to the pending list: re-read pd.n each time round. */
@@ -840,6 +854,7 @@ char *resolve_expr(Program *p, Module *m, Node *e)
 {
     Pending pd = {0};
     Res r = {.p = p, .m = m, .slots = &p->top, .repl = true, .pending = &pd};
+    stack_guard_init(&r.stack);
     if (e->kind == N_CALL)
         call_bind(&r, e, CTX_REPL);
     else
