@@ -21,6 +21,10 @@ else ifneq ($(findstring thread,$(SANITIZE)),)
 else
   MODE := asan
   SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  # gcc leaves double->int overflow out of 'undefined' (clang includes it).
+  ifneq ($(findstring undefined,$(SANITIZE)),)
+    SANFLAGS += -fsanitize=float-cast-overflow -fno-sanitize-recover=float-cast-overflow
+  endif
 endif
 B := build/$(MODE)
 
