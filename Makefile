@@ -38,7 +38,9 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wwrite-
         -Wno-unused-parameter
 REQ_CFLAGS := -std=gnu11 $(WARN) -I. -I$(B)/gen -pthread -MMD -MP $(BLAS_CFLAGS) $(RL_CFLAGS) $(SANFLAGS)
 # libmvec: glibc's vector math (exp over whole matrices, builtins/elementwise.c).
-LIBS := $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) -lmvec -lm -pthread
+# Our objects' allocations go through runtime/failalloc.c (DML_FAIL_ALLOC).
+WRAP_LD := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=posix_memalign
+LIBS := $(WRAP_LD) $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) -lmvec -lm -pthread
 
 SRCS := $(wildcard runtime/*.c parser/*.c builtins/*.c builtins/paramserv/*.c)
 MAIN_SRC := runtime/main.c

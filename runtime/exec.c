@@ -10,17 +10,18 @@
 #include "ops.h"
 #include "parfor.h"
 
-void interp_sync_top(Interp *I, Frame *top)
+Status interp_sync_top(Interp *I, Frame *top)
 {
     int want = I->prog->top.n;
     if (top->nslots >= want)
-        return;
+        return ST_OK;
     Value *s = realloc(top->slots, sizeof *s * (size_t)want);
     if (!s)
-        abort();
+        return err_set(I, "out of memory");
     memset(s + top->nslots, 0, sizeof *s * (size_t)(want - top->nslots));
     top->slots = s;
     top->nslots = want;
+    return ST_OK;
 }
 
 Status eval_pred(Interp *I, const Node *n, bool *out)

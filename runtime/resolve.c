@@ -52,18 +52,59 @@ static void rerr(Res *r, const Loc *loc, const char *fmt, ...)
     r->err = program_diag(r->p, loc, msg);
 }
 
-static Value add_const(Program *p, Value v)
+/* The error for a failed allocation; 'loc' may be NULL. */
+static void oom(Res *r, const Loc *loc)
 {
+    rerr(r, loc, "out of memory");
+}
+
+/* Arena memory for the resolver; NULL (error set) when out of memory. */
+static void *res_alloc(Res *r, size_t size, const Loc *loc)
+{
+    void *p = arena_alloc(r->p->arena, size);
+    if (!p || arena_failed(r->p->arena)) {
+        oom(r, loc);
+        return NULL;
+    }
+    return p;
+}
+
+/* Registers the parse-time constant 'v' (taking it); a string that could
+ * not be made (NULL) or no room in the table is an error, and the constant
+ * is then none. */
+static Value add_const(Res *r, Value v, const Loc *loc)
+{
+    Program *p = r->p;
+    if (v.kind == VAL_STRING && !v.s) {
+        oom(r, loc);
+        return val_none();
+    }
+    if (p->nconsts == p->capconsts) {
+        int cap = p->capconsts ? p->capconsts * 2 : 32;
+        Value *c = realloc(p->consts, sizeof *p->consts * (size_t)cap);
+        if (!c) {
+            val_release(v);
+            oom(r, loc);
+            return val_none();
+        }
+        p->consts = c;
+        p->capconsts = cap;
+    }
     if (val_is_obj(v))
         obj_make_immortal(v.o);
-    if (p->nconsts == p->capconsts) {
-        p->capconsts = p->capconsts ? p->capconsts * 2 : 32;
-        p->consts = realloc(p->consts, sizeof *p->consts * (size_t)p->capconsts);
-        if (!p->consts)
-            abort();
-    }
     p->consts[p->nconsts++] = v;
     return v;
+}
+
+/* slots_add, with running out of memory as an error (the slot is then 0,
+ * never used: the resolve fails). */
+static int add_slot(Res *r, SlotTable *t, const char *name, const Loc *loc)
+{
+    int s = slots_add(t, name);
+    if (s >= 0)
+        return s;
+    oom(r, loc);
+    return 0;
 }
 
 void resolve_release_constants(Program *p)
@@ -80,15 +121,18 @@ void resolve_release_constants(Program *p)
     p->nconsts = p->capconsts = 0;
 }
 
-static void pending_add(Pending *pd, FuncDef *f)
+static bool pending_add(Pending *pd, FuncDef *f)
 {
     if (pd->n == pd->cap) {
-        pd->cap = pd->cap ? pd->cap * 2 : 16;
-        pd->fns = realloc(pd->fns, sizeof *pd->fns * (size_t)pd->cap);
-        if (!pd->fns)
-            abort();
+        int cap = pd->cap ? pd->cap * 2 : 16;
+        FuncDef **fns = realloc(pd->fns, sizeof *pd->fns * (size_t)cap);
+        if (!fns)
+            return false;
+        pd->fns = fns;
+        pd->cap = cap;
     }
     pd->fns[pd->n++] = f;
+    return true;
 }
 
 /* ================= phase 1: declarations and source() ================= */
@@ -104,10 +148,14 @@ static void add_alias(Res *r, Module *m, const char *alias, Module *target, cons
         return;
     }
     if (m->naliases == m->capaliases) {
-        m->capaliases = m->capaliases ? m->capaliases * 2 : 8;
-        m->aliases = realloc(m->aliases, sizeof *m->aliases * (size_t)m->capaliases);
-        if (!m->aliases)
-            abort();
+        int cap = m->capaliases ? m->capaliases * 2 : 8;
+        void *na = realloc(m->aliases, sizeof *m->aliases * (size_t)cap);
+        if (!na) {
+            oom(r, loc);
+            return;
+        }
+        m->aliases = na;
+        m->capaliases = cap;
     }
     m->aliases[m->naliases].alias = alias;
     m->aliases[m->naliases].mod = target;
@@ -135,6 +183,11 @@ static Module *load_module_file(Res *r, const char *key, const char *found, cons
         return NULL;
     }
     const char *fname = program_add_text(r->p, found, text, len);
+    if (!fname) {
+        free(text);
+        oom(r, loc);
+        return NULL;
+    }
     ParseOut po = {0};
     bool ok = parse_source(r->p->arena, fname, text, len, PARSE_PROGRAM, &po);
     free(text);
@@ -146,6 +199,10 @@ static Module *load_module_file(Res *r, const char *key, const char *found, cons
         return NULL;
     }
     Module *target = program_add_module(r->p, key, fname);
+    if (!target) {
+        oom(r, loc);
+        return NULL;
+    }
     Module *saved = r->m;
     r->m = target;
     declare(r, target, po.stmts, po.n);
@@ -164,6 +221,10 @@ static void load_source(Res *r, Module *m, const Node *s)
     else
         snprintf(joined, sizeof joined, "%s/%s", wd, path);
     char *key = program_normalize_key(joined);
+    if (!key) {
+        oom(r, &s->loc);
+        return;
+    }
     Module *target = module_by_key(r->p, key);
     if (!target) {
         char found[PATH_MAX];
@@ -214,14 +275,20 @@ static void declare_func(Res *r, Module *m, Node *s)
     }
     FuncDef *f = old;
     if (!f) {
-        f = calloc(1, sizeof *f);
-        if (!f)
-            abort();
         if (m->nfuncs == m->capfuncs) {
-            m->capfuncs = m->capfuncs ? m->capfuncs * 2 : 16;
-            m->funcs = realloc(m->funcs, sizeof *m->funcs * (size_t)m->capfuncs);
-            if (!m->funcs)
-                abort();
+            int cap = m->capfuncs ? m->capfuncs * 2 : 16;
+            FuncDef **fs = realloc(m->funcs, sizeof *m->funcs * (size_t)cap);
+            if (!fs) {
+                oom(r, &s->loc);
+                return;
+            }
+            m->funcs = fs;
+            m->capfuncs = cap;
+        }
+        f = calloc(1, sizeof *f);
+        if (!f) {
+            oom(r, &s->loc);
+            return;
         }
         m->funcs[m->nfuncs++] = f;
     } else {
@@ -236,7 +303,8 @@ static void declare_func(Res *r, Module *m, Node *s)
     f->decl = d;
     if (d->nbody == 0)
         rerr(r, &s->loc, "function '%s' has no statements (functions with no statements are not allowed)", d->name);
-    pending_add(r->pending, f);
+    if (!pending_add(r->pending, f))
+        oom(r, &s->loc);
 }
 
 static void declare(Res *r, Module *m, Node **stmts, int n)
@@ -259,7 +327,7 @@ static void stmts_bind(Res *r, Node **s, int n);
 static void collect_writes(Res *r, Node *loop);
 
 /* "$name" -> a typed constant (DML.md 10). */
-static Value cmdarg_value(Program *p, const char *text)
+static Value cmdarg_value(Res *r, const char *text, const Loc *loc)
 {
     if (strcmp(text, "TRUE") == 0)
         return val_bool(true);
@@ -275,8 +343,8 @@ static Value cmdarg_value(Program *p, const char *text)
         return val_double(d);
     size_t len = strlen(text);
     if (len >= 2 && (text[0] == '"' || text[0] == '\'') && text[len - 1] == text[0])
-        return add_const(p, val_str_take(str_new(text + 1, len - 2)));
-    return add_const(p, val_str_take(str_new(text, len)));
+        return add_const(r, val_str_take(str_new(text + 1, len - 2)), loc);
+    return add_const(r, val_str_take(str_new(text, len)), loc);
 }
 
 static const CmdArg *find_arg(const Program *p, const char *name)
@@ -295,7 +363,7 @@ static void make_const(Res *r, Node *n, const char *name)
              "default value.", name);
         return;
     }
-    Value v = cmdarg_value(r->p, a->text);
+    Value v = cmdarg_value(r, a->text, &n->loc);
     n->kind = N_CONST;
     n->konst = v;
 }
@@ -339,8 +407,12 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
     const FuncDecl *d = f->decl;
     n->call.fn = f;
     n->call.nparams = d->nparams;
-    n->call.argmap = arena_alloc(r->p->arena, sizeof(int) * (size_t)(n->call.nargs + 1));
-    bool *bound = calloc((size_t)d->nparams + 1, 1);
+    n->call.argmap = res_alloc(r, sizeof(int) * (size_t)(n->call.nargs + 1), &n->loc);
+    bool *bound = n->call.argmap ? calloc((size_t)d->nparams + 1, 1) : NULL;
+    if (!bound) {
+        oom(r, &n->loc);
+        return;
+    }
     bool seen_named = false;
     for (int i = 0; i < n->call.nargs && !r->err; i++) {
         const char *an = n->call.argnames[i];
@@ -446,8 +518,12 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
     }
     int np = builtin_nparams(bi);
     n->call.nparams = np;
-    n->call.argmap = arena_alloc(r->p->arena, sizeof(int) * (size_t)(n->call.nargs + 1));
-    bool *bound = calloc((size_t)np + 1, 1);
+    n->call.argmap = res_alloc(r, sizeof(int) * (size_t)(n->call.nargs + 1), &n->loc);
+    bool *bound = n->call.argmap ? calloc((size_t)np + 1, 1) : NULL;
+    if (!bound) {
+        oom(r, &n->loc);
+        return;
+    }
     bool seen_named = false;
     int npos = 0;
     for (int i = 0; i < n->call.nargs && !r->err; i++) {
@@ -561,10 +637,10 @@ static void expr(Res *r, Node *n, bool allow_list)
         break;
     case N_STRING:
         if (n->str.v.kind == VAL_NONE)
-            n->str.v = add_const(r->p, val_str_take(str_new(n->str.s, (size_t)n->str.len)));
+            n->str.v = add_const(r, val_str_take(str_new(n->str.s, (size_t)n->str.len)), &n->loc);
         break;
     case N_IDENT:
-        n->ident.slot = slots_add(r->slots, n->ident.name);
+        n->ident.slot = add_slot(r, r->slots, n->ident.name, &n->loc);
         break;
     case N_CMDARG:
         make_const(r, n, n->cmdarg.name);
@@ -614,7 +690,7 @@ static void lhs_bind(Res *r, Lhs *l)
         if (l->has_cols)
             index_part(r, &l->cols);
     }
-    l->slot = slots_add(r->slots, l->name);
+    l->slot = add_slot(r, r->slots, l->name, &l->loc);
 }
 
 static void stmt(Res *r, Node *s)
@@ -656,8 +732,12 @@ static void stmt(Res *r, Node *s)
     case N_IFDEF: {
         const CmdArg *a = find_arg(r->p, s->ifdef.param);
         if (a) {
-            Node *c = ast_node(r->p->arena, N_CONST, s->ifdef.dflt ? s->ifdef.dflt->loc : s->loc);
-            c->konst = cmdarg_value(r->p, a->text);
+            Node *c = res_alloc(r, sizeof *c, &s->loc);
+            if (!c)
+                return;
+            c->kind = N_CONST;
+            c->loc = s->ifdef.dflt ? s->ifdef.dflt->loc : s->loc;
+            c->konst = cmdarg_value(r, a->text, &s->loc);
             s->ifdef.dflt = c;
         } else
             expr(r, s->ifdef.dflt, false);
@@ -685,7 +765,7 @@ static void stmt(Res *r, Node *s)
             if (v && v->kind == N_CMDARG)
                 make_const(r, v, v->cmdarg.name);
         }
-        s->loop.var_slot = slots_add(r->slots, s->loop.var);
+        s->loop.var_slot = add_slot(r, r->slots, s->loop.var, &s->loc);
         stmts_bind(r, s->loop.body, s->loop.nbody);
         if (s->loop.parfor && !r->err)
             collect_writes(r, s);
@@ -711,6 +791,7 @@ typedef struct Writes {
     int *slot;
     bool *accum_only;
     int n, cap;
+    bool oom;               /* an array could not grow */
 } Writes;
 
 static void note_write(Writes *w, int slot, bool accum)
@@ -722,11 +803,17 @@ static void note_write(Writes *w, int slot, bool accum)
         }
     }
     if (w->n == w->cap) {
-        w->cap = w->cap ? w->cap * 2 : 8;
-        w->slot = realloc(w->slot, sizeof *w->slot * (size_t)w->cap);
-        w->accum_only = realloc(w->accum_only, sizeof *w->accum_only * (size_t)w->cap);
-        if (!w->slot || !w->accum_only)
-            abort();
+        int cap = w->cap ? w->cap * 2 : 8;
+        int *ns = realloc(w->slot, sizeof *w->slot * (size_t)cap);
+        if (ns)
+            w->slot = ns;
+        bool *na = ns ? realloc(w->accum_only, sizeof *w->accum_only * (size_t)cap) : NULL;
+        if (!na) {
+            w->oom = true;
+            return;
+        }
+        w->accum_only = na;
+        w->cap = cap;
     }
     w->slot[w->n] = slot;
     w->accum_only[w->n] = accum;
@@ -768,11 +855,16 @@ static void collect_writes(Res *r, Node *loop)
     Writes w = {0};
     note_write(&w, loop->loop.var_slot, false);
     writes_of(&w, loop->loop.body, loop->loop.nbody);
-    loop->loop.written = arena_alloc(r->p->arena, sizeof(int) * (size_t)w.n);
-    loop->loop.accum_only = arena_alloc(r->p->arena, sizeof(bool) * (size_t)w.n);
-    memcpy(loop->loop.written, w.slot, sizeof(int) * (size_t)w.n);
-    memcpy(loop->loop.accum_only, w.accum_only, sizeof(bool) * (size_t)w.n);
-    loop->loop.nwritten = w.n;
+    int *written = w.oom ? NULL : res_alloc(r, sizeof(int) * (size_t)w.n, &loop->loc);
+    bool *accum_only = written ? res_alloc(r, sizeof(bool) * (size_t)w.n, &loop->loc) : NULL;
+    if (accum_only) {
+        loop->loop.written = written;
+        loop->loop.accum_only = accum_only;
+        memcpy(loop->loop.written, w.slot, sizeof(int) * (size_t)w.n);
+        memcpy(loop->loop.accum_only, w.accum_only, sizeof(bool) * (size_t)w.n);
+        loop->loop.nwritten = w.n;
+    } else
+        oom(r, &loop->loc);
     free(w.slot);
     free(w.accum_only);
 }
@@ -806,7 +898,7 @@ static void func_bind(Res *r, FuncDef *f)
     for (int i = 0; i < d->nparams && !r->err; i++) {
         if (slots_find(&f->slots, d->params[i].name) >= 0)
             rerr(r, &d->params[i].loc, "duplicate parameter '%s' in function '%s'", d->params[i].name, d->name);
-        slots_add(&f->slots, d->params[i].name);
+        add_slot(r, &f->slots, d->params[i].name, &d->params[i].loc);
         if (d->params[i].type == TY_MATRIX && d->params[i].vtype != ST_DOUBLE && d->params[i].vtype != ST_UNKNOWN)
             rerr(r, &d->params[i].loc, "parameter '%s' of function '%s': matrix[%s] has an unsupported value type "
                  "(use matrix[double])", d->params[i].name, d->name, scalar_type_name(d->params[i].vtype));
@@ -815,9 +907,9 @@ static void func_bind(Res *r, FuncDef *f)
     }
     f->out_slots = calloc((size_t)d->nouts + 1, sizeof(int));
     if (!f->out_slots)
-        abort();
+        oom(r, &d->loc);
     for (int i = 0; i < d->nouts && !r->err; i++)
-        f->out_slots[i] = slots_add(&f->slots, d->outs[i].name);
+        f->out_slots[i] = add_slot(r, &f->slots, d->outs[i].name, &d->outs[i].loc);
     /* Defaults are evaluated in the callee's frame, after the arguments that
      * were given are bound, so a default may refer to an earlier parameter. */
     for (int i = 0; i < d->nparams && !r->err; i++)
@@ -847,6 +939,8 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
     for (int i = bound; i < pd.n && !r.err; i++)
         func_bind(&r, pd.fns[i]);
     free(pd.fns);
+    if (!r.err && arena_failed(p->arena))
+        oom(&r, NULL);
     return r.err;
 }
 
@@ -862,5 +956,7 @@ char *resolve_expr(Program *p, Module *m, Node *e)
     for (int i = 0; i < pd.n && !r.err; i++)
         func_bind(&r, pd.fns[i]);
     free(pd.fns);
+    if (!r.err && arena_failed(p->arena))
+        oom(&r, NULL);
     return r.err;
 }
