@@ -59,7 +59,7 @@ else
   Q := @
 endif
 
-.PHONY: all test test-threads unit install clean bench fuzz
+.PHONY: all test test-threads unit install clean bench fuzz fuzz-replay
 all: $(DML)
 
 $(DML): $(OBJS) $(MAIN_OBJ)
@@ -117,6 +117,11 @@ build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c builtins/io_formats.c builtins/mtd.c 
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
+
+# CI: every corpus input once (-runs=0), under the fuzzers' ASan+UBSan.
+fuzz-replay: fuzz
+	$(Q)cd build/fuzz && ./fuzz_dml -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_dml
+	$(Q)cd build/fuzz && ./fuzz_csv -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus
 
 bench: $(DML)
 	$(Q)DML=$(DML) sh bench/run.sh
