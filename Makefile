@@ -21,6 +21,10 @@ else ifneq ($(findstring thread,$(SANITIZE)),)
 else
   MODE := asan
   SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  # gcc leaves double->int overflow out of 'undefined' (clang includes it).
+  ifneq ($(findstring undefined,$(SANITIZE)),)
+    SANFLAGS += -fsanitize=float-cast-overflow -fno-sanitize-recover=float-cast-overflow
+  endif
 endif
 B := build/$(MODE)
 
@@ -37,7 +41,9 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wwrite-
         -Wno-unused-parameter
 REQ_CFLAGS := -std=gnu11 $(WARN) -I. -I$(B)/gen -pthread -MMD -MP $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) $(SANFLAGS)
 # libmvec: glibc's vector math (exp over whole matrices, builtins/elementwise.c).
-LIBS := $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) $(CAIRO_LIBS) -lmvec -lm -pthread
+# Our objects' allocations go through runtime/failalloc.c (DML_FAIL_ALLOC).
+WRAP_LD := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=posix_memalign
+LIBS := $(WRAP_LD) $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) $(CAIRO_LIBS) -lmvec -lm -pthread
 
 SRCS := $(wildcard runtime/*.c parser/*.c builtins/*.c builtins/paramserv/*.c)
 MAIN_SRC := runtime/main.c
@@ -56,7 +62,7 @@ else
   Q := @
 endif
 
-.PHONY: all test test-threads unit install clean bench fuzz
+.PHONY: all test test-threads unit install clean bench fuzz fuzz-replay
 all: $(DML)
 
 $(DML): $(OBJS) $(MAIN_OBJ)
@@ -114,6 +120,11 @@ build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c builtins/io_formats.c builtins/mtd.c 
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
+
+# CI: every corpus input once (-runs=0), under the fuzzers' ASan+UBSan.
+fuzz-replay: fuzz
+	$(Q)cd build/fuzz && ./fuzz_dml -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_dml
+	$(Q)cd build/fuzz && ./fuzz_csv -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus
 
 bench: $(DML)
 	$(Q)DML=$(DML) sh bench/run.sh

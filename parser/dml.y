@@ -18,6 +18,7 @@
 
 %code requires {
 #include <locale.h>
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,6 +108,13 @@ struct ParseCtx {
     int nstmts;
     Node *expr;
 
+    /* out of memory: the arena failed, the token queue or bison's stack
+     * could not grow; the parse stops at its next step */
+    bool oom;
+    /* flex's own allocations (lexer/dml.l), freed here if flex gives up */
+    void *lex_allocs[8];
+    jmp_buf lex_oom;
+
     /* the first error */
     bool failed, incomplete;
     const char *err_kind;           /* "syntax error" or "lexical error" */
@@ -121,12 +129,34 @@ void parse_set_error(ParseCtx *ctx, const char *kind, int line, int col, bool in
 }
 
 %code {
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 static void dml_yyerror(const DML_YYLTYPE *loc, ParseCtx *ctx, const char *msg);
+
+/* Bison's default location rule, plus the out-of-memory stop: it runs
+ * before every action, so once an action has met a failed arena (and
+ * finished writing into the arena's scratch area) no later action runs. */
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                                             \
+    do {                                                                        \
+        if (arena_failed(ctx->arena)) {                                         \
+            ctx->oom = true;                                                    \
+            YYNOMEM;                                                            \
+        }                                                                       \
+        if (N) {                                                                \
+            (Cur).first_line = YYRHSLOC(Rhs, 1).first_line;                     \
+            (Cur).first_column = YYRHSLOC(Rhs, 1).first_column;                 \
+            (Cur).last_line = YYRHSLOC(Rhs, N).last_line;                       \
+            (Cur).last_column = YYRHSLOC(Rhs, N).last_column;                   \
+        } else {                                                                \
+            (Cur).first_line = (Cur).last_line = YYRHSLOC(Rhs, 0).last_line;    \
+            (Cur).first_column = (Cur).last_column = YYRHSLOC(Rhs, 0).last_column; \
+        }                                                                       \
+    } while (0)
 
 static Loc L(const ParseCtx *c, DML_YYLTYPE l)
 {
@@ -141,25 +171,31 @@ static DML_YYLTYPE span(DML_YYLTYPE a, DML_YYLTYPE b)
     return a;
 }
 
-/* Makes room for one more element of size 'sz' in an arena array. */
-static void grow(Arena *a, void **v, int n, int *cap, size_t sz)
+/* Makes room for one more element of size 'sz' in an arena array; false
+ * when out of memory (the arena is then failed and the parse stops). */
+static bool grow(Arena *a, void **v, int n, int *cap, size_t sz)
 {
     if (n < *cap)
-        return;
+        return true;
+    if (*cap > INT_MAX / 2)
+        return false;
     int ncap = *cap ? *cap * 2 : 4;
     void *nv = arena_alloc(a, (size_t)ncap * sz);
+    if (!nv || arena_failed(a))
+        return false;
     if (n)
         memcpy(nv, *v, (size_t)n * sz);
     *v = nv;
     *cap = ncap;
+    return true;
 }
 
 static NodeVec *nodes_new(ParseCtx *c) { return arena_alloc(c->arena, sizeof(NodeVec)); }
 
 static NodeVec *nodes_push(ParseCtx *c, NodeVec *nv, Node *n)
 {
-    grow(c->arena, (void **)&nv->v, nv->n, &nv->cap, sizeof *nv->v);
-    nv->v[nv->n++] = n;
+    if (grow(c->arena, (void **)&nv->v, nv->n, &nv->cap, sizeof *nv->v))
+        nv->v[nv->n++] = n;
     return nv;
 }
 
@@ -174,8 +210,9 @@ static ArgVec *args_push(ParseCtx *c, ArgVec *av, const char *name, Node *e, DML
     if (!av)
         av = arena_alloc(c->arena, sizeof *av);
     int cap = av->cap;
-    grow(c->arena, (void **)&av->v, av->n, &cap, sizeof *av->v);
-    grow(c->arena, (void **)&av->names, av->n, &av->cap, sizeof *av->names);
+    if (!grow(c->arena, (void **)&av->v, av->n, &cap, sizeof *av->v) ||
+        !grow(c->arena, (void **)&av->names, av->n, &av->cap, sizeof *av->names))
+        return av;
     av->v[av->n] = e;
     av->names[av->n] = name;
     av->n++;
@@ -187,8 +224,8 @@ static LhsVec *lhss_push(ParseCtx *c, LhsVec *lv, Lhs x)
 {
     if (!lv)
         lv = arena_alloc(c->arena, sizeof *lv);
-    grow(c->arena, (void **)&lv->v, lv->n, &lv->cap, sizeof *lv->v);
-    lv->v[lv->n++] = x;
+    if (grow(c->arena, (void **)&lv->v, lv->n, &lv->cap, sizeof *lv->v))
+        lv->v[lv->n++] = x;
     return lv;
 }
 
@@ -196,8 +233,8 @@ static ParamVec *params_push(ParseCtx *c, ParamVec *pv, Param p)
 {
     if (!pv)
         pv = arena_alloc(c->arena, sizeof *pv);
-    grow(c->arena, (void **)&pv->v, pv->n, &pv->cap, sizeof *pv->v);
-    pv->v[pv->n++] = p;
+    if (grow(c->arena, (void **)&pv->v, pv->n, &pv->cap, sizeof *pv->v))
+        pv->v[pv->n++] = p;
     return pv;
 }
 
@@ -205,8 +242,8 @@ static OptVec *opts_push(ParseCtx *c, OptVec *ov, const char *name, Node *value,
 {
     if (!ov)
         ov = arena_alloc(c->arena, sizeof *ov);
-    grow(c->arena, (void **)&ov->v, ov->n, &ov->cap, sizeof *ov->v);
-    ov->v[ov->n++] = (LoopOpt){name, value, L(c, l)};
+    if (grow(c->arena, (void **)&ov->v, ov->n, &ov->cap, sizeof *ov->v))
+        ov->v[ov->n++] = (LoopOpt){name, value, L(c, l)};
     return ov;
 }
 
@@ -766,12 +803,16 @@ void parse_set_error(ParseCtx *ctx, const char *kind, int line, int col, bool in
     va_end(ap);
 }
 
-/* Bison calls this only for "memory exhausted" (parse stack deeper than
- * YYMAXDEPTH); syntax errors go through yyreport_syntax_error. */
+/* Bison calls this only for "memory exhausted": the parse stack deeper
+ * than YYMAXDEPTH, or out of memory (ours, or its stack's allocation, which
+ * leaves ENOMEM in errno); syntax errors go through yyreport_syntax_error. */
 static void dml_yyerror(const DML_YYLTYPE *loc, ParseCtx *ctx, const char *msg)
 {
-    parse_set_error(ctx, "syntax error", loc->first_line, loc->first_column, false,
-                    "program nested too deeply (%s)", msg);
+    if (ctx->oom || arena_failed(ctx->arena) || errno == ENOMEM)
+        parse_set_error(ctx, "error", loc->first_line, loc->first_column, false, "out of memory");
+    else
+        parse_set_error(ctx, "syntax error", loc->first_line, loc->first_column, false,
+                        "program nested too deeply (%s)", msg);
 }
 
 /* True for token classes shown as a word ("identifier") rather than quoted. */

@@ -103,6 +103,10 @@ static Status eval_exprlist(Interp *I, const Node *n, Value *out)
 
 Status eval_expr(Interp *I, const Node *n, Value *out)
 {
+    /* Index chains and unary operators recurse through here as well as
+     * binary ones (a script may nest X[1][1]...[1] 10^5 deep). */
+    if (interp_stack_low(I))
+        return err_at(I, &n->loc, "stack overflow: expression nested too deeply");
     switch (n->kind) {
     case N_INT: *out = val_int(n->lit.i); return ST_OK;
     case N_DOUBLE: *out = val_double(n->lit.d); return ST_OK;

@@ -168,6 +168,8 @@ static void free_run_opts(RunOpts *o)
 static Program *new_program(const RunOpts *o)
 {
     Program *p = program_new();
+    if (!p)
+        return NULL;
     char *dir = cli_exe_dir();
     if (dir) {
         p->exe_dir = arena_strdup(p->arena, dir);
@@ -201,6 +203,10 @@ static int run_script(RunOpts *o)
     const char *name;
     if (o->inline_text) {
         text = strdup(o->inline_text);
+        if (!text) {
+            fputs("dml: out of memory\n", stderr);
+            return 1;
+        }
         len = strlen(text);
         name = "<inline>";
     } else {
@@ -214,6 +220,11 @@ static int run_script(RunOpts *o)
         name = o->file;
     }
     Program *p = new_program(o);
+    if (!p) {
+        free(text);
+        fputs("dml: out of memory\n", stderr);
+        return 1;
+    }
     Node **stmts = NULL;
     int n = 0;
     char *err = program_load_main(p, name, text, len, &stmts, &n);
@@ -239,14 +250,15 @@ static int run_script(RunOpts *o)
     I.interrupt = &cli_interrupt_flag;
     Frame top = {0};
     I.frame = &top;
-    interp_sync_top(&I, &top);
+    Status st = interp_sync_top(&I, &top);
     Stats stats;
     memset(&stats, 0, sizeof stats);
     sb_init(&stats.report);
     if (o->stats)
         I.stats = &stats;
     cli_install_sigint();
-    Status st = exec_block(&I, stmts, n);
+    if (st == ST_OK)
+        st = exec_block(&I, stmts, n);
     fflush(stdout);
     int rc = 0;
     if (st != ST_OK) {
@@ -326,7 +338,12 @@ int main(int argc, char **argv)
             return rc;
         apply_threads(o.threads);
         Program *p = new_program(&o);
-        rc = repl_main(p, o.have_seed ? o.seed : rng_fresh_seed());
+        if (p)
+            rc = repl_main(p, o.have_seed ? o.seed : rng_fresh_seed());
+        else {
+            fputs("dml: out of memory\n", stderr);
+            rc = 1;
+        }
         program_free(p);
         free_run_opts(&o);
         return rc;

@@ -434,32 +434,58 @@ static void matrix_tostring_sb(StrBuf *b, const Matrix *m, const ToStringOpts *o
     }
 }
 
-/* Contract in print.h. Nested lists recurse; depth is what the script built. */
+/* Contract in print.h. Nested lists are walked with an explicit stack of
+ * (list, next item) so any depth the script built prints without
+ * recursion; if that stack cannot grow, the buffer is marked out of memory. */
 void val_tostring_sb(StrBuf *b, Value v, const ToStringOpts *o)
 {
-    switch (v.kind) {
-    case VAL_MATRIX:
+    if (v.kind == VAL_MATRIX) {
         matrix_tostring_sb(b, v.m, o);
-        break;
-    case VAL_LIST:
-        sb_puts(b, "List containing:\n[");
-        for (int64_t i = 0; i < v.l->n; i++) {
-            if (i)
-                sb_puts(b, ", ");
-            Value e = v.l->items[i];
-            if (e.kind == VAL_MATRIX) {
-                sb_puts(b, "\nMatrix:\n");
-                matrix_tostring_sb(b, e.m, o);
-            } else {
-                val_tostring_sb(b, e, o);
-            }
-        }
-        sb_puts(b, "]");
-        break;
-    default:
-        scalar_tostring_sb(b, v);
-        break;
+        return;
     }
+    if (v.kind != VAL_LIST) {
+        scalar_tostring_sb(b, v);
+        return;
+    }
+    typedef struct Pos { const List *l; int64_t i; } Pos;
+    Pos small[16], *st = small;
+    size_t n = 0, cap = 16;
+    st[n++] = (Pos){v.l, 0};
+    sb_puts(b, "List containing:\n[");
+    while (n > 0 && !b->oom) {
+        Pos *p = &st[n - 1];
+        if (p->i == p->l->n) {
+            sb_puts(b, "]");
+            n--;
+            continue;
+        }
+        int64_t i = p->i++;
+        if (i)
+            sb_puts(b, ", ");
+        Value e = p->l->items[i];
+        if (e.kind == VAL_MATRIX) {
+            sb_puts(b, "\nMatrix:\n");
+            matrix_tostring_sb(b, e.m, o);
+        } else if (e.kind == VAL_LIST) {
+            if (n == cap) {
+                Pos *g = st == small ? malloc(sizeof *g * cap * 2) : realloc(st, sizeof *g * cap * 2);
+                if (!g) {
+                    b->oom = true;
+                    break;
+                }
+                if (st == small)
+                    memcpy(g, small, sizeof small);
+                st = g;
+                cap *= 2;
+            }
+            st[n++] = (Pos){e.l, 0};
+            sb_puts(b, "List containing:\n[");
+        } else {
+            scalar_tostring_sb(b, e);
+        }
+    }
+    if (st != small)
+        free(st);
 }
 
 Status val_tostring(Interp *I, Value v, const ToStringOpts *o, Str **out)

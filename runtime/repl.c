@@ -23,6 +23,7 @@
 #include "../parser/parse.h"
 #include "cli.h"
 #include "eval.h"
+#include "failalloc.h"
 #include "print.h"
 
 #ifndef DML_VERSION
@@ -436,6 +437,13 @@ static bool try_parse(const char *name, const char *text, size_t len, ParseMode 
 {
     Arena *a = arena_new();
     ParseOut po = {0};
+    if (!a) {
+        if (incomplete)
+            *incomplete = false;
+        if (err)
+            *err = diag_dup("out of memory");
+        return false;
+    }
     bool ok = parse_source(a, name, text, len, mode, &po);
     arena_free(a);
     if (incomplete)
@@ -447,14 +455,17 @@ static bool try_parse(const char *name, const char *text, size_t len, ParseMode 
     return ok;
 }
 
-static void prepare_run(Repl *r)
+/* False (error set) when the top frame cannot grow: nothing may run. */
+static bool prepare_run(Repl *r)
 {
-    interp_sync_top(&r->I, &r->top);
     r->I.frame = &r->top;
     r->I.depth = 0;
     err_clear(&r->I);
+    if (interp_sync_top(&r->I, &r->top) != ST_OK)
+        return false;
     /* A Ctrl-C typed before this input was sent must not abort it. */
     atomic_store(&cli_interrupt_flag, 0);
+    return true;
 }
 
 static void finish_run(Repl *r)
@@ -470,10 +481,10 @@ static void finish_run(Repl *r)
  * anything else is evaluated and its value shown. */
 static void run_expr(Repl *r, const Node *e)
 {
-    prepare_run(r);
     Interp *I = &r->I;
-    Status st;
-    if (e->kind == N_CALL && (e->call.fn || (e->call.bi && (e->call.bi->flags & (BF_STATEMENT | BF_MULTI))))) {
+    Status st = ST_ERR;
+    if (!prepare_run(r)) {
+    } else if (e->kind == N_CALL && (e->call.fn || (e->call.bi && (e->call.bi->flags & (BF_STATEMENT | BF_MULTI))))) {
         int nout;
         if (e->call.fn)
             nout = e->call.fn->decl->nouts;
@@ -506,8 +517,7 @@ static void run_expr(Repl *r, const Node *e)
 
 static void run_stmts(Repl *r, Node **stmts, int n)
 {
-    prepare_run(r);
-    Status st = exec_block(&r->I, stmts, n);
+    Status st = prepare_run(r) ? exec_block(&r->I, stmts, n) : ST_ERR;
     fflush(stdout);
     if (st != ST_OK)
         report_runtime_error(r);
@@ -617,7 +627,8 @@ static bool only_blank(const char *s)
     return true;
 }
 
-static void buf_append(Repl *r, const char *line)
+/* False when out of memory (the input so far is dropped). */
+static bool buf_append(Repl *r, const char *line)
 {
     size_t n = strlen(line);
     size_t need = r->len + n + 2;
@@ -627,7 +638,7 @@ static void buf_append(Repl *r, const char *line)
             cap *= 2;
         char *b = realloc(r->buf, cap);
         if (!b)
-            abort();
+            return false;
         r->buf = b;
         r->cap = cap;
     }
@@ -636,6 +647,7 @@ static void buf_append(Repl *r, const char *line)
     memcpy(r->buf + r->len, line, n);
     r->len += n;
     r->buf[r->len] = '\0';
+    return true;
 }
 
 /* ==== the loop =========================================================== */
@@ -703,7 +715,11 @@ int repl_main(Program *prog, uint64_t seed)
     r.I.interrupt = &cli_interrupt_flag;
     r.top.names = &prog->top;
     r.I.frame = &r.top;
-    interp_sync_top(&r.I, &r.top);
+    if (interp_sync_top(&r.I, &r.top) != ST_OK) {
+        fputs("dml: out of memory\n", stderr);
+        interp_destroy(&r.I);
+        return 1;
+    }
 
     if (r.tty) {
         setup_readline(&r);
@@ -748,7 +764,12 @@ int repl_main(Program *prog, uint64_t seed)
             free(line);
             continue;
         }
-        buf_append(&r, line);
+        if (!buf_append(&r, line)) {
+            free(line);
+            fputs("out of memory: input dropped\n", stderr);
+            r.len = 0;
+            continue;
+        }
         free(line);
         if (!handle_input(&r))
             continue;

@@ -44,9 +44,49 @@ void mat_mem_stats(uint64_t *live, uint64_t *peak)
     *peak = atomic_load_explicit(&mat_peak_bytes, memory_order_relaxed);
 }
 
-/* Called by val_release when the last reference goes. Releasing a list's
- * items may recurse into nested lists; DML values form no cycles, and
- * nesting depth is bounded by what the script built. */
+
+/* Drops one reference to a list and says whether it was the last (then the
+ * caller owns the dead list). The same ordering as val_release. */
+static bool list_release_last(List *l)
+{
+    if (atomic_load_explicit(&l->h.rc, memory_order_relaxed) >= OBJ_IMMORTAL)
+        return false;
+    return atomic_fetch_sub_explicit(&l->h.rc, 1, memory_order_acq_rel) == 1;
+}
+
+/* Frees a list whose count reached zero, and every list that dies with it,
+ * without recursion: a list nested 10^6 deep (L = list(L) in a loop) must
+ * not overflow the C stack. A dead list is emptied from its end; a dead
+ * child becomes the current list, linked back to its parent through
+ * 'dying_parent', so the walk needs no memory of its own. */
+static void list_free(List *l)
+{
+    l->dying_parent = NULL;
+    while (l) {
+        if (l->n > 0) {
+            int64_t i = --l->n;
+            Value v = l->items[i];
+            if (l->names)
+                str_release_name(l->names[i]);
+            if (v.kind == VAL_LIST) {
+                if (list_release_last(v.l)) {
+                    v.l->dying_parent = l;
+                    l = v.l;
+                }
+            } else {
+                val_release(v);
+            }
+            continue;
+        }
+        List *up = l->dying_parent;
+        free(l->items);
+        free(l->names);
+        free(l);
+        l = up;
+    }
+}
+
+/* Called by val_release when the last reference goes. */
 void obj_free(ValKind kind, Obj *o)
 {
     switch (kind) {
@@ -61,18 +101,9 @@ void obj_free(ValKind kind, Obj *o)
         free(m);
         break;
     }
-    case VAL_LIST: {
-        List *l = (List *)o;
-        for (int64_t i = 0; i < l->n; i++) {
-            val_release(l->items[i]);
-            if (l->names)
-                str_release_name(l->names[i]);
-        }
-        free(l->items);
-        free(l->names);
-        free(l);
+    case VAL_LIST:
+        list_free((List *)o);
         break;
-    }
     default:
         break;
     }

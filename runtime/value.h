@@ -58,6 +58,7 @@ typedef struct List {
     int64_t n, cap;
     Value *items;
     Str **names;
+    struct List *dying_parent;  /* obj_free's own: the list to go on freeing after this one */
 } List;
 
 struct Value {
