@@ -186,18 +186,16 @@ static size_t word_len(const char *s)
     return n;
 }
 
-/* Finds the first word of 'mine' whose key is missing from 'theirs' or has
- * another value there; *a and *b point at the two words (*b NULL when
- * missing).
- * Returns false when every word matches. */
-static bool first_difference(const char *mine, const char *theirs, const char **a, size_t *alen, const char **b,
-                             size_t *blen)
+/* The first word of 'x' whose key is missing from 'y' or has another value
+ * there: *a is that word, *b the word of 'y' with its key (NULL when
+ * missing). Returns false when every word of 'x' is in 'y'. */
+static bool word_missing(const char *x, const char *y, const char **a, size_t *alen, const char **b, size_t *blen)
 {
-    for (const char *w = mine; *w;) {
+    for (const char *w = x; *w;) {
         size_t wl = word_len(w);
         const char *eq = memchr(w, '=', wl);
         size_t kl = eq ? (size_t)(eq - w) + 1 : wl;
-        const char *t = theirs, *hit = NULL;
+        const char *t = y, *hit = NULL;
         while (*t) {
             size_t tl = word_len(t);
             if (tl >= kl && memcmp(t, w, kl) == 0) {
@@ -219,13 +217,20 @@ static bool first_difference(const char *mine, const char *theirs, const char **
         while (*w == ' ')
             w++;
     }
-    /* Every word of ours matches: the file may have words we lack. */
-    size_t ml = strlen(mine), tl = strlen(theirs);
-    if (ml != tl) {
+    return false;
+}
+
+/* The first difference between our signature and the file's: a word of
+ * ours (*a) against the file's (*b, NULL when it lacks the key), or, when
+ * all of ours match, a word only the file has (*a NULL, *b that word). */
+static bool first_difference(const char *mine, const char *theirs, const char **a, size_t *alen, const char **b,
+                             size_t *blen)
+{
+    if (word_missing(mine, theirs, a, alen, b, blen))
+        return true;
+    if (word_missing(theirs, mine, b, blen, a, alen)) {
         *a = NULL;
         *alen = 0;
-        *b = theirs;
-        *blen = tl;
         return true;
     }
     return false;
