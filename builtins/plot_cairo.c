@@ -162,7 +162,7 @@ static void draw_chart(cairo_t *cr, const PlotSpec *s, double W, double H)
     /* Ticks: about one per 70 px vertically and one per 85 px across. */
     PlotTicks yt, xt;
     plot_ticks(f.r.ylo, f.r.yhi, (int)fmax(2, (H - 110) / 70), &yt);
-    plot_ticks(f.r.xlo, f.r.xhi, (int)fmax(2, (W - 160) / 85), &xt);
+    plot_x_ticks(s, &f.r, (int)fmax(2, (W - 160) / 85), &xt);
     char lab[64];
 
     /* Margins from what has to fit around the plot area. */
