@@ -124,6 +124,23 @@ void plot_ticks(double lo, double hi, int target, PlotTicks *t)
         t->decimals = 12;
 }
 
+void plot_x_ticks(const PlotSpec *s, const PlotRange *r, int target, PlotTicks *t)
+{
+    plot_ticks(r->xlo, r->xhi, target, t);
+    if (t->step >= 1)
+        return;
+    for (int64_t i = 0; i < s->n; i++)
+        if (isfinite(s->x[i]) && s->x[i] != floor(s->x[i]))
+            return;
+    double first = ceil(r->xlo), last = floor(r->xhi);
+    if (last < first)
+        return;
+    t->start = first;
+    t->step = 1;
+    t->count = (int)(last - first + 1);
+    t->decimals = 0;
+}
+
 double plot_tick_value(const PlotTicks *t, int k)
 {
     double v = t->start + k * t->step;

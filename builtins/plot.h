@@ -44,6 +44,9 @@ typedef struct PlotTicks {
     int decimals;           /* digits after the point that show the step */
 } PlotTicks;
 void plot_ticks(double lo, double hi, int target, PlotTicks *t);
+/* The x axis's ticks: as plot_ticks, but never between whole numbers when
+ * every x is one (epochs, steps). */
+void plot_x_ticks(const PlotSpec *s, const PlotRange *r, int target, PlotTicks *t);
 /* The label of tick value v ("0", "0.25", "1e+06"). */
 void plot_tick_label(const PlotTicks *t, double v, char *buf, size_t cap);
 /* Value of tick k (k < t->count); exactly 0 where it should be. */

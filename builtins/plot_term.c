@@ -163,7 +163,7 @@ void plot_term_render(const PlotSpec *s, int cols, int rows, bool color, StrBuf 
     int w = cols - lw - 2 - 2;      /* label, space, axis; room for the last x label */
     if (w < 10)
         w = 10;
-    plot_ticks(r.xlo, r.xhi, w / 9 > 2 ? w / 9 : 2, &xt);   /* a label per ~9 columns */
+    plot_x_ticks(s, &r, w / 9 > 2 ? w / 9 : 2, &xt);   /* a label per ~9 columns */
 
     Canvas c = {w, h, calloc((size_t)w * h, 1), malloc((size_t)w * h)};
     if (!c.bits || !c.owner) {

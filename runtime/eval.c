@@ -79,9 +79,7 @@ static Status eval_binary(Interp *I, const Node *n, Value *out)
         if (b.kind == VAL_DOUBLE && fast_dd(op, (double)a.i, b.d, out))
             return ST_OK;
     }
-    uint64_t t0 = hitters_start(I);
-    Status st = ops_binary_take(I, op, a, b, out);
-    hitters_stop(I, hitters_binop_name(op), t0);
+    Status st = HITTERS_TIMED(I, hitters_binop_name(op), ops_binary_take(I, op, a, b, out));
     return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
 }
 
@@ -129,9 +127,7 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
             if (a.kind == VAL_DOUBLE) { *out = val_double(-a.d); return ST_OK; }
             if (a.kind == VAL_INT && a.i != INT64_MIN) { *out = val_int(-a.i); return ST_OK; }
         }
-        uint64_t t0 = hitters_start(I);
-        Status st = ops_unary_take(I, n->unary.op, a, out);
-        hitters_stop(I, hitters_unop_name(n->unary.op), t0);
+        Status st = HITTERS_TIMED(I, hitters_unop_name(n->unary.op), ops_unary_take(I, n->unary.op, a, out));
         return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
     }
     case N_CALL:
@@ -406,9 +402,7 @@ static Status call_builtin(Interp *I, const Node *n, Value *outs, int nout)
         memset(res, 0, sizeof res);
         BArgs a = {.def = bi, .v = argv, .names = bi->bind == BIND_VARIADIC ? n->call.argnames : NULL,
                    .n = np, .loc = &n->loc, .nout = nout};
-        uint64_t t0 = hitters_start(I);
-        st = bi->fn(I, &a, res);
-        hitters_stop(I, bi->name, t0);
+        st = HITTERS_TIMED(I, bi->name, bi->fn(I, &a, res));
         if (st == ST_OK) {
             int produced = bi->nout < MAX_OUT ? bi->nout : MAX_OUT;
             for (int i = 0; i < produced; i++) {

@@ -243,8 +243,10 @@ static int run_script(RunOpts *o)
         return 0;
     }
     double t1 = clock_now_sec();
-    if (o->stats)
+    if (o->stats) {
         p->hh = hitters_new();     /* before interp_init: every Interp copies it */
+        mat_mem_track(true);
+    }
     Interp I;
     interp_init(&I, p, o->have_seed ? o->seed : rng_fresh_seed());
     I.interrupt = &cli_interrupt_flag;

@@ -100,6 +100,7 @@ static void test_full(void)
 static void test_peak_memory(void)
 {
     uint64_t live0, peak0, live1, peak1, live2, peak2;
+    mat_mem_track(true);
     mat_mem_stats(&live0, &peak0);
     Matrix *m = mat_new_raw(100, 100);
     mat_mem_stats(&live1, &peak1);

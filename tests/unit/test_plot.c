@@ -168,6 +168,20 @@ static void test_ticks(void)
     plot_ticks(0, INFINITY, 4, &t);
     CHECK_INT(t.count, 1);
 
+    /* Whole-number x (epochs): no tick at 1.5. */
+    double xs[5] = {1, 2, 3, 4, 5}, ys[5] = {0.7, 0.4, 0.35, 0.32, 0.3};
+    double *yp[1] = {ys};
+    PlotSpec s = {.n = 5, .ns = 1, .x = xs, .y = yp};
+    PlotRange r;
+    CHECK(plot_range(&s, &r));
+    plot_x_ticks(&s, &r, 7, &t);
+    CHECK_DBL(t.start, 1);
+    CHECK_DBL(t.step, 1);
+    CHECK_INT(t.count, 5);
+    xs[2] = 3.5;        /* not all whole: the plain ticks */
+    plot_x_ticks(&s, &r, 7, &t);
+    CHECK(t.step < 1);
+
     /* Every tick lies in the range, for many ranges. */
     for (int i = 1; i < 200; i++) {
         double lo = -i * 0.37, hi = i * i * 0.011 + 0.001;
