@@ -39,8 +39,11 @@ LIBS := $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) -lmvec -lm -pthread
 SRCS := $(wildcard runtime/*.c parser/*.c builtins/*.c builtins/paramserv/*.c)
 MAIN_SRC := runtime/main.c
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(SRCS))
-GEN_SRCS := $(B)/gen/dml.tab.c $(B)/gen/dml.lex.c
-OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/dml.tab.o $(B)/obj/gen/dml.lex.o
+GEN_SRCS := $(B)/gen/dml.tab.c $(B)/gen/dml.lex.c $(B)/gen/doc_text.c
+OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/dml.tab.o $(B)/obj/gen/dml.lex.o \
+        $(B)/obj/gen/doc_text.o
+# The reference in doc/ is embedded in the binary (help() and ?name read it).
+DOC_MD := doc/language.md doc/builtins.md doc/paramserv.md doc/nn.md
 MAIN_OBJ := $(B)/obj/runtime/main.o
 DML := $(B)/dml
 
@@ -72,6 +75,11 @@ $(B)/gen/dml.lex.c $(B)/gen/dml.lex.h: lexer/dml.l $(B)/gen/dml.tab.h
 	@mkdir -p $(dir $@)
 	@echo "  FLEX    $<"
 	$(Q)$(FLEX) --header-file=$(B)/gen/dml.lex.h -o $(B)/gen/dml.lex.c $<
+
+$(B)/gen/doc_text.c: $(DOC_MD) tools/embed_doc.sh
+	@mkdir -p $(dir $@)
+	@echo "  EMBED   doc/*.md"
+	$(Q)sh tools/embed_doc.sh $@ $(DOC_MD)
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
 	@mkdir -p $(dir $@)

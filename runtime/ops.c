@@ -396,6 +396,20 @@ static Status string_op(Interp *I, BinOp op, Value a, Value b, Value *out)
     return err_string_op(I, op_sym(op));
 }
 
+/* A string and a matrix: upstream's message, plus what the user most
+ * likely meant ("v=" + X with X 1x1 wants the cell's value). */
+static Status err_string_matrix(Interp *I, BinOp op, Value a, Value b)
+{
+    const Matrix *m = a.kind == VAL_MATRIX ? a.m : b.m;
+    if (op != OP_ADD)
+        return err_string_op(I, op_sym(op));
+    if (m->rows == 1 && m->cols == 1)
+        return err_set(I, "Arithmetic '+' not supported over string inputs. (The matrix is 1x1: "
+                          "as.scalar(X) gives its value to concatenate.)");
+    return err_set(I, "Arithmetic '+' not supported over string inputs. (toString(X) formats "
+                      "a matrix as a string.)");
+}
+
 /* ==================================================================
  * matrices
  * ================================================================== */
@@ -559,7 +573,7 @@ static __attribute__((noinline)) Status binary_obj_take(Interp *I, BinOp op, Val
         return matmul_take(I, a, b, out);
     } else if (a.kind == VAL_STRING || b.kind == VAL_STRING) {
         if (a.kind == VAL_MATRIX || b.kind == VAL_MATRIX)
-            st = op >= OP_ANDAND ? err_bad_op(I, op, a.kind, b.kind) : err_string_op(I, op_sym(op));
+            st = op >= OP_ANDAND ? err_bad_op(I, op, a.kind, b.kind) : err_string_matrix(I, op, a, b);
         else
             st = string_op(I, op, a, b, out);
     } else if (op >= OP_ANDAND) {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
 
@@ -525,7 +526,9 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         if (r->err)
             return;
         if (!f && !bi) {
-            rerr(r, &n->loc, "function %s is undefined", n->call.name);
+            char hint[160];
+            rerr(r, &n->loc, "function %s is undefined%s", n->call.name,
+                 help_suggest_function(r->m, n->call.name, hint, sizeof hint));
             return;
         }
     }
