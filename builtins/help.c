@@ -493,8 +493,7 @@ static void describe_sb(StrBuf *b, Value v, int depth)
             sb_printf(b, ", min %s", num);
             fmt_double_java(hi, num);
             sb_printf(b, ", max %s", num);
-            fmt_double_java(sum / (double)(n - nan), num);
-            sb_printf(b, ", mean %s", num);
+            sb_printf(b, ", mean %.4g", sum / (double)(n - nan));
         }
         if (nz < n - nan)
             sb_printf(b, ", %lld zeros", (long long)(n - nan - nz));

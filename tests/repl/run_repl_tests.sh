@@ -103,7 +103,7 @@ DML
 
 start s1
 if poll last_line_is "dml>"; then ok "banner and prompt"; else bad "banner and prompt" "no 'dml> ' prompt"; fi
-has_line 'dml [^ ]+ .* DML interpreter\. Ctrl-D to exit, help: dml --help' \
+has_line 'dml [^ ]+ .* DML interpreter\. Ctrl-D to exit, help\(\) for help' \
     && ok "banner line" || bad "banner line" "banner missing"
 
 expect "bare expression" "1+2" "3"
