@@ -199,8 +199,39 @@ static void put_plain(StrBuf *b, Span l)
     }
 }
 
+/* Appends the words of a paragraph (plain text in 'para') wrapped to 76
+ * columns, each line indented by two spaces. */
+static void put_wrapped(StrBuf *b, const char *para)
+{
+    size_t col = 0;
+    const char *p = para;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        size_t n = strcspn(p, " ");
+        if (col && col + 1 + n > 76) {
+            sb_puts(b, "\n");
+            col = 0;
+        }
+        sb_puts(b, col ? " " : "  ");
+        sb_putn(b, p, n);
+        col += (col ? 1 : 2) + n;
+        p += n;
+    }
+    if (col)
+        sb_puts(b, "\n");
+}
+
+/* Layout: the topic names and where they come from, the usage lines, the
+ * description reflowed, "Example:" and the indented code as written. */
 static void format_entry(StrBuf *b, const Entry *e)
 {
+    sb_printf(b, "%.*s  (%.*s", (int)e->names.n, e->names.p, (int)e->file.n, e->file.p);
+    if (e->section.n)
+        sb_printf(b, ": %.*s", (int)e->section.n, e->section.p);
+    sb_puts(b, ")\n\n");
     Span s = e->body;
     while (s.n) {       /* leading blank lines */
         Span peek = s;
@@ -208,43 +239,46 @@ static void format_entry(StrBuf *b, const Entry *e)
             break;
         next_line(&s);
     }
-    /* The usage paragraph. */
+    /* The usage paragraph, one line per form. */
     while (s.n) {
         Span l = next_line(&s);
         if (blank(l))
             break;
+        sb_puts(b, "  ");
         put_plain(b, l);
         sb_puts(b, "\n");
     }
-    bool in_example = false, pending_blank = false;
+    bool in_example = false;
+    StrBuf para;
+    sb_init(&para);
     while (s.n) {
         Span l = next_line(&s);
-        if (blank(l)) {
-            pending_blank = true;
+        bool code = l.n >= 4 && memcmp(l.p, "    ", 4) == 0;
+        if (blank(l) || code) {
+            if (para.len) {
+                sb_puts(b, "\n");
+                put_wrapped(b, para.p);
+                sb_free(&para);
+            }
+            if (code) {
+                if (!in_example)
+                    sb_puts(b, "\n  Example:\n");
+                in_example = true;
+                sb_putn(b, l.p, l.n);
+                sb_puts(b, "\n");
+            }
             continue;
         }
-        bool code = l.n >= 4 && memcmp(l.p, "    ", 4) == 0;
-        if (code && !in_example) {
-            sb_puts(b, "\n  Example:\n");
-            in_example = true;
-        } else if (pending_blank) {
-            sb_puts(b, "\n");
-        }
-        pending_blank = false;
-        if (code) {
-            sb_puts(b, "  ");
-            sb_putn(b, l.p, l.n);
-        } else {
-            in_example = false;
-            sb_puts(b, "  ");
-            put_plain(b, l);
-        }
-        sb_puts(b, "\n");
+        in_example = false;
+        if (para.len)
+            sb_puts(&para, " ");
+        put_plain(&para, l);
     }
-    sb_printf(b, "\n  (%.*s", (int)e->file.n, e->file.p);
-    if (e->section.n)
-        sb_printf(b, ", %.*s", (int)e->section.n, e->section.p);
-    sb_puts(b, ")\n");
+    if (para.len) {
+        sb_puts(b, "\n");
+        put_wrapped(b, para.p);
+    }
+    sb_free(&para);
 }
 
 typedef struct NameSuggest { Suggest s; } NameSuggest;
@@ -272,7 +306,7 @@ bool help_topic(const char *topic, StrBuf *b)
     }
     format_entry(b, found[0]);
     for (int i = 1; i < k; i++) {
-        sb_puts(b, "\nAlso: ");
+        sb_puts(b, "\nAlso ");
         format_entry(b, found[i]);
     }
     return true;
@@ -288,6 +322,8 @@ static bool wrap_name(const char *name, void *ctx)
 {
     Wrap *w = ctx;
     size_t n = strlen(name);
+    if (strchr(name, '/'))
+        return false;       /* nn files are listed by their short name */
     if (w->col + 1 + n > 78) {
         sb_puts(w->b, "\n   ");
         w->col = 3;
@@ -493,10 +529,16 @@ static void describe_sb(StrBuf *b, Value v, int depth)
             sb_printf(b, ", min %s", num);
             fmt_double_java(hi, num);
             sb_printf(b, ", max %s", num);
-            sb_printf(b, ", mean %.4g", sum / (double)(n - nan));
+            double mean = sum / (double)(n - nan);
+            if (isfinite(mean)) {
+                sb_printf(b, ", mean %.4g", mean);
+            } else {
+                fmt_double_java(mean, num);
+                sb_printf(b, ", mean %s", num);
+            }
         }
         if (nz < n - nan)
-            sb_printf(b, ", %lld zeros", (long long)(n - nan - nz));
+            sb_printf(b, ", %lld zero%s", (long long)(n - nan - nz), n - nan - nz > 1 ? "s" : "");
         if (nan)
             sb_printf(b, ", %lld NaN", (long long)nan);
         break;

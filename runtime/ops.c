@@ -401,13 +401,10 @@ static Status string_op(Interp *I, BinOp op, Value a, Value b, Value *out)
 static Status err_string_matrix(Interp *I, BinOp op, Value a, Value b)
 {
     const Matrix *m = a.kind == VAL_MATRIX ? a.m : b.m;
-    if (op != OP_ADD)
-        return err_string_op(I, op_sym(op));
-    if (m->rows == 1 && m->cols == 1)
+    if (op == OP_ADD && m->rows == 1 && m->cols == 1)
         return err_set(I, "Arithmetic '+' not supported over string inputs. (The matrix is 1x1: "
                           "as.scalar(X) gives its value to concatenate.)");
-    return err_set(I, "Arithmetic '+' not supported over string inputs. (toString(X) formats "
-                      "a matrix as a string.)");
+    return err_string_op(I, op_sym(op));
 }
 
 /* ==================================================================
