@@ -123,11 +123,18 @@ build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c builtins/io_formats.c builtins/mtd.c 
 bench: $(DML)
 	$(Q)DML=$(DML) sh bench/run.sh
 
+# bin/dml; share/dml/{stdlib,scripts,data} (the examples run from any folder:
+# source() finds the stdlib and read("data/...") the data next to bin/);
+# share/doc/dml (the reference, also built into the binary); the man page.
 install: $(DML)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dml $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dml/scripts $(DESTDIR)$(PREFIX)/share/dml/data \
+	    $(DESTDIR)$(PREFIX)/share/doc/dml $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(DML) $(DESTDIR)$(PREFIX)/bin/dml
 	cp -R stdlib $(DESTDIR)$(PREFIX)/share/dml/
-	if [ -f doc/dml.1 ]; then install -m 644 doc/dml.1 $(DESTDIR)$(PREFIX)/share/man/man1/dml.1; fi
+	install -m 644 scripts/*.dml $(DESTDIR)$(PREFIX)/share/dml/scripts/
+	install -m 644 data/* $(DESTDIR)$(PREFIX)/share/dml/data/
+	install -m 644 doc/README.md $(DOC_MD) $(DESTDIR)$(PREFIX)/share/doc/dml/
+	install -m 644 doc/dml.1 $(DESTDIR)$(PREFIX)/share/man/man1/dml.1
 
 clean:
 	rm -rf build

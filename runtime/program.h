@@ -97,6 +97,12 @@ bool program_find_source(const Program *p, const char *path, const char *from_di
 /* Find 'path' in the stdlib folders only (DML_STDLIB, next to the executable,
  * under the install prefix). */
 bool program_find_stdlib(const Program *p, const char *path, char *out, size_t cap);
+/* read("data/..."): when the relative path 'path' starts with "data/" and
+ * is not there in the working directory, the embedded data installed with
+ * dml (share/dml/data, or the source tree's data/ next to a build) is used,
+ * so the example scripts run from any folder. True (and the full path in
+ * 'out') when such a file exists; false leaves 'path' to be read as given. */
+bool program_find_data(const Program *p, const char *path, char *out, size_t cap);
 
 /* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */
 const char *program_source_line(const Program *p, const char *file, int line, size_t *len);
