@@ -107,7 +107,7 @@ static Status loop_bound(Interp *I, const Node *n, double *out)
     val_release(v);
     if (!isfinite(d))
         return err_at(I, &n->loc, "for-loop bound is not a finite number");
-    /* Bounds and step are integers, fractional ones truncated (DML.md 5.3). */
+    /* Bounds and step are integers, fractional ones truncated (doc/language.md, "for"). */
     *out = (double)ops_d2i(d);
     return ST_OK;
 }

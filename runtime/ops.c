@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * DML operators (DML.md 4.2, 4.3) and scalar conversions (DML.md 3.2).
+ * DML operators (doc/language.md, "operators") and scalar conversions (doc/language.md, "types").
  * Scalar op scalar never allocates (it runs once per operator node of the
  * tree walker). Cell-wise matrix loops are specialised per operator at
  * compile time (cell() is force-inlined with a constant op), so each loop is
@@ -338,7 +338,7 @@ static Status scalar_scalar(Interp *I, BinOp op, Value a, Value b, Value *out)
  * strings
  * ================================================================== */
 
-/* The string form of scalar v (DML.md 11) as a pointer and length; 'buf'
+/* The string form of scalar v (doc/language.md, "types") as a pointer and length; 'buf'
  * (32 bytes) holds it unless v is a string. */
 static const char *scalar_form(Value v, char *buf, size_t *n)
 {
@@ -411,7 +411,7 @@ static Status err_string_matrix(Interp *I, BinOp op, Value a, Value b)
  * matrices
  * ================================================================== */
 
-/* How the operands line up (DML.md 4.3). */
+/* How the operands line up (doc/language.md, "operators"). */
 typedef enum Shape {
     SH_MM,      /* same shape, cell by cell */
     SH_MS,      /* matrix op scalar (also an m x n op 1 x 1 matrix) */
@@ -664,7 +664,7 @@ Status ops_unary_take(Interp *I, UnOp op, Value a, Value *out)
 }
 
 /* ==================================================================
- * conversions (DML.md 3.2)
+ * conversions (doc/language.md, "types")
  * ================================================================== */
 
 /* Java's (long) cast of sign(d)*floor(|d| + 2^-53): saturating, NaN -> 0. */

@@ -34,7 +34,7 @@ typedef struct ToStringOpts {
 } ToStringOpts;
 void tostring_defaults(ToStringOpts *o);
 
-/* toString(target, ...) of any value as upstream formats it (BUILTINS.md 6). */
+/* toString(target, ...) of any value as upstream formats it (doc/builtins.md, "toString"). */
 Status val_tostring(Interp *I, Value v, const ToStringOpts *o, Str **out);
 /* Append the formatted value to b. */
 void val_tostring_sb(StrBuf *b, Value v, const ToStringOpts *o);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Program: the loaded code. Modules (one per source file, keyed by the
- * namespace key of DML.md 5.7), their functions and namespace aliases, the
+ * namespace key of doc/language.md, "source"), their functions and namespace aliases, the
  * command-line $parameters, and the main script's statements. Built on one
  * thread (loading + resolve); read-only while more than one thread runs. */
 #ifndef DML_RUNTIME_PROGRAM_H

@@ -181,7 +181,7 @@ static void load_source(Res *r, Module *m, const Node *s)
         add_alias(r, m, s->source.alias, target, &s->loc);
 }
 
-/* DML-bodied builtins (DML.md 7.3 rule 3): a call to an unknown f loads
+/* DML-bodied builtins (doc/language.md, "function"): a call to an unknown f loads
  * stdlib/builtin/f.dml, once, and binds to its function f. */
 static FuncDef *dml_builtin(Res *r, const char *name, const Loc *loc)
 {
@@ -257,7 +257,7 @@ static void expr(Res *r, Node *n, bool allow_list);
 static void stmts_bind(Res *r, Node **s, int n);
 static void collect_writes(Res *r, Node *loop);
 
-/* "$name" -> a typed constant (DML.md 10). */
+/* "$name" -> a typed constant (doc/language.md, "ifdef"). */
 static Value cmdarg_value(Program *p, const char *text)
 {
     if (strcmp(text, "TRUE") == 0)
