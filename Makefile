@@ -48,8 +48,11 @@ LIBS := $(WRAP_LD) $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) $(CAIRO_LIBS) -lmvec -lm
 SRCS := $(wildcard runtime/*.c parser/*.c builtins/*.c builtins/paramserv/*.c)
 MAIN_SRC := runtime/main.c
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(SRCS))
-GEN_SRCS := $(B)/gen/dml.tab.c $(B)/gen/dml.lex.c
-OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/dml.tab.o $(B)/obj/gen/dml.lex.o
+GEN_SRCS := $(B)/gen/dml.tab.c $(B)/gen/dml.lex.c $(B)/gen/doc_text.c
+OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/dml.tab.o $(B)/obj/gen/dml.lex.o \
+        $(B)/obj/gen/doc_text.o
+# The reference in doc/ is embedded in the binary (help() and ?name read it).
+DOC_MD := doc/language.md doc/builtins.md doc/paramserv.md doc/nn.md
 MAIN_OBJ := $(B)/obj/runtime/main.o
 DML := $(B)/dml
 
@@ -81,6 +84,11 @@ $(B)/gen/dml.lex.c $(B)/gen/dml.lex.h: lexer/dml.l $(B)/gen/dml.tab.h
 	@mkdir -p $(dir $@)
 	@echo "  FLEX    $<"
 	$(Q)$(FLEX) --header-file=$(B)/gen/dml.lex.h -o $(B)/gen/dml.lex.c $<
+
+$(B)/gen/doc_text.c: $(DOC_MD) tools/embed_doc.sh
+	@mkdir -p $(dir $@)
+	@echo "  EMBED   doc/*.md"
+	$(Q)sh tools/embed_doc.sh $@ $(DOC_MD)
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
 	@mkdir -p $(dir $@)
@@ -129,11 +137,18 @@ fuzz-replay: fuzz
 bench: $(DML)
 	$(Q)DML=$(DML) sh bench/run.sh
 
+# bin/dml; share/dml/{stdlib,scripts,data} (the examples run from any folder:
+# source() finds the stdlib and read("data/...") the data next to bin/);
+# share/doc/dml (the reference, also built into the binary); the man page.
 install: $(DML)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dml $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dml/scripts $(DESTDIR)$(PREFIX)/share/dml/data \
+	    $(DESTDIR)$(PREFIX)/share/doc/dml $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(DML) $(DESTDIR)$(PREFIX)/bin/dml
 	cp -R stdlib $(DESTDIR)$(PREFIX)/share/dml/
-	if [ -f doc/dml.1 ]; then install -m 644 doc/dml.1 $(DESTDIR)$(PREFIX)/share/man/man1/dml.1; fi
+	install -m 644 scripts/*.dml $(DESTDIR)$(PREFIX)/share/dml/scripts/
+	install -m 644 data/* $(DESTDIR)$(PREFIX)/share/dml/data/
+	install -m 644 doc/README.md $(DOC_MD) $(DESTDIR)$(PREFIX)/share/doc/dml/
+	install -m 644 doc/dml.1 $(DESTDIR)$(PREFIX)/share/man/man1/dml.1
 
 clean:
 	rm -rf build

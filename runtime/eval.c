@@ -12,6 +12,7 @@
 #include "../builtins/registry.h"
 #include "hitters.h"
 #include "ops.h"
+#include "suggest.h"
 
 Status interp_raise_interrupt(Interp *I, const Loc *loc)
 {
@@ -99,6 +100,15 @@ static Status eval_exprlist(Interp *I, const Node *n, Value *out)
     return ST_OK;
 }
 
+/* "undefined variable 'x'", naming a close bound variable if there is one.
+ * Out of line: its buffer stays off eval_expr's (recursive) stack frame. */
+static __attribute__((noinline, cold)) Status err_undefined_var(Interp *I, const Node *n)
+{
+    char hint[160];
+    return err_at(I, &n->loc, "undefined variable '%s'%s", n->ident.name,
+                  suggest_variable(I->frame, n->ident.name, hint, sizeof hint));
+}
+
 Status eval_expr(Interp *I, const Node *n, Value *out)
 {
     /* Index chains and unary operators recurse through here as well as
@@ -114,7 +124,7 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
     case N_IDENT: {
         int s = n->ident.slot;
         if (s >= I->frame->nslots || I->frame->slots[s].kind == VAL_NONE)
-            return err_at(I, &n->loc, "undefined variable '%s'", n->ident.name);
+            return err_undefined_var(I, n);
         *out = val_ref(I->frame->slots[s]);
         return ST_OK;
     }

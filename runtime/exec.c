@@ -115,6 +115,7 @@ static Status loop_bound(Interp *I, const Node *n, int64_t *out)
     val_release(v);
     if (!isfinite(d))
         return err_at(I, &n->loc, "for-loop bound is not a finite number");
+    /* Bounds and step are integers, fractional ones truncated (doc/language.md, "for"). */
     if (d >= 0x1p63 || d < -0x1p63)
         return err_at(I, &n->loc, "for-loop bound %.17g is outside the 64-bit integer range", d);
     *out = ops_d2i(d);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../builtins/help.h"
 #include "blas.h"
 #include "cli.h"
 #include "clock.h"
@@ -28,6 +29,7 @@ static const char usage_text[] =
     "       dml -s 'SCRIPT TEXT' [options]\n"
     "       dml test [-v] [-j N] [--timeout S] [--update] [DIR|FILE ...]\n"
     "       dml                 start the interactive REPL\n"
+    "       dml help TOPIC      the reference entry of a builtin, nn layer or keyword\n"
     "       dml --help | --version\n"
     "\n"
     "Run a DML (Apache SystemDS) script.\n"
@@ -46,6 +48,9 @@ static const char usage_text[] =
     "sourcing script's folder, each folder of DML_PATH (colon-separated), then the\n"
     "stdlib installed with dml (DML_STDLIB overrides it), so source(\"nn/layers/\n"
     "affine.dml\") works from any folder.\n"
+    "\n"
+    "In the REPL: help() lists the topics, help(rowSums) or ?rowSums shows one,\n"
+    "ls() the variables, describe(x) a one-line summary of a value.\n"
     "\n"
     "environment: DML_PATH, DML_STDLIB, DML_THREADS, OPENBLAS_CORETYPE.\n";
 
@@ -251,6 +256,7 @@ static int run_script(RunOpts *o)
     interp_init(&I, p, o->have_seed ? o->seed : rng_fresh_seed());
     I.interrupt = &cli_interrupt_flag;
     Frame top = {0};
+    top.names = &p->top;    /* exists("x"), ls() and messages read names */
     I.frame = &top;
     Status st = interp_sync_top(&I, &top);
     Stats stats;
@@ -313,12 +319,39 @@ static void tune_malloc(void)
     mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
 }
 
+static bool is_help_flag(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "-help") == 0;
+}
+
+/* dml help TOPIC...: the reference entries (doc/), as help() in the REPL.
+ * Exit status 1 when a topic has no entry. */
+static int help_main(int n, char **topics)
+{
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        StrBuf b;
+        sb_init(&b);
+        if (i)
+            sb_puts(&b, "\n");
+        bool found = help_topic(topics[i], &b);
+        fwrite(b.p, 1, b.len, found ? stdout : stderr);
+        sb_free(&b);
+        if (!found)
+            rc = 1;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     tune_malloc();
     blas_preinit_argv(argv);
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-                      strcmp(argv[1], "-help") == 0 || strcmp(argv[1], "help") == 0)) {
+    if (argc >= 3 && strcmp(argv[1], "help") == 0)
+        return help_main(argc - 2, argv + 2);
+    if (argc >= 2 && (is_help_flag(argv[1]) || strcmp(argv[1], "help") == 0 ||
+                      ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "-f") == 0) && argc >= 3 &&
+                       is_help_flag(argv[2])))) {
         fputs(usage_text, stdout);
         return 0;
     }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * parfor (DML.md 5.6): iterations split into contiguous chunks, one chunk per
+ * parfor (doc/language.md, "parfor"): iterations split into contiguous chunks, one chunk per
  * thread, each thread with its own Interp and a copy of the frame (values
  * are shared copy-on-write, so the copy is cheap). After all threads are
  * joined, the written variables are merged in chunk order, which is

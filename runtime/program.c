@@ -430,6 +430,21 @@ bool program_find_stdlib(const Program *p, const char *path, char *out, size_t c
     return false;
 }
 
+bool program_find_data(const Program *p, const char *path, char *out, size_t cap)
+{
+    if (strncmp(path, "data/", 5) != 0 || is_file(path) || !p->exe_dir)
+        return false;
+    /* bin/dml -> share/dml/data; build/<mode>/dml -> the tree's data/. */
+    static const char *const rels[] = {"../share/dml", "../.."};
+    char dir[PATH_MAX];
+    for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", p->exe_dir, rels[i]);
+        if (try_path(out, cap, dir, path))
+            return true;
+    }
+    return false;
+}
+
 /* ---- loading ---- */
 
 char *program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
 #include "parfor.h"
@@ -249,7 +250,7 @@ static void load_source(Res *r, Module *m, const Node *s)
         add_alias(r, m, s->source.alias, target, &s->loc);
 }
 
-/* DML-bodied builtins (DML.md 7.3 rule 3): a call to an unknown f loads
+/* DML-bodied builtins (doc/language.md, "function"): a call to an unknown f loads
  * stdlib/builtin/f.dml, once, and binds to its function f. */
 static FuncDef *dml_builtin(Res *r, const char *name, const Loc *loc)
 {
@@ -332,7 +333,7 @@ static void expr(Res *r, Node *n, bool allow_list);
 static void stmts_bind(Res *r, Node **s, int n);
 static void collect_writes(Res *r, Node *loop);
 
-/* "$name" -> a typed constant (DML.md 10). */
+/* "$name" -> a typed constant (doc/language.md, "ifdef"). */
 static Value cmdarg_value(Res *r, const char *text, const Loc *loc)
 {
     if (strcmp(text, "TRUE") == 0)
@@ -643,7 +644,9 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         if (r->err)
             return;
         if (!f && !bi) {
-            rerr(r, &n->loc, "function %s is undefined", n->call.name);
+            char hint[160];
+            rerr(r, &n->loc, "function %s is undefined%s", n->call.name,
+                 help_suggest_function(r->m, n->call.name, hint, sizeof hint));
             return;
         }
     }
