@@ -152,7 +152,7 @@ Node *ast_node(Arena *a, NodeKind kind, Loc loc);
 /* lhs op rhs. */
 Node *ast_binary(Arena *a, Loc loc, BinOp op, Node *lhs, Node *rhs);
 /* op operand; UOP_NEG on an N_INT/N_DOUBLE literal folds into a negative
- * literal of that kind located at 'loc' (DML.md §2, "Negative numbers"). */
+ * literal of that kind located at 'loc' (doc/language.md, "names"). */
 Node *ast_unary(Arena *a, Loc loc, UnOp op, Node *operand);
 
 #endif

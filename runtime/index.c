@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * Indexing (DML.md 6): right indexing X[r, c] of matrices and L[i] of lists,
+ * Indexing (doc/language.md, "indexing"): right indexing X[r, c] of matrices and L[i] of lists,
  * and left indexing X[r, c] = v / L[i] = v. Index parts are 1-based and
  * inclusive; an empty part means "all". Left indexing mutates in place when
  * the variable holds the only reference, else it copies (value semantics). */

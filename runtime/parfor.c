@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * parfor (DML.md 5.6): iterations split into contiguous chunks, one chunk per
+ * parfor (doc/language.md, "parfor"): iterations split into contiguous chunks, one chunk per
  * thread, each thread with its own Interp and a copy of the frame (values
  * are shared copy-on-write, so the copy is cheap). After all threads are
  * joined, the written variables are merged in chunk order, which is
@@ -64,7 +64,8 @@ static Status run_chunk(Interp *I, const Node *s, int64_t a, int64_t inc, uint64
     for (int64_t k = lo; k < hi; k++) {
         if (interp_interrupted(I))
             return interp_raise_interrupt(I, &s->loc);
-        slot_set(I, s->loop.var_slot, val_int(a + k * inc));
+        /* unsigned: a + k*inc stays in [a, b], but k*inc alone may not */
+        slot_set(I, s->loop.var_slot, val_int((int64_t)((uint64_t)a + (uint64_t)k * (uint64_t)inc)));
         rng_seed(&I->rng, iter_seed(seed, k));
         TRY(exec_block(I, s->loop.body, s->loop.nbody));
     }
