@@ -991,8 +991,8 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
 {
     Pending pd = {0};
     Res r = {.p = p, .m = m, .slots = &p->top, .repl = repl, .pending = &pd};
-    int known = p->top.n;
     stack_guard_init(&r.stack);
+    int known = p->top.n;
     declare(&r, m, stmts, n);
     /* Binding a body may load a DML-bodied builtin, which appends its
      * functions to the pending list: re-read pd.n each time round. */
