@@ -75,5 +75,13 @@ printf '1\n2\n' >"$tmp/elsewhere/data/probe.csv"
 check "a data/ file in the working directory wins" 0 '^2$' \
     sh -c "cd '$tmp/elsewhere' && '$tmp/inst/bin/dml' -s 'print(nrow(read(\"data/probe.csv\", format=\"csv\")))'"
 
+# ---- left indexing that reads its own target updates in place -------------------
+# An 8 MB matrix updated 50 times through A[nrow(A), ...] = A[1, 1] + i: the
+# peak stays one matrix (a copy per update would make it 16 MB).
+printf 'A = matrix(0, rows=1000, cols=1000)\nfor (i in 1:50) {\n  A[nrow(A), ncol(A) - i] = A[1, 1] + i\n}\nprint(sum(A))\n' \
+    >"$tmp/inplace.dml"
+check "left indexing reading its target updates in place" 0 '^Peak matrix memory:[[:space:]]+8\.000 MB' \
+    "$DML" run "$tmp/inplace.dml" --stats
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
