@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * The DML grammar (DML.md §1, §4–§7): a pure LALR(1) parser with locations
+ * The DML grammar (doc/language.md): a pure LALR(1) parser with locations
  * and no conflicts. Actions only build AST nodes in the ParseCtx's arena
  * (nothing is malloc'd, so nothing leaks when a parse is abandoned) and do
  * the few checks that need a position but no context (assignment to pi,
@@ -247,7 +247,7 @@ static OptVec *opts_push(ParseCtx *c, OptVec *ov, const char *name, Node *value,
     return ov;
 }
 
-/* pi, Inf and NaN read as variables are constants (DML.md §2). */
+/* pi, Inf and NaN read as variables are constants (doc/language.md, "names"). */
 static bool builtin_const(const char *name, double *d)
 {
     if (strcmp(name, "pi") == 0)
@@ -393,7 +393,7 @@ static bool seq_header(ParseCtx *c, Node *e, DML_YYLTYPE l, IterSpec *it)
     return true;
 }
 
-/* dataType '[' valueType ']' (DML.md §3.1). */
+/* dataType '[' valueType ']' (doc/language.md, "types"). */
 static bool mk_type(ParseCtx *c, const char *dt, ScalarType vt, DML_YYLTYPE l, TypeSpec *t)
 {
     static const struct { const char *name; TypeKind kind; } dts[] = {
@@ -494,7 +494,7 @@ static void nested_function(ParseCtx *c, DML_YYLTYPE l)
 %precedence THEN
 %precedence ELSE
 %precedence ';'
-/* Expressions, loosest first (DML.md §4.1). '!' sits below the comparisons:
+/* Expressions, loosest first (doc/language.md, "operators"). '!' sits below the comparisons:
  * !a == b is !(a == b). Unary minus binds tighter than %*% but looser than
  * '^', so -2^2 is -(2^2) and 2^-1 works. */
 %left '|' OROR
@@ -555,7 +555,7 @@ asg
     | ARROW
     ;
 
-/* ==== statements (DML.md §5) ==== */
+/* ==== statements (doc/language.md, "Control flow") ==== */
 stmt
     : ID asg expr                       { if (!check_target(ctx, $1, @1)) YYABORT;
                                           $$ = mk_assign(ctx, @$, mk_lhs(ctx, $1, @1, NULL), $3, false); }
@@ -626,7 +626,7 @@ loop_opts
     | loop_opts ',' ID '=' expr         { $$ = opts_push(ctx, $1, $3, $5, span(@3, @5)); }
     ;
 
-/* ==== function definitions (top level only, DML.md §7.1) ==== */
+/* ==== function definitions (top level only, doc/language.md, "function") ==== */
 funcdef
     : ID asg FUNCTION '(' params_opt ')' outs_opt '{' block_list '}'
                                         { if ($9->n == 0) {
@@ -689,7 +689,7 @@ impl
     | impl ',' ID '=' STRING
     ;
 
-/* ==== expressions (DML.md §4) ==== */
+/* ==== expressions (doc/language.md, "operators") ==== */
 expr
     : expr '|' expr                     { $$ = ast_binary(ctx->arena, L(ctx, @$), OP_OR, $1, $3); }
     | expr OROR expr                    { $$ = ast_binary(ctx->arena, L(ctx, @$), OP_OROR, $1, $3); }

@@ -29,7 +29,7 @@ static inline void slot_set(Interp *I, int s, Value v)
     *p = v;
     val_release(old);
 }
-/* A scalar as a 1-based index (ints, integral doubles truncated as DML.md 3.2). */
+/* A scalar as a 1-based index (ints, integral doubles truncated as doc/language.md, "types"). */
 Status eval_index_value(Interp *I, Value v, int64_t *out);
 /* Set the interrupted error at 'loc'. */
 Status interp_raise_interrupt(Interp *I, const Loc *loc);

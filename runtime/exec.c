@@ -115,6 +115,7 @@ static Status loop_bound(Interp *I, const Node *n, int64_t *out)
     val_release(v);
     if (!isfinite(d))
         return err_at(I, &n->loc, "for-loop bound is not a finite number");
+    /* Bounds and step are integers, fractional ones truncated (doc/language.md, "for"). */
     if (d >= 0x1p63 || d < -0x1p63)
         return err_at(I, &n->loc, "for-loop bound %.17g is outside the 64-bit integer range", d);
     *out = ops_d2i(d);
@@ -136,6 +137,8 @@ static Status exec_for(Interp *I, const Node *s)
             return err_at(I, &s->loop.by->loc, "for-loop increment must not be zero");
     } else
         inc = a <= b ? 1 : -1;
+    if (s->loop.parfor)
+        TRY(parfor_check_entry(I, s));
     if (inc > 0 ? b < a : b > a)
         return ST_OK;
     /* 'last': the index of the final iteration (the count minus one, which

@@ -15,6 +15,7 @@ void interp_init(Interp *I, Program *prog, uint64_t seed)
 {
     memset(I, 0, sizeof *I);
     I->prog = prog;
+    I->hh = prog ? prog->hh : NULL;     /* --stats: every thread adds to one table */
     I->out = stdout;
     I->blas_threads = 0;
     rng_seed(&I->rng, seed);

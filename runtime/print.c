@@ -502,3 +502,63 @@ Status val_tostring(Interp *I, Value v, const ToStringOpts *o, Str **out)
         return err_set(I, "out of memory in toString()");
     return ST_OK;
 }
+
+/* ==================================================================
+ * REPL display (not upstream's: scripts never see it)
+ * ================================================================== */
+
+/* A nonzero finite cell that the 3-decimal form would show as 0.000 (or
+ * -0.000)? Then the whole matrix is shown with significant digits. */
+static bool needs_sig_digits(const Matrix *m, int64_t rows, int64_t cols)
+{
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) {
+            double x = m->data[i * m->cols + j];
+            if (x != 0 && isfinite(x) && fabs(x) < 0.0005)
+                return true;
+        }
+    return false;
+}
+
+/* Contract in print.h. */
+void matrix_display_sb(StrBuf *b, const Matrix *m, int64_t maxrows, int64_t maxcols)
+{
+    int64_t rows = m->rows < maxrows ? m->rows : maxrows;
+    int64_t cols = m->cols < maxcols ? m->cols : maxcols;
+    sb_printf(b, "[%lld x %lld matrix]\n", (long long)m->rows, (long long)m->cols);
+    if (!needs_sig_digits(m, rows, cols)) {
+        ToStringOpts o;
+        tostring_defaults(&o);
+        o.rows = rows;
+        o.cols = cols;
+        matrix_tostring_sb(b, m, &o);
+    } else {
+        /* Four significant digits, right-aligned to the widest cell. */
+        int width = 1;
+        char cell[40];
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++) {
+                int n = snprintf(cell, sizeof cell, "%.4g", m->data[i * m->cols + j]);
+                if (n > width)
+                    width = n;
+            }
+        for (int64_t i = 0; i < rows && !b->oom; i++) {
+            for (int64_t j = 0; j < cols; j++) {
+                double x = m->data[i * m->cols + j];
+                snprintf(cell, sizeof cell, "%.4g", x == 0 ? 0.0 : x);
+                sb_printf(b, "%s%*s", j ? " " : "", width, cell);
+            }
+            sb_puts(b, "\n");
+        }
+    }
+    if (rows < m->rows || cols < m->cols) {
+        sb_printf(b, "... showing %lld of %lld rows and %lld of %lld columns", (long long)rows,
+                  (long long)m->rows, (long long)cols, (long long)m->cols);
+        if (rows < m->rows)
+            sb_printf(b, "; X[%lld:%lld, ] shows more\n", (long long)rows + 1,
+                      (long long)(m->rows < 2 * rows ? m->rows : 2 * rows));
+        else
+            sb_printf(b, "; X[, %lld:%lld] shows more\n", (long long)cols + 1,
+                      (long long)(m->cols < 2 * cols ? m->cols : 2 * cols));
+    }
+}

@@ -317,6 +317,17 @@ char *program_read_file(const char *path, size_t *len, char **err)
         }
         return NULL;
     }
+    struct stat fst;
+    if (fstat(fileno(f), &fst) == 0 && S_ISDIR(fst.st_mode)) {
+        fclose(f);
+        if (err) {
+            size_t ecap = strlen(path) + 64;
+            *err = malloc(ecap);
+            if (*err)
+                snprintf(*err, ecap, "cannot read '%s': is a directory", path);
+        }
+        return NULL;
+    }
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     size_t got;
@@ -416,6 +427,21 @@ bool program_find_stdlib(const Program *p, const char *path, char *out, size_t c
     if (try_path(out, cap, DML_STDLIB_DIR, rel))
         return true;
 #endif
+    return false;
+}
+
+bool program_find_data(const Program *p, const char *path, char *out, size_t cap)
+{
+    if (strncmp(path, "data/", 5) != 0 || is_file(path) || !p->exe_dir)
+        return false;
+    /* bin/dml -> share/dml/data; build/<mode>/dml -> the tree's data/. */
+    static const char *const rels[] = {"../share/dml", "../.."};
+    char dir[PATH_MAX];
+    for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", p->exe_dir, rels[i]);
+        if (try_path(out, cap, dir, path))
+            return true;
+    }
     return false;
 }
 

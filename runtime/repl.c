@@ -19,6 +19,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
 #include "cli.h"
@@ -399,32 +400,58 @@ static void report_runtime_error(Repl *r)
     r->had_error = true;
 }
 
-/* Shows a value the way the REPL echoes results: scalars in their print()
- * form, matrices and lists as toString() with default options. */
+/* Most rows and columns of a matrix the REPL shows (toString()'s default). */
+#define SHOW_MAX 100
+
+/* Appends v as the REPL echoes it: scalars in their print() form, matrices
+ * with their dimensions and what was left out (matrix_display_sb), lists
+ * entry by entry with their names ($name, or [[i]] when unnamed), as R does.
+ * 'path' is the label of v inside an enclosing list ("" at the top). */
+static void show_sb(StrBuf *b, Value v, const char *path, int depth)
+{
+    if (v.kind == VAL_MATRIX) {
+        matrix_display_sb(b, v.m, SHOW_MAX, SHOW_MAX);
+        return;
+    }
+    if (v.kind != VAL_LIST) {
+        ToStringOpts o;
+        tostring_defaults(&o);
+        val_tostring_sb(b, v, &o);
+        sb_puts(b, "\n");
+        return;
+    }
+    const List *l = v.l;
+    if (l->n == 0) {
+        sb_puts(b, "[empty list]\n");
+        return;
+    }
+    if (depth >= 16) {      /* lists nest only as deep as a script built them */
+        sb_printf(b, "[list of %lld]\n", (long long)l->n);
+        return;
+    }
+    for (int64_t i = 0; i < l->n && !b->oom; i++) {
+        char label[256];
+        if (l->names && l->names[i])
+            snprintf(label, sizeof label, "%s$%s", path, l->names[i]->s);
+        else
+            snprintf(label, sizeof label, "%s[[%lld]]", path, (long long)i + 1);
+        sb_printf(b, "%s%s\n", i ? "\n" : "", label);
+        show_sb(b, l->items[i], label, depth + 1);
+    }
+}
+
 static void show_value(Repl *r, Value v)
 {
     if (v.kind == VAL_NONE)
         return;
     FILE *out = r->I.out ? r->I.out : stdout;
-    if (v.kind == VAL_MATRIX && (v.m->rows == 0 || v.m->cols == 0)) {
-        /* toString() of an empty matrix is "", which would look like nothing. */
-        fprintf(out, "<%lld x %lld matrix>\n", (long long)v.m->rows, (long long)v.m->cols);
-        fflush(out);
-        return;
-    }
-    ToStringOpts o;
-    tostring_defaults(&o);
     StrBuf b;
     sb_init(&b);
-    val_tostring_sb(&b, v, &o);
-    if (b.oom) {
+    show_sb(&b, v, "", 0);
+    if (b.oom)
         fputs("(value too large to show)\n", out);
-    } else {
-        if (b.len)
-            fwrite(b.p, 1, b.len, out);
-        if (b.len == 0 || b.p[b.len - 1] != '\n')
-            fputc('\n', out);
-    }
+    else if (b.len)
+        fwrite(b.p, 1, b.len, out);
     sb_free(&b);
     fflush(out);
 }
@@ -565,6 +592,71 @@ static char *pick_error(const char *name, char *eerr, bool einc, char *perr, boo
     return keep ? keep : strdup("syntax error");
 }
 
+/* "?name", "?"name"" and "help(name)" with a bare name (which would
+ * otherwise be an undefined variable) print the reference entry for name.
+ * Returns false when 'text' is not such a request (help("name") and help()
+ * are ordinary calls of the help builtin). */
+static bool repl_help(Repl *r, const char *text)
+{
+    const char *p = text;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    bool call = false;
+    if (*p == '?') {
+        p++;
+    } else if (strncmp(p, "help", 4) == 0 && !program_find_func(r->prog, NULL, "help")) {
+        p += 4;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != '(')
+            return false;
+        p++;
+        call = true;
+    } else {
+        return false;
+    }
+    while (*p == ' ' || *p == '\t')
+        p++;
+    bool quoted = *p == '"' || *p == '\'';
+    char q = *p;
+    if (quoted)
+        p++;
+    const char *start = p;
+    while (*p && (strchr("._:/", *p) || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9')))
+        p++;
+    size_t n = (size_t)(p - start);
+    if (quoted) {
+        if (*p != q)
+            return false;
+        p++;
+    }
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (call) {
+        if (*p != ')' || (n == 0 && !quoted) || quoted)
+            return false;       /* help(), help("x"): the builtin */
+        p++;
+    }
+    while (*p == ' ' || *p == '\t' || *p == ';')
+        p++;
+    if (*p || n == 0 || n > 200)
+        return false;
+    char topic[256];
+    memcpy(topic, start, n);
+    topic[n] = '\0';
+    StrBuf b;
+    sb_init(&b);
+    help_topic(topic, &b);
+    FILE *out = r->I.out ? r->I.out : stdout;
+    if (b.len)
+        fwrite(b.p, 1, b.len, out);
+    fflush(out);
+    sb_free(&b);
+    r->ninput++;
+    return true;
+}
+
 /* Handles the accumulated input. Returns false when more lines are needed
  * (the input ends inside an open construct). */
 static bool handle_input(Repl *r)
@@ -575,6 +667,8 @@ static bool handle_input(Repl *r)
     snprintf(name, sizeof name, "<%s#%d>", r->tty ? "repl" : "stdin", r->ninput + 1);
     bool einc = false, pinc = false;
     char *eerr = NULL, *perr = NULL;
+    if (repl_help(r, text))
+        return true;
     if (try_parse(name, text, len, PARSE_EXPR, &einc, &eerr)) {
         r->ninput++;
         if (is_quit(r, text)) {
@@ -723,7 +817,7 @@ int repl_main(Program *prog, uint64_t seed)
 
     if (r.tty) {
         setup_readline(&r);
-        printf("dml %s \xe2\x80\x94 DML interpreter. Ctrl-D to exit, help: dml --help\n", DML_VERSION);
+        printf("dml %s \xe2\x80\x94 DML interpreter. Ctrl-D to exit, help() for help\n", DML_VERSION);
         fflush(stdout);
         install_signals();
     } else {

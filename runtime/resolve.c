@@ -14,9 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
+#include "dtcheck.h"
+#include "parfor.h"
 #include "stack.h"
 
 typedef struct Pending {
@@ -233,7 +237,11 @@ static void load_source(Res *r, Module *m, const Node *s)
         const char *rel = joined;
         while (rel[0] == '.' && rel[1] == '/')
             rel += 2;
-        if (!program_find_source(r->p, rel, m->dir, found, sizeof found))
+        struct stat st;
+        bool ok = program_find_source(r->p, rel, m->dir, found, sizeof found);
+        if (!ok && stat(rel, &st) == 0 && S_ISDIR(st.st_mode))
+            rerr(r, &s->loc, "cannot source '%s': is a directory", path);
+        else if (!ok)
             rerr(r, &s->loc, "cannot find source file '%s' (searched the working directory, scripts/, "
                  "the sourcing file's folder, DML_PATH and the dml stdlib)", path);
         else
@@ -244,7 +252,7 @@ static void load_source(Res *r, Module *m, const Node *s)
         add_alias(r, m, s->source.alias, target, &s->loc);
 }
 
-/* DML-bodied builtins (DML.md 7.3 rule 3): a call to an unknown f loads
+/* DML-bodied builtins (doc/language.md, "function"): a call to an unknown f loads
  * stdlib/builtin/f.dml, once, and binds to its function f. */
 static FuncDef *dml_builtin(Res *r, const char *name, const Loc *loc)
 {
@@ -327,7 +335,7 @@ static void expr(Res *r, Node *n, bool allow_list);
 static void stmts_bind(Res *r, Node **s, int n);
 static void collect_writes(Res *r, Node *loop);
 
-/* "$name" -> a typed constant (DML.md 10). */
+/* "$name" -> a typed constant (doc/language.md, "ifdef"). */
 static Value cmdarg_value(Res *r, const char *text, const Loc *loc)
 {
     if (strcmp(text, "TRUE") == 0)
@@ -477,6 +485,11 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
         rerr(r, &n->loc, "%s() can only be used as a statement, not inside an expression", name);
         return;
     }
+    if (ctx == CTX_STMT && !(bi->flags & BF_STATEMENT)) {
+        /* Upstream: a value-returning builtin alone as a statement. */
+        rerr(r, &n->loc, "Missing variable assignment.");
+        return;
+    }
     if ((bi->flags & BF_MULTI) && ctx != CTX_MULTI && ctx != CTX_REPL) {
         rerr(r, &n->loc, "%s() returns several values and needs to be called with multi-return assignment "
              "([a, b] = %s(...))", name, name);
@@ -495,16 +508,35 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
         return;
     }
     if (bi->flags & BF_NAMED_ONLY) {
-        /* Upstream lists every unnamed argument (test paramserv-wrong-args2). */
+        /* Upstream lists every unnamed argument and every unknown name, as
+         * "name=value", in one message (test paramserv-wrong-args2:
+         * "Invalid parameters for PARAMSERV: [modelList, val_featur=X_val]"). */
         char list[512];
         size_t o = 0;
+        bool unnamed = false;
         list[0] = '\0';
-        for (int i = 0; i < n->call.nargs && o + 64 < sizeof list; i++) {
-            if (n->call.argnames[i])
+        int np = builtin_nparams(bi);
+        for (int i = 0; i < n->call.nargs && o + 96 < sizeof list; i++) {
+            const char *an = n->call.argnames[i];
+            char pbuf[64];
+            int j = 0;
+            while (an && j < np && strcmp(builtin_param_name(bi, j, pbuf, sizeof pbuf), an) != 0)
+                j++;
+            if (an && j < np)
                 continue;
+            unnamed = unnamed || !an;
             const Node *a = n->call.args[i];
-            const char *txt = a->kind == N_IDENT ? a->ident.name : "<expression>";
-            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? ", " : "", txt);
+            char txt[48];
+            switch (a->kind) {
+            case N_IDENT: snprintf(txt, sizeof txt, "%s", a->ident.name); break;
+            case N_INT: snprintf(txt, sizeof txt, "%lld", (long long)a->lit.i); break;
+            case N_DOUBLE: snprintf(txt, sizeof txt, "%.17g", a->lit.d); break;
+            case N_BOOL: snprintf(txt, sizeof txt, "%s", a->lit.b ? "TRUE" : "FALSE"); break;
+            case N_STRING: snprintf(txt, sizeof txt, "%.40s", a->str.s); break;
+            default: snprintf(txt, sizeof txt, "<expression>"); break;
+            }
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s%s%s", o ? ", " : "", an ? an : "", an ? "=" : "",
+                                  txt);
         }
         if (o) {
             char up[64];
@@ -512,8 +544,18 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
             for (; name[k] && k + 1 < sizeof up; k++)
                 up[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
             up[k] = '\0';
-            rerr(r, &n->loc, "Invalid parameters for %s: [%s] (every argument of %s() must be named)", up, list,
-                 name);
+            if (unnamed) {
+                rerr(r, &n->loc, "Invalid parameters for %s: [%s] (every argument of %s() must be named)", up, list,
+                     name);
+                return;
+            }
+            char known[640];
+            size_t ko = 0;
+            char pbuf[64];
+            for (int j = 0; j < np && ko + 70 < sizeof known; j++)
+                ko += (size_t)snprintf(known + ko, sizeof known - ko, "%s%s", j ? ", " : "",
+                                       builtin_param_name(bi, j, pbuf, sizeof pbuf));
+            rerr(r, &n->loc, "Invalid parameters for %s: [%s] (%s() takes: %s)", up, list, name, known);
             return;
         }
     }
@@ -604,7 +646,9 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         if (r->err)
             return;
         if (!f && !bi) {
-            rerr(r, &n->loc, "function %s is undefined", n->call.name);
+            char hint[160];
+            rerr(r, &n->loc, "function %s is undefined%s", n->call.name,
+                 help_suggest_function(r->m, n->call.name, hint, sizeof hint));
             return;
         }
     }
@@ -712,6 +756,17 @@ static void lhs_bind(Res *r, Lhs *l)
     l->slot = add_slot(r, r->slots, l->name, &l->loc);
 }
 
+/* The options a parfor header accepts (DML.md 5.6). */
+static bool parfor_option_known(const char *name)
+{
+    static const char *const known[] = {"check", "par", "mode", "taskpartitioner", "tasksize", "datapartitioner",
+                                        "resultmerge", "opt", "log", "profile"};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strcmp(name, known[i]) == 0)
+            return true;
+    return false;
+}
+
 static void stmt_node(Res *r, Node *s);
 
 static void stmt(Res *r, Node *s)
@@ -789,14 +844,24 @@ static void stmt_node(Res *r, Node *s)
         expr(r, s->loop.to, false);
         expr(r, s->loop.by, false);
         for (int i = 0; i < s->loop.nopts; i++) {
+            if (s->loop.parfor && !parfor_option_known(s->loop.opts[i].name))
+                rerr(r, &s->loop.opts[i].loc, "PARFOR: The specified parameter '%s' is no valid parfor parameter.",
+                     s->loop.opts[i].name);
             Node *v = s->loop.opts[i].value;
             if (v && v->kind == N_CMDARG)
                 make_const(r, v, v->cmdarg.name);
         }
         s->loop.var_slot = add_slot(r, r->slots, s->loop.var, &s->loc);
         stmts_bind(r, s->loop.body, s->loop.nbody);
-        if (s->loop.parfor && !r->err)
+        if (s->loop.parfor && !r->err) {
+            const Node *bad = parfor_forbidden_call(s);
+            if (bad)
+                rerr(r, &bad->loc, "PARFOR loop dependency analysis: %s() statement is not allowed inside a parfor "
+                     "loop body.", bad->call.name);
             collect_writes(r, s);
+            if (!parfor_analyze(r->p->arena, s))
+                rerr(r, &s->loc, "out of memory");
+        }
         break;
     case N_WHILE:
         expr(r, s->loop.cond, false);
@@ -943,6 +1008,8 @@ static void func_bind(Res *r, FuncDef *f)
     for (int i = 0; i < d->nparams && !r->err; i++)
         expr(r, d->params[i].dflt, false);
     stmts_bind(r, d->body, d->nbody);
+    if (!r->err)
+        r->err = dtcheck_body(r->p, &f->slots, d, d->body, d->nbody, 0);
     r->m = saved_m;
     r->slots = saved_slots;
     r->fn = saved_fn;
@@ -953,6 +1020,7 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
     Pending pd = {0};
     Res r = {.p = p, .m = m, .slots = &p->top, .repl = repl, .pending = &pd};
     stack_guard_init(&r.stack);
+    int known = p->top.n;
     declare(&r, m, stmts, n);
     /* Binding a body may load a DML-bodied builtin, which appends its
      * functions to the pending list: re-read pd.n each time round. */
@@ -963,6 +1031,8 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
     r.fn = NULL;
     int bound = pd.n;
     stmts_bind(&r, stmts, n);
+    if (!r.err)
+        r.err = dtcheck_body(p, &p->top, NULL, stmts, n, known);
     /* ... and so may the top-level statements. */
     for (int i = bound; i < pd.n && !r.err; i++)
         func_bind(&r, pd.fns[i]);

@@ -22,6 +22,39 @@ static void str_release_name(Str *s)
         val_release(val_str_take(s));
 }
 
+/* Bytes of matrix data alive now and at most so far (--stats "peak matrix
+ * memory"). Process-wide on purpose: a matrix made by one thread may be
+ * freed by another, and the peak is of the whole process. Counted only
+ * once mat_mem_track() turned it on (a locked add per matrix is not free);
+ * a matrix made before and freed after that only lowers 'live' a little,
+ * hence signed. */
+static atomic_bool mem_on;
+static _Atomic int64_t mat_live_bytes, mat_peak_bytes;
+
+static void mem_add(int64_t bytes)
+{
+    int64_t now = atomic_fetch_add_explicit(&mat_live_bytes, bytes, memory_order_relaxed) + bytes;
+    int64_t peak = atomic_load_explicit(&mat_peak_bytes, memory_order_relaxed);
+    while (now > peak &&
+           !atomic_compare_exchange_weak_explicit(&mat_peak_bytes, &peak, now, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
+void mat_mem_track(bool on)
+{
+    atomic_store_explicit(&mem_on, on, memory_order_relaxed);
+}
+
+void mat_mem_stats(uint64_t *live, uint64_t *peak)
+{
+    int64_t l = atomic_load_explicit(&mat_live_bytes, memory_order_relaxed);
+    int64_t p = atomic_load_explicit(&mat_peak_bytes, memory_order_relaxed);
+    *live = l > 0 ? (uint64_t)l : 0;
+    *peak = p > 0 ? (uint64_t)p : 0;
+}
+
+
 /* Drops one reference to a list and says whether it was the last (then the
  * caller owns the dead list). The same ordering as val_release. */
 static bool list_release_last(List *l)
@@ -72,6 +105,8 @@ void obj_free(ValKind kind, Obj *o)
         break;
     case VAL_MATRIX: {
         Matrix *m = (Matrix *)o;
+        if (m->data && atomic_load_explicit(&mem_on, memory_order_relaxed))
+            atomic_fetch_sub_explicit(&mat_live_bytes, mat_len(m) * (int64_t)sizeof(double), memory_order_relaxed);
         free(m->data);
         free(m);
         break;
@@ -212,6 +247,8 @@ Matrix *mat_new_raw(int64_t rows, int64_t cols)
             return NULL;
         }
         m->data = p;
+        if (atomic_load_explicit(&mem_on, memory_order_relaxed))
+            mem_add((int64_t)bytes);
     }
     return m;
 }
