@@ -37,6 +37,7 @@ typedef struct Res {
     bool repl;
     Pending *pending;
     StackGuard stack;       /* deep trees are an error, not a crash */
+    int depth;              /* expressions and statements being bound */
 } Res;
 
 /* Where a call stands: inside an expression, as a statement, as the right
@@ -664,18 +665,36 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
 /* The error for a tree nested deeper than the C stack allows: a chain of
  * 10^5 operators or indexes is valid syntax that bison reads without
  * growing its own stack. */
+enum { RES_MAX_DEPTH = 10000 };
+
 static bool too_deep(Res *r, const Loc *loc)
 {
+    /* The cap keeps the evaluator's recursion over an accepted tree (a few
+     * C frames per level) well inside any C stack, and inside the 64K-frame
+     * shadow stacks of the sanitizers; the guard covers smaller stacks. */
+    if (r->depth >= RES_MAX_DEPTH) {
+        rerr(r, loc, "expression or statements nested too deeply (more than %d levels)", RES_MAX_DEPTH);
+        return true;
+    }
     if (!stack_guard_low(&r->stack))
         return false;
     rerr(r, loc, "stack overflow: expression or statements nested too deeply");
     return true;
 }
 
+static void expr_node(Res *r, Node *n, bool allow_list);
+
 static void expr(Res *r, Node *n, bool allow_list)
 {
     if (!n || r->err || too_deep(r, &n->loc))
         return;
+    r->depth++;
+    expr_node(r, n, allow_list);
+    r->depth--;
+}
+
+static void expr_node(Res *r, Node *n, bool allow_list)
+{
     switch (n->kind) {
     case N_INT: case N_DOUBLE: case N_BOOL: case N_CONST:
         break;
@@ -748,10 +767,19 @@ static bool parfor_option_known(const char *name)
     return false;
 }
 
+static void stmt_node(Res *r, Node *s);
+
 static void stmt(Res *r, Node *s)
 {
     if (r->err || too_deep(r, &s->loc))
         return;
+    r->depth++;
+    stmt_node(r, s);
+    r->depth--;
+}
+
+static void stmt_node(Res *r, Node *s)
+{
     switch (s->kind) {
     case N_ASSIGN:
         if (s->assign.value->kind == N_CALL) {

@@ -3,6 +3,7 @@
  * checked, and every "file::fn" function resolved and its signature
  * verified, before a single thread starts. Messages follow upstream where
  * upstream has one (its negative tests compare the text). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +68,11 @@ static Status want_int(Interp *I, const BArgs *a, int i, const char *name, int64
         *out = v.i;
         return ST_OK;
     }
-    if (v.kind == VAL_DOUBLE && v.d == (double)(int64_t)v.d) {
-        *out = (int64_t)v.d;
+    if (v.kind == VAL_DOUBLE && isfinite(v.d) && v.d == floor(v.d)) {
+        /* Whole numbers past the int64 range saturate, as upstream's
+         * (long) cast does (batchsize=1e300: one batch per worker); the
+         * cast itself would be undefined there. */
+        *out = v.d >= 0x1p63 ? INT64_MAX : v.d < -0x1p63 ? INT64_MIN : (int64_t)v.d;
         return ST_OK;
     }
     if (v.kind == VAL_STRING) {
