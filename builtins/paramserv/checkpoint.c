@@ -341,6 +341,8 @@ static bool put(FILE *f, Hash *h, const void *p, size_t len)
 Status ps_ckpt_write(Interp *I, const PsConfig *c, const List *model, int64_t epochs_done)
 {
     const char *path = c->ckpt_path;
+    if (!c->ckpt_sig)
+        return err_set(I, "paramserv: internal error: checkpoint '%s' written before ps_ckpt_prepare", path);
     char *tmp;
     int fd = open_tmp(path, &tmp);
     if (fd < 0)
@@ -424,6 +426,8 @@ Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epoch
     const char *path = c->ckpt_path;
     const List *like = c->model;
     *found = false;
+    if (!c->ckpt_sig)
+        return err_set(I, "paramserv: internal error: checkpoint '%s' read before ps_ckpt_prepare", path);
     FILE *f = fopen(path, "rb");
     if (!f) {
         if (errno == ENOENT)
