@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../builtins/registry.h"
+#include "fuse.h"
 #include "ops.h"
 
 Status interp_raise_interrupt(Interp *I, const Loc *loc)
@@ -115,8 +116,18 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
         return ST_OK;
     }
     case N_BINARY:
+        if (fuse_candidate(n)) {
+            Status st;
+            if (fuse_eval(I, n, out, &st))
+                return st;
+        }
         return eval_binary(I, n, out);
     case N_UNARY: {
+        if (fuse_candidate(n)) {
+            Status st;
+            if (fuse_eval(I, n, out, &st))
+                return st;
+        }
         Value a;
         TRY(eval_expr(I, n->unary.operand, &a));
         if (n->unary.op == UOP_NEG) {
@@ -128,6 +139,11 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
         return ST_OK;
     }
     case N_CALL:
+        if (fuse_candidate(n)) {
+            Status st;
+            if (fuse_eval(I, n, out, &st))
+                return st;
+        }
         return eval_call(I, n, out, 1, false);
     case N_INDEX:
         return eval_index(I, n, out);

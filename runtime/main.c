@@ -233,6 +233,8 @@ static int run_script(RunOpts *o)
         printf("Total compilation time:\t\t%.3f sec.\n", t1 - t0);
         printf("Total execution time:\t\t%.3f sec.\n", t2 - t1);
         printf("BLAS kernel:\t\t\t%s (%d threads)\n", blas_corename(), blas_get_threads());
+        printf("Thread budget:\t\t\t%d (--threads / DML_THREADS; workers x threads each <= budget)\n",
+               blas_budget_total());
         if (stats.report.len)
             fwrite(stats.report.p, 1, stats.report.len, stdout);
         fflush(stdout);
@@ -251,8 +253,7 @@ static void apply_threads(int threads)
     const char *env = getenv("DML_THREADS");
     if (!threads && env && *env)
         threads = atoi(env);
-    if (threads > 0)
-        blas_set_threads(threads);
+    blas_budget_set(threads);
 }
 
 /* Matrix temporaries are large and short-lived. glibc would hand each one
