@@ -28,9 +28,9 @@
 enum {
     FUSE_MAX = 48,      /* nodes in one fused tree */
 #ifndef FUSE_BLOCK
-#define FUSE_BLOCK 512
+#define FUSE_BLOCK 256
 #endif
-    BLOCK = FUSE_BLOCK, /* cells per block: a buffer is 4 KiB */
+    BLOCK = FUSE_BLOCK, /* cells per block: a buffer is 2 KiB */
     PAR_MIN = 1 << 16,  /* cells below which one thread does it all */
 };
 
@@ -331,15 +331,18 @@ typedef struct Run {
 } Run;
 
 #pragma GCC diagnostic ignored "-Wpsabi"
-typedef double v8d __attribute__((vector_size(64)));
-typedef long long v8i __attribute__((vector_size(64)));
+/* Four doubles: one AVX register, two SSE ones. Wider GCC vectors than
+ * the target's registers go through the stack, so the AVX-512 clone uses
+ * these too (the cheap operators are bound by memory, not by width). */
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4i __attribute__((vector_size(32)));
 
-static inline v8d ld8(const double *p) { v8d v; memcpy(&v, p, sizeof v); return v; }
-static inline void st8(double *p, v8d v) { memcpy(p, &v, sizeof v); }
-static inline v8d bool8(v8i m)
+static inline __attribute__((always_inline)) v4d ld4(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
+static inline __attribute__((always_inline)) void st4(double *p, v4d v) { memcpy(p, &v, sizeof v); }
+static inline __attribute__((always_inline)) v4d bool4(v4i m)
 {
-    const v8d one = {1, 1, 1, 1, 1, 1, 1, 1};
-    return (v8d)(m & (v8i)one);
+    const v4d one = {1, 1, 1, 1};
+    return (v4d)(m & (v4i)one);
 }
 
 /* Scalar cell of op (the semantics of ops.c's cell(): ops_apply_d), with
@@ -356,24 +359,24 @@ static inline double cell1(BinOp op, bool pow2, double x, double y)
     }
 }
 
-/* Eight cells; xs/ys are the scalar forms for the operators without a
+/* Four cells; xs/ys are the scalar forms for the operators without a
  * vector form. */
-static inline __attribute__((always_inline)) v8d cell8(BinOp op, v8d x, v8d y)
+static inline __attribute__((always_inline)) v4d cell4(BinOp op, v4d x, v4d y)
 {
-    const v8d z = {0};
+    const v4d z = {0};
     switch (op) {
     case OP_ADD: return x + y;
     case OP_SUB: return x - y;
     case OP_MUL: return x * y;
     case OP_DIV: return x / y;
-    case OP_LT: return bool8(x < y);
-    case OP_LE: return bool8(x <= y);
-    case OP_GT: return bool8(x > y);
-    case OP_GE: return bool8(x >= y);
-    case OP_EQ: return bool8(x == y);
-    case OP_NE: return bool8(x != y);
-    case OP_AND: return bool8((x != z) & (y != z));
-    case OP_OR: return bool8((x != z) | (y != z));
+    case OP_LT: return bool4(x < y);
+    case OP_LE: return bool4(x <= y);
+    case OP_GT: return bool4(x > y);
+    case OP_GE: return bool4(x >= y);
+    case OP_EQ: return bool4(x == y);
+    case OP_NE: return bool4(x != y);
+    case OP_AND: return bool4((x != z) & (y != z));
+    case OP_OR: return bool4((x != z) | (y != z));
     default: return z;
     }
 }
@@ -391,13 +394,13 @@ static void bin_block(BinOp op, bool pow2, Opnd x, Opnd y, double *o, int L)
         y.p = x.p;
     }
     if (has_vec(op)) {
-        v8d xs = {x.s, x.s, x.s, x.s, x.s, x.s, x.s, x.s};
-        v8d ys = {y.s, y.s, y.s, y.s, y.s, y.s, y.s, y.s};
+        v4d xs = {x.s, x.s, x.s, x.s};
+        v4d ys = {y.s, y.s, y.s, y.s};
 #define LOOP(OPC) \
         case OPC: \
-            if (x.p && y.p) for (; i + 8 <= L; i += 8) st8(o + i, cell8(OPC, ld8(x.p + i), ld8(y.p + i))); \
-            else if (x.p) for (; i + 8 <= L; i += 8) st8(o + i, cell8(OPC, ld8(x.p + i), ys)); \
-            else for (; i + 8 <= L; i += 8) st8(o + i, cell8(OPC, xs, ld8(y.p + i))); \
+            if (x.p && y.p) for (; i + 4 <= L; i += 4) st4(o + i, cell4(OPC, ld4(x.p + i), ld4(y.p + i))); \
+            else if (x.p) for (; i + 4 <= L; i += 4) st4(o + i, cell4(OPC, ld4(x.p + i), ys)); \
+            else for (; i + 4 <= L; i += 4) st4(o + i, cell4(OPC, xs, ld4(y.p + i))); \
             break;
         switch (op) {
         LOOP(OP_ADD) LOOP(OP_SUB) LOOP(OP_MUL) LOOP(OP_DIV) LOOP(OP_LT) LOOP(OP_LE) LOOP(OP_GT)
