@@ -116,9 +116,9 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
         return ST_OK;
     }
     case N_BINARY:
-        if (fuse_candidate(n)) {
+        if (fuse_candidate(n) || fuse_matmul_candidate(n)) {
             Status st;
-            if (fuse_eval(I, n, out, &st))
+            if (n->binary.op == OP_MATMUL ? fuse_matmul(I, n, out, &st) : fuse_eval(I, n, out, &st))
                 return st;
         }
         return eval_binary(I, n, out);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../builtins/registry.h"
+#include "matrix.h"
 #include "ops.h"
 #include "pool.h"
 #include "vmath.h"
@@ -75,11 +76,13 @@ enum { NFNS = sizeof FNS / sizeof FNS[0] };
 
 static pthread_once_t fns_once = PTHREAD_ONCE_INIT;
 static const BuiltinDef *fn_defs[NFNS];
+static const BuiltinDef *t_def;
 
 static void fns_init(void)
 {
     for (int i = 0; i < NFNS; i++)
         fn_defs[i] = builtin_find(FNS[i].name);
+    t_def = builtin_find("t");
 }
 
 /* Is call 'n' f(x) with f a fusable builtin and x positional? */
@@ -669,5 +672,84 @@ bool fuse_eval(Interp *I, const Node *n, Value *out, Status *st)
     else
         *st = run_tree(I, &T, root, out);
     release_tree(&T);
+    return true;
+}
+
+/* ==================================================================
+ * products with transposed operands
+ * ================================================================== */
+
+static bool is_t_call(const Node *n)
+{
+    if (n->kind != N_CALL || !n->call.bi || n->call.nargs != 1 || (n->call.argnames && n->call.argnames[0]))
+        return false;
+    pthread_once(&fns_once, fns_init);
+    return n->call.bi == t_def;
+}
+
+/* One operand of the product: the value of x, or of t(x)'s argument with
+ * *trans set when that argument is a matrix (t() of anything else is called
+ * as usual, and fails or not as usual). */
+static Status operand(Interp *I, const Node *x, Value *v, bool *trans)
+{
+    *trans = false;
+    if (!is_t_call(x))
+        return eval_expr(I, x, v);
+    Value a;
+    TRY(eval_expr(I, x->call.args[0], &a));
+    if (a.kind == VAL_MATRIX) {
+        *v = a;
+        *trans = true;
+        return ST_OK;
+    }
+    return call_fn(I, x, a, v);
+}
+
+bool fuse_matmul(Interp *I, const Node *n, Value *out, Status *st)
+{
+    const Node *l = n->binary.lhs, *r = n->binary.rhs;
+    if (!is_t_call(l) && !is_t_call(r))
+        return false;
+    pthread_once(&off_once, off_init);
+    if (fuse_off)
+        return false;
+    Value a, b;
+    bool ta, tb;
+    /* Left to right, as the plain walk: t(a) cannot fail on a matrix, so
+     * deferring it past the evaluation of the right side changes nothing. */
+    if ((*st = operand(I, l, &a, &ta)) != ST_OK)
+        return true;
+    if ((*st = operand(I, r, &b, &tb)) != ST_OK) {
+        val_release(a);
+        return true;
+    }
+    if (a.kind != VAL_MATRIX || b.kind != VAL_MATRIX) {
+        /* An error or an odd case for ops.c; materialise the transposes. */
+        if (ta && (*st = call_fn(I, l, a, &a)) != ST_OK) {
+            val_release(b);
+            return true;
+        }
+        if (tb && (*st = call_fn(I, r, b, &b)) != ST_OK) {
+            val_release(a);
+            return true;
+        }
+        *st = ops_binary_take(I, OP_MATMUL, a, b, out) == ST_OK ? ST_OK : err_stamp(I, &n->loc);
+        return true;
+    }
+    int64_t m = ta ? a.m->cols : a.m->rows, k1 = ta ? a.m->rows : a.m->cols;
+    int64_t k2 = tb ? b.m->cols : b.m->rows, nn = tb ? b.m->rows : b.m->cols;
+    Matrix *C = NULL;
+    if (k1 != k2)
+        *st = err_at(I, &n->loc, "invalid dimensions for matrix multiplication (k1=%lld, k2=%lld)",
+                     (long long)k1, (long long)k2);
+    else if (!(C = mat_alloc(I, m, nn)))
+        *st = err_stamp(I, &n->loc);
+    else {
+        mat_matmul_t(a.m, ta, b.m, tb, C);
+        *out = val_matrix_take(C);
+        *st = ST_OK;
+    }
+    val_release(a);
+    val_release(b);
     return true;
 }

@@ -48,6 +48,18 @@ static inline bool fuse_candidate(const Node *n)
  * did, with *st the status and, on ST_OK, *out the owned result. */
 bool fuse_eval(Interp *I, const Node *n, Value *out, Status *st);
 
-/* Threads one fused evaluation may use (1 = the calling thread only);
- * set from the thread budget (blas.c). */
+/* t(A) %*% B, A %*% t(B), t(A) %*% t(B): one BLAS call with the transpose
+ * flags instead of materialising t(A). Same results and errors as the
+ * plain walk (the transposes are exact copies). */
+static inline bool fuse_matmul_candidate(const Node *n)
+{
+    if (n->kind != N_BINARY || n->binary.op != OP_MATMUL)
+        return false;
+    const Node *l = n->binary.lhs, *r = n->binary.rhs;
+    return (l->kind == N_CALL && l->call.bi && l->call.nargs == 1) ||
+           (r->kind == N_CALL && r->call.bi && r->call.nargs == 1);
+}
+/* Returns false when n is not such a product (nothing evaluated). */
+bool fuse_matmul(Interp *I, const Node *n, Value *out, Status *st);
+
 #endif
