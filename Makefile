@@ -113,7 +113,7 @@ build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c builtins/io_formats.c builtins/mtd.c 
 	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
 
 bench: $(DML)
-	$(Q)DML=$(DML) sh bench/run.sh
+	$(Q)env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE DML=$(DML) sh bench/run.sh
 
 install: $(DML)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dml $(DESTDIR)$(PREFIX)/share/man/man1
