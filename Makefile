@@ -135,7 +135,7 @@ fuzz-replay: fuzz
 	$(Q)cd build/fuzz && ./fuzz_csv -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus
 
 bench: $(DML)
-	$(Q)DML=$(DML) sh bench/run.sh
+	$(Q)env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE DML=$(DML) sh bench/run.sh
 
 # bin/dml; share/dml/{stdlib,scripts,data} (the examples run from any folder:
 # source() finds the stdlib and read("data/...") the data next to bin/);
