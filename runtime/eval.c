@@ -272,6 +272,9 @@ static Status run_function(Interp *I, const FuncDef *f, Frame *frame, const bool
         /* Several outputs may share a slot ('return (X, X)'): retain, not move. */
         outs[i] = val_ref(frame->slots[f->out_slots[i]]);
     }
+    /* x = f() with f declaring no outputs leaves x undefined (COMPAT.md 4). */
+    for (int i = d->nouts; i < nout; i++)
+        outs[i] = val_none();
 done:
     I->depth--;
     I->frame = frame->parent;
@@ -284,9 +287,11 @@ done:
 
 enum { SMALL_FRAME = 16 };
 
-static Status call_user(Interp *I, const Node *n, Value *outs, int nout)
+/* Call user function f with n's arguments bound by 'argmap'. 'first', when
+ * not VAL_NONE, is argument 0 already evaluated (taken). */
+static Status call_user(Interp *I, const Node *n, const FuncDef *f, const int *argmap, Value first, Value *outs,
+                        int nout)
 {
-    const FuncDef *f = n->call.fn;
     int ns = f->slots.n;
     Value small[SMALL_FRAME];
     Value *slots = ns <= SMALL_FRAME ? small : calloc((size_t)ns, sizeof *slots);
@@ -296,6 +301,7 @@ static Status call_user(Interp *I, const Node *n, Value *outs, int nout)
     if (!slots || !given) {
         if (slots != small) free(slots);
         if (given != given_small) free(given);
+        val_release(first);
         return err_at(I, &n->loc, "out of memory");
     }
     memset(slots, 0, sizeof *slots * (size_t)ns);
@@ -303,9 +309,11 @@ static Status call_user(Interp *I, const Node *n, Value *outs, int nout)
     Status st = ST_OK;
     for (int i = 0; i < n->call.nargs; i++) {
         Value v;
-        if ((st = eval_expr(I, n->call.args[i], &v)) != ST_OK)
+        if (i == 0 && first.kind != VAL_NONE)
+            v = first;
+        else if ((st = eval_expr(I, n->call.args[i], &v)) != ST_OK)
             break;
-        int pi = n->call.argmap[i];
+        int pi = argmap[i];
         if ((st = bind_param(I, f, &f->decl->params[pi], v, &slots[pi])) != ST_OK) {
             err_stamp(I, &n->call.args[i]->loc);
             break;
@@ -421,10 +429,33 @@ static Status call_builtin(Interp *I, const Node *n, Value *outs, int nout)
     return st;
 }
 
+/* f(...) where f's file defines m_f and/or s_f: a matrix or list first
+ * argument picks m_f, anything else (or no argument) s_f (COMPAT.md 1). */
+static Status call_variant(Interp *I, const Node *n, Value *outs, int nout)
+{
+    const CallVariants *cv = n->call.variants;
+    Value first = val_none();
+    if (n->call.nargs > 0)
+        TRY(eval_expr(I, n->call.args[0], &first));
+    int v = first.kind == VAL_MATRIX || first.kind == VAL_LIST ? 0 : 1;
+    if (!cv->fn[v]) {
+        val_release(first);
+        return err_at(I, &n->loc, "Builtin function '%s_%s': script loaded but function not found. Is there a "
+                      "typo in the function name?", v == 0 ? "m" : "s", cv->name);
+    }
+    if (cv->bind_err[v]) {
+        val_release(first);
+        return err_at(I, &n->loc, "%s", cv->bind_err[v]);
+    }
+    return call_user(I, n, cv->fn[v], cv->argmap[v], first, outs, nout);
+}
+
 Status eval_call(Interp *I, const Node *n, Value *outs, int nout, bool stmt)
 {
     (void)stmt;
+    if (n->call.variants)
+        return call_variant(I, n, outs, nout);
     if (n->call.fn)
-        return call_user(I, n, outs, nout);
+        return call_user(I, n, n->call.fn, n->call.argmap, val_none(), outs, nout);
     return call_builtin(I, n, outs, nout);
 }
