@@ -166,8 +166,7 @@ static Status eval_invoke(Interp *I, const FuncDef *f, const Value *v, int n, Va
 static Status bi_eval(Interp *I, const BArgs *a, Value *out)
 {
     if (a->n < 1 || a->v[0].kind != VAL_STRING)
-        return err_set(I, "Expecting parameter of different value type EVAL (the first argument of eval() must be "
-                       "a function name string)");
+        return err_set(I, "Expecting parameter of different value type EVAL");
     const FuncDef *f;
     TRY(eval_find(I, a->v[0].s->s, a->n > 1 ? a->v[1] : val_none(), &f));
     if (f->decl->nouts < 1)
@@ -197,8 +196,7 @@ static Status bi_eval(Interp *I, const BArgs *a, Value *out)
 static Status bi_evalList(Interp *I, const BArgs *a, Value *out)
 {
     if (a->n < 1 || a->v[0].kind != VAL_STRING)
-        return err_set(I, "Expecting parameter of different value type EVALLIST (the first argument of evalList() "
-                       "must be a function name string)");
+        return err_set(I, "Expecting parameter of different value type EVALLIST");
     const FuncDef *f;
     TRY(eval_find(I, a->v[0].s->s, a->n > 1 ? a->v[1] : val_none(), &f));
     int k = f->decl->nouts;
