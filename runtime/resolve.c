@@ -554,8 +554,13 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
         return;
     }
     if ((bi->flags & BF_MULTI) && ctx != CTX_MULTI && ctx != CTX_REPL) {
-        rerr(r, &n->loc, "%s() returns several values and needs to be called with multi-return assignment "
-             "([a, b] = %s(...))", name, name);
+        char up[64];
+        size_t k = 0;
+        for (; name[k] && k + 1 < sizeof up; k++)
+            up[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
+        up[k] = '\0';
+        rerr(r, &n->loc, "Function %s needs to be called with multi-return assignment. ([a, b] = %s(...))", up,
+             name);
         return;
     }
     if (ctx == CTX_MULTI && !(bi->flags & BF_MULTI)) {
