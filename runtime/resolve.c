@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
@@ -726,6 +727,9 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         f = module_find_func(r->m, n->call.name);
         if (!f)
             bi = builtin_find(n->call.name);
+        /* Upstream matches only the data generator rand case-insensitively. */
+        if (!f && !bi && strcasecmp(n->call.name, "rand") == 0)
+            bi = builtin_find("rand");
         Module *bm = !f && !bi ? builtin_module(r, n->call.name, &n->loc) : NULL;
         if (r->err)
             return;
