@@ -21,9 +21,11 @@ static Status bi_exists(Interp *I, const BArgs *a, Value *out)
     }
     const Frame *f = I->frame;
     bool found = false;
-    if (f->names) {
-        for (int i = 0; i < f->names->n && i < f->nslots; i++)
-            if (strcmp(f->names->names[i], v.s->s) == 0 && f->slots[i].kind != VAL_NONE)
+    /* The top-level frame's names are the program's top slot table. */
+    const SlotTable *names = f->names ? f->names : !f->fn ? &I->prog->top : NULL;
+    if (names) {
+        for (int i = 0; i < names->n && i < f->nslots; i++)
+            if (strcmp(names->names[i], v.s->s) == 0 && f->slots[i].kind != VAL_NONE)
                 found = true;
     }
     *out = val_bool(found);

@@ -747,6 +747,16 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
             return;
         }
     }
+    /* exists(X) asks whether X is bound, so an unbound X is FALSE, not an
+     * error: it becomes exists("X"), the lookup by name. */
+    if (bi && strcmp(bi->name, "exists") == 0 && n->call.nargs == 1 && n->call.args[0]->kind == N_IDENT) {
+        Node *id = n->call.args[0];
+        Node *sn = ast_node(r->p->arena, N_STRING, id->loc);
+        sn->str.s = id->ident.name;
+        sn->str.len = (int64_t)strlen(id->ident.name);
+        sn->str.v = val_none();
+        n->call.args[0] = sn;
+    }
     for (int i = 0; i < n->call.nargs && !r->err; i++)
         expr(r, n->call.args[i], bi != NULL && n->call.argnames[i] != NULL);
     if (r->err)
