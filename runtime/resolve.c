@@ -719,7 +719,7 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         }
         f = module_find_func(target, n->call.name);
         if (!f) {
-            rerr(r, &n->loc, "function %s is undefined in namespace %s (%s)", n->call.name, n->call.ns,
+            rerr(r, &n->loc, "Function %s() is undefined in namespace '%s'. (%s)", n->call.name, n->call.ns,
                  target->key);
             return;
         }
@@ -743,7 +743,7 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
             }
         }
         if (!f && !bi) {
-            rerr(r, &n->loc, "function %s is undefined", n->call.name);
+            rerr(r, &n->loc, "Function %s() is undefined.", n->call.name);
             return;
         }
     }
