@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Program: the loaded code. Modules (one per source file, keyed by the
- * namespace key of DML.md 5.7), their functions and namespace aliases, the
+ * namespace key of doc/language.md, "source"), their functions and namespace aliases, the
  * command-line $parameters, and the main script's statements. Built on one
  * thread (loading + resolve); read-only while more than one thread runs. */
 #ifndef DML_RUNTIME_PROGRAM_H
@@ -69,6 +69,7 @@ struct Program {
      * yet loaded): it alone grows 'mods', 'texts', 'consts' and the arena
      * then, and eval's lookups in 'mods' take it. */
     pthread_mutex_t load_lock;
+    struct Hitters *hh;     /* --stats heavy-hitter table, set before any Interp; owned by main */
 };
 
 Program *program_new(void);
@@ -119,6 +120,12 @@ bool program_find_source(const Program *p, const char *path, const char *from_di
 /* Find 'path' in the stdlib folders only (DML_STDLIB, next to the executable,
  * under the install prefix). */
 bool program_find_stdlib(const Program *p, const char *path, char *out, size_t cap);
+/* read("data/..."): when the relative path 'path' starts with "data/" and
+ * is not there in the working directory, the embedded data installed with
+ * dml (share/dml/data, or the source tree's data/ next to a build) is used,
+ * so the example scripts run from any folder. True (and the full path in
+ * 'out') when such a file exists; false leaves 'path' to be read as given. */
+bool program_find_data(const Program *p, const char *path, char *out, size_t cap);
 
 /* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */
 const char *program_source_line(const Program *p, const char *file, int line, size_t *len);

@@ -105,9 +105,10 @@ static Status call_agg(Interp *I, const PsConfig *c, Value model, Value grads, V
     static const char *const names[] = {"model", "hyperparams", "gradients"};
     Value vals[3] = {model, hyper_arg(c), grads};
     TRY(call_named(I, c->agg, names, vals, 3, out, 1));
-    if (out->kind != VAL_LIST) {
+    if (ps_check_agg_result(I, c, model.l, *out) != ST_OK) {
         val_release(*out);
-        return err_set(I, "The output of the '%s' function should be type of list.", c->agg->name);
+        *out = val_none();
+        return ST_ERR;
     }
     return ST_OK;
 }
@@ -309,7 +310,7 @@ static void epoch_end(PsRun *run, int64_t e)
                     (long long)c->epochs, secs, (long long)run->epoch_updates, ups);
     }
     if (c->ckpt == PS_CKPT_EPOCH || (c->ckpt == PS_CKPT_EPOCH10 && ((e + 1) % 10 == 0 || e + 1 == c->epochs))) {
-        if (ps_ckpt_write(I, c->ckpt_path, run->model.l, e + 1) != ST_OK) {
+        if (ps_ckpt_write(I, c, run->model.l, e + 1) != ST_OK) {
             ps_fail(run, I, "");
             return;
         }
@@ -337,7 +338,7 @@ static Status apply_agg(PsRun *run, Value grads)
 
 static bool more_pulls(const PsRun *run, const PsWorker *w)
 {
-    return w->pushed < w->groups * (run->cfg->epochs - run->start_epoch);
+    return w->pushed < ps_mul_sat(w->groups, run->cfg->epochs - run->start_epoch);
 }
 
 /* BSP/SBP: aggregate the marked workers' payloads in worker order, then
@@ -512,8 +513,9 @@ static Status handle(PsRun *run, PsMsg *msg)
     msg->payload = val_none();
     if (st != ST_OK)
         return st;
-    int64_t e = msg->epoch - run->start_epoch;
-    if (++run->epoch_pushes[e] == run->epoch_pushes_needed)
+    bool complete;
+    TRY(ps_epochs_push(&run->SI, &run->epochs, msg->epoch, &complete));
+    if (complete)
         epoch_end(run, msg->epoch);
     return ST_OK;
 }
@@ -522,7 +524,7 @@ static void *server_main(void *arg)
 {
     PsRun *run = arg;
     interp_stack_init(&run->SI, PS_STACK);
-    int64_t total = run->epoch_pushes_needed * (run->cfg->epochs - run->start_epoch), done = 0;
+    int64_t total = ps_mul_sat(run->epoch_pushes_needed, run->cfg->epochs - run->start_epoch), done = 0;
     PsMsg *batch = NULL;
     int64_t cap = 0;
     while (done < total) {
@@ -649,24 +651,19 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
         Value m;
         int64_t done;
         bool found;
-        st = ps_ckpt_read(I, c->ckpt_path, c->model, &m, &done, &found);
+        st = ps_ckpt_resume(I, c, &m, &done, &found);
         if (st == ST_OK && found) {
             val_release(run->model);
             run->model = m;
             run->start_epoch = done < c->epochs ? done : c->epochs;
-            if (c->verbose)
-                fprintf(stderr, "[paramserv] resuming from checkpoint '%s' after epoch %lld\n", c->ckpt_path,
-                        (long long)done);
         }
     }
-    run->epoch_pushes = calloc((size_t)(c->epochs + 1), sizeof(int64_t));
-    if (!run->w || !run->epoch_pushes) {
+    if (!run->w) {
         st = err_set(I, "out of memory");
     }
     if (st != ST_OK) {
         val_release(run->model);
         free(run->w);
-        free(run->epoch_pushes);
         free(run);
         ps_parts_free(parts, np);
         return ST_ERR;
@@ -698,6 +695,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
         w->mailbox = val_ref(run->model);     /* the initial broadcast */
     }
     ps_parts_free(parts, np);
+    ps_epochs_init(&run->epochs, run->epoch_pushes_needed, run->start_epoch);
     if (c->utype == PS_SSP)
         for (int i = 0; i < run->k; i++)
             run->w[i].deferred = false;
@@ -782,7 +780,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
     pthread_cond_destroy(&run->server_cv);
     pthread_mutex_destroy(&run->mu);
     free(run->failure);
-    free(run->epoch_pushes);
+    ps_epochs_free(&run->epochs);
     free(run->w);
     free(run);
     return st;
