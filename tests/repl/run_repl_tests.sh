@@ -235,7 +235,7 @@ type_line 'lr = 0.01'
 expect "ls() lists variables with shapes" "ls()" "M +matrix 2x2, min 1\.0, max 4\.0, mean 2\.5"
 has_after "ls()" "lr +double 0\.01" && ok "ls() shows scalars" || bad "ls() shows scalars" "no 'lr  double 0.01'"
 expect "describe() summary" "describe(M)" "matrix 2x2, min 1\.0, max 4\.0, mean 2\.5"
-expect "did you mean: function" "rowsums(M)" ".*function rowsums is undefined \(did you mean rowSums\?\)"
+expect "did you mean: function" "rowsums(M)" ".*Function rowsums\(\) is undefined\. \(did you mean rowSums\?\)"
 expect "did you mean: variable" "lrr * 2" ".*undefined variable 'lrr' \(did you mean 'lr'\?\)"
 expect "string + 1x1 matrix hints as.scalar" '"v=" + M[1,1]' ".*as\.scalar\(X\) gives its value.*"
 expect "matrix shown with its dimensions" "M" "\[2 x 2 matrix\]"
