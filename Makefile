@@ -147,7 +147,7 @@ install: $(DML)
 	cp -R stdlib $(DESTDIR)$(PREFIX)/share/dml/
 	install -m 644 scripts/*.dml $(DESTDIR)$(PREFIX)/share/dml/scripts/
 	install -m 644 data/* $(DESTDIR)$(PREFIX)/share/dml/data/
-	install -m 644 doc/README.md $(DOC_MD) $(DESTDIR)$(PREFIX)/share/doc/dml/
+	install -m 644 doc/README.md $(DOC_MD) doc/plot.md doc/*.png $(DESTDIR)$(PREFIX)/share/doc/dml/
 	install -m 644 doc/dml.1 $(DESTDIR)$(PREFIX)/share/man/man1/dml.1
 
 clean:
