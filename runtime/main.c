@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../builtins/paramserv/psmpi.h"
 #include "blas.h"
 #include "cli.h"
 #include "clock.h"
@@ -269,6 +270,8 @@ static void tune_malloc(void)
     mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
 }
 
+static int run_main(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
     tune_malloc();
@@ -288,6 +291,19 @@ int main(int argc, char **argv)
         free(self);
         return rc;
     }
+    /* Under mpirun, ranks 1..N-1 serve paramserv calls and never run the
+     * script; rank 0 goes on, and tells them to exit when it is done. */
+    int mpi_status;
+    if (ps_mpi_launch(&mpi_status))
+        return mpi_status;
+    int rc = run_main(argc, argv);
+    ps_mpi_finish(rc);
+    return rc;
+}
+
+/* dml [repl] | dml run FILE | dml -f FILE | dml -s TEXT, with options. */
+static int run_main(int argc, char **argv)
+{
     RunOpts o = {0};
     int rc;
     if (argc == 1 || (argc >= 2 && strcmp(argv[1], "repl") == 0)) {

@@ -41,6 +41,11 @@ struct Module {
 
 typedef struct CmdArg { const char *name; const char *text; } CmdArg;
 
+/* A source file rank 0 loaded, shipped to an Open MPI worker rank (which
+ * has no shared filesystem): source() and DML-bodied builtins look their
+ * namespace key up here instead of searching the disk. */
+typedef struct ShippedFile { const char *key, *path, *text; size_t len; } ShippedFile;
+
 struct Program {
     Arena *arena;
     Module **mods; int nmods, capmods;
@@ -51,6 +56,7 @@ struct Program {
     const char *exe_dir;    /* folder of the dml executable (stdlib search) */
     bool ran_main;          /* statements of the main module executed */
     Value *consts; int nconsts, capconsts;  /* immortal constants made by resolve */
+    const ShippedFile *shipped; int nshipped;   /* worker rank: the only files there are (borrowed) */
 };
 
 Program *program_new(void);
@@ -99,6 +105,8 @@ bool program_find_source(const Program *p, const char *path, const char *from_di
 bool program_find_stdlib(const Program *p, const char *path, char *out, size_t cap);
 
 /* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */
+/* The whole text of a loaded file (the newest load of that name), or NULL. */
+const char *program_file_text(const Program *p, const char *file, size_t *len);
 const char *program_source_line(const Program *p, const char *file, int line, size_t *len);
 
 #endif

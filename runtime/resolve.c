@@ -120,22 +120,13 @@ static Module *module_by_key(const Program *p, const char *key)
     return NULL;
 }
 
-/* Read, parse and declare the file 'found' as a new module keyed 'key'.
- * NULL (error set) on failure. */
-static Module *load_module_file(Res *r, const char *key, const char *found, const Loc *loc)
+/* Parse and declare text[0..len) read from 'found' as a new module keyed
+ * 'key'. NULL (error set) on failure. */
+static Module *load_module_text(Res *r, const char *key, const char *found, const char *text, size_t len)
 {
-    size_t len;
-    char *ferr = NULL;
-    char *text = program_read_file(found, &len, &ferr);
-    if (!text) {
-        rerr(r, loc, "%s", ferr ? ferr : "cannot read source file");
-        free(ferr);
-        return NULL;
-    }
     const char *fname = program_add_text(r->p, found, text, len);
     ParseOut po = {0};
     bool ok = parse_source(r->p->arena, fname, text, len, PARSE_PROGRAM, &po);
-    free(text);
     if (!ok) {
         if (!r->err)
             r->err = po.error;
@@ -149,6 +140,35 @@ static Module *load_module_file(Res *r, const char *key, const char *found, cons
     declare(r, target, po.stmts, po.n);
     r->m = saved;
     return target;
+}
+
+/* Read, parse and declare the file 'found' as a new module keyed 'key'.
+ * NULL (error set) on failure. */
+static Module *load_module_file(Res *r, const char *key, const char *found, const Loc *loc)
+{
+    size_t len;
+    char *ferr = NULL;
+    char *text = program_read_file(found, &len, &ferr);
+    if (!text) {
+        rerr(r, loc, "%s", ferr ? ferr : "cannot read source file");
+        free(ferr);
+        return NULL;
+    }
+    Module *m = load_module_text(r, key, found, text, len);
+    free(text);
+    return m;
+}
+
+/* Worker rank: the module keyed 'key' from the files rank 0 shipped. */
+static Module *load_shipped(Res *r, const char *key, const Loc *loc)
+{
+    for (int i = 0; i < r->p->nshipped; i++) {
+        const ShippedFile *f = &r->p->shipped[i];
+        if (strcmp(f->key, key) == 0)
+            return load_module_text(r, key, f->path, f->text, f->len);
+    }
+    rerr(r, loc, "source file '%s' was not shipped by rank 0", key);
+    return NULL;
 }
 
 static void load_source(Res *r, Module *m, const Node *s)
@@ -165,6 +185,10 @@ static void load_source(Res *r, Module *m, const Node *s)
     Module *target = module_by_key(r->p, key);
     if (!target) {
         char found[PATH_MAX];
+        if (r->p->shipped) {
+            target = load_shipped(r, key, &s->loc);
+            goto have;
+        }
         /* Search with the working-dir-joined path minus a leading "./". */
         const char *rel = joined;
         while (rel[0] == '.' && rel[1] == '/')
@@ -175,6 +199,7 @@ static void load_source(Res *r, Module *m, const Node *s)
         else
             target = load_module_file(r, key, found, &s->loc);
     }
+have:
     free(key);
     if (target)
         add_alias(r, m, s->source.alias, target, &s->loc);
@@ -188,6 +213,12 @@ static FuncDef *dml_builtin(Res *r, const char *name, const Loc *loc)
     snprintf(rel, sizeof rel, "builtin/%s.dml", name);
     snprintf(key, sizeof key, "<builtin>/%s.dml", name);
     Module *m = module_by_key(r->p, key);
+    if (!m && r->p->shipped) {
+        for (int i = 0; i < r->p->nshipped; i++)
+            if (strcmp(r->p->shipped[i].key, key) == 0)
+                return (m = load_shipped(r, key, loc)) ? module_find_func(m, name) : NULL;
+        return NULL;
+    }
     if (!m) {
         if (!program_find_stdlib(r->p, rel, found, sizeof found))
             return NULL;

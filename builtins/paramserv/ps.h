@@ -184,4 +184,16 @@ void *ps_worker_main(void *arg);         /* arg: PsWorker */
 void *ps_server_main(void *arg);         /* arg: PsRun */
 void ps_report_stats(PsRun *run, double total);
 
+/* ---- mpi_run.c: Open MPI ---- */
+/* Worker ranks of this job (mpirun -np N: N-1); 0 outside mpirun. */
+int ps_mpi_workers(void);
+/* "rank R on HOST" (malloc'd). */
+char *ps_mpi_where(int rank);
+/* mode= (NULL when not given) -> whether the workers are MPI ranks. */
+Status ps_pick_mode(Interp *I, const char *mode, bool *remote);
+/* Rank 0, on the calling thread once the server thread runs: ship the call
+ * to the worker ranks and bridge their messages until the call ends on
+ * every rank. Failures go through ps_fail_msg. */
+void ps_mpi_serve(PsRun *run, const PsConfig *c);
+
 #endif

@@ -97,6 +97,10 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
         w->I.frame = &w->top;
         w->mailbox = val_ref(run->model);     /* the initial broadcast */
         w->remote = c->remote;
+        if (w->remote) {
+            w->rank = i + 1;
+            w->where = ps_mpi_where(w->rank);
+        }
     }
     ps_parts_free(parts, np);
     if (c->utype == PS_SSP)
@@ -129,6 +133,8 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
         }
     }
     pthread_attr_destroy(&attr);
+    if (server_up && run->remote)
+        ps_mpi_serve(run, c);
 
     for (int i = 0; i < started; i++)
         pthread_join(run->w[i].thread, NULL);
