@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../runtime/blas.h"
@@ -41,8 +42,22 @@
 
 /* Seconds between heartbeats of a worker rank during a call. */
 #define BEAT_SECS 1.0
-/* How long a bridge sleeps when nothing happened (microseconds). */
-#define IDLE_US 200
+/* How long a bridge sleeps when nothing happened (microseconds): the
+ * latency added to a message that arrives while it sleeps. Pushes and
+ * deliveries in the same process wake it at once. */
+#define IDLE_US 100
+
+static void cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += us * 1000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+    }
+    pthread_cond_timedwait(cv, mu, &ts);
+}
 
 int ps_mpi_workers(void)
 {
@@ -293,19 +308,20 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         double now = clock_now_sec();
         for (int i = 0; i < n; i++) {
             PsWorker *w = &run->w[i];
-            if (!w->done && now - seen[i] > mpi_timeout()) {
+            if (!w->done && seen[i] >= 0 && now - seen[i] > mpi_timeout()) {
                 char msg[512];
                 snprintf(msg, sizeof msg, "paramserv: worker %d (%s) sent nothing for %.0f s (DML_MPI_TIMEOUT): "
                          "it hangs or its host is unreachable; ending the job", w->id + 1, w->where, mpi_timeout());
                 ps_fail_msg(run, msg);
                 mpi_mark_broken();
+                seen[i] = -1;       /* lost: expect no ENDACK from it */
                 break;
             }
         }
         if (!busy && !mpi_sends_pending()) {
             pthread_mutex_lock(&run->mu);
             if (!atomic_load(&run->abort))
-                clock_cond_wait_ms(&run->pump_cv, &run->mu, 1);
+                cond_wait_us(&run->pump_cv, &run->mu, IDLE_US);
             pthread_mutex_unlock(&run->mu);
         }
     }
@@ -317,6 +333,11 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         sent_ok = mpi_send(run->w[i].rank, MM_END, run->w[i].id, 0, 0, NULL);
     int acks = 0;
     bool *acked = calloc((size_t)n, sizeof *acked);
+    for (int i = 0; i < n && acked; i++)
+        if (seen[i] < 0) {
+            acked[i] = true;
+            acks++;
+        }
     double tend = clock_now_sec();
     while (sent_ok && acked && acks < n) {
         if (!mpi_progress())
@@ -661,7 +682,7 @@ static void serve_call(MpiMsg *call)
         } else {
             pthread_mutex_lock(&run->mu);
             if (!r->finished && run->ninbox == 0)
-                clock_cond_wait_ms(&run->server_cv, &run->mu, 1);
+                cond_wait_us(&run->server_cv, &run->mu, IDLE_US);
             pthread_mutex_unlock(&run->mu);
         }
     }
