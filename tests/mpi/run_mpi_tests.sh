@@ -218,8 +218,8 @@ signal_rank() {
 }
 signal_rank "a SIGKILLed worker rank ends the job, naming the rank" KILL \
     "process rank 2 with PID .* exited on signal 9"
-DML_MPI_TIMEOUT=2 signal_rank "a stopped worker rank is found by DML_MPI_TIMEOUT" STOP \
-    "paramserv: worker 2 \(rank 2 on .*\) sent nothing for 2 s \(DML_MPI_TIMEOUT\)"
+DML_MPI_TIMEOUT=3 signal_rank "a stopped worker rank is found by DML_MPI_TIMEOUT" STOP \
+    "paramserv: worker 2 \(rank 2 on .*\) sent nothing for 3 s \(DML_MPI_TIMEOUT\)"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
