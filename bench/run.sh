@@ -97,5 +97,9 @@ kernel=$("$DML" --version | sed -n 's/.*kernel \([^)]*\)).*/\1/p')
         echo
         sh bench/paramserv.sh "$DML"
     fi
+    if [ -f bench/mpi.sh ]; then
+        echo
+        sh bench/mpi.sh "$DML"
+    fi
 } > "$OUT"
 cat "$OUT"
