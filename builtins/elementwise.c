@@ -65,12 +65,15 @@ static void unary_kernel(UFn f, const double *restrict x, double *restrict y, in
  * scalar loop. Used when the CPU has AVX2 and FMA; the tail and every other
  * CPU take the scalar loop. */
 #if defined(__x86_64__) && defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+/* A per-function target attribute rather than '#pragma GCC target': clang
+ * ignores the pragma and then rejects the AVX intrinsics; both compilers
+ * accept the attribute, and immintrin.h declares every intrinsic usable from
+ * a function so marked. */
 #include <immintrin.h>
-extern __m256d _ZGVdN4v_exp(__m256d x);
+#define AVX2_FMA __attribute__((target("avx2,fma")))
+AVX2_FMA extern __m256d _ZGVdN4v_exp(__m256d x);
 
-static void exp_avx2(const double *restrict x, double *restrict y, int64_t n)
+AVX2_FMA static void exp_avx2(const double *restrict x, double *restrict y, int64_t n)
 {
     int64_t i = 0;
     for (; i + 4 <= n; i += 4)
@@ -78,7 +81,6 @@ static void exp_avx2(const double *restrict x, double *restrict y, int64_t n)
     for (; i < n; i++)
         y[i] = exp(x[i]);
 }
-#pragma GCC pop_options
 
 static bool try_vector_exp(const double *x, double *y, int64_t n)
 {

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "../runtime/program.h"
 #include "io_formats.h"
 #include "mtd.h"
 
@@ -255,6 +256,9 @@ static Status bi_read(Interp *I, const BArgs *a, Value *out)
 {
     const char *path;
     TRY(arg_string(I, a, R_FILE, NULL, &path));
+    char data_path[4096];
+    if (program_find_data(I->prog, path, data_path, sizeof data_path))
+        path = data_path;       /* the examples' data, from any folder */
     char *mtd_path = mtd_path_of(path);
     if (!mtd_path)
         return err_set(I, "read(): out of memory");

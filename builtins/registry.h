@@ -101,5 +101,7 @@ extern const BuiltinDef bi_dnn_table[];
 extern const BuiltinDef bi_stats_table[];
 extern const BuiltinDef bi_paramserv_table[];
 extern const BuiltinDef bi_interp_table[];      /* builtins/interp_bi.c (lead): exists, eval */
+extern const BuiltinDef bi_plot_table[];        /* builtins/plot.c: plot */
+extern const BuiltinDef bi_help_table[];        /* builtins/help.c: help, ls, describe */
 
 #endif

@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "../builtins/registry.h"
+#include "hitters.h"
 #include "ops.h"
+#include "suggest.h"
 
 Status interp_raise_interrupt(Interp *I, const Loc *loc)
 {
@@ -78,9 +80,8 @@ static Status eval_binary(Interp *I, const Node *n, Value *out)
         if (b.kind == VAL_DOUBLE && fast_dd(op, (double)a.i, b.d, out))
             return ST_OK;
     }
-    if (ops_binary_take(I, op, a, b, out) != ST_OK)
-        return err_stamp(I, &n->loc);
-    return ST_OK;
+    Status st = HITTERS_TIMED(I, hitters_binop_name(op), ops_binary_take(I, op, a, b, out));
+    return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
 }
 
 static Status eval_exprlist(Interp *I, const Node *n, Value *out)
@@ -99,8 +100,21 @@ static Status eval_exprlist(Interp *I, const Node *n, Value *out)
     return ST_OK;
 }
 
+/* "undefined variable 'x'", naming a close bound variable if there is one.
+ * Out of line: its buffer stays off eval_expr's (recursive) stack frame. */
+static __attribute__((noinline, cold)) Status err_undefined_var(Interp *I, const Node *n)
+{
+    char hint[160];
+    return err_at(I, &n->loc, "undefined variable '%s'%s", n->ident.name,
+                  suggest_variable(I->frame, n->ident.name, hint, sizeof hint));
+}
+
 Status eval_expr(Interp *I, const Node *n, Value *out)
 {
+    /* Index chains and unary operators recurse through here as well as
+     * binary ones (a script may nest X[1][1]...[1] 10^5 deep). */
+    if (interp_stack_low(I))
+        return err_at(I, &n->loc, "stack overflow: expression nested too deeply");
     switch (n->kind) {
     case N_INT: *out = val_int(n->lit.i); return ST_OK;
     case N_DOUBLE: *out = val_double(n->lit.d); return ST_OK;
@@ -110,7 +124,7 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
     case N_IDENT: {
         int s = n->ident.slot;
         if (s >= I->frame->nslots || I->frame->slots[s].kind == VAL_NONE)
-            return err_at(I, &n->loc, "undefined variable '%s'", n->ident.name);
+            return err_undefined_var(I, n);
         *out = val_ref(I->frame->slots[s]);
         return ST_OK;
     }
@@ -123,9 +137,8 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
             if (a.kind == VAL_DOUBLE) { *out = val_double(-a.d); return ST_OK; }
             if (a.kind == VAL_INT && a.i != INT64_MIN) { *out = val_int(-a.i); return ST_OK; }
         }
-        if (ops_unary_take(I, n->unary.op, a, out) != ST_OK)
-            return err_stamp(I, &n->loc);
-        return ST_OK;
+        Status st = HITTERS_TIMED(I, hitters_unop_name(n->unary.op), ops_unary_take(I, n->unary.op, a, out));
+        return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
     }
     case N_CALL:
         return eval_call(I, n, out, 1, false);
@@ -399,7 +412,7 @@ static Status call_builtin(Interp *I, const Node *n, Value *outs, int nout)
         memset(res, 0, sizeof res);
         BArgs a = {.def = bi, .v = argv, .names = bi->bind == BIND_VARIADIC ? n->call.argnames : NULL,
                    .n = np, .loc = &n->loc, .nout = nout};
-        st = bi->fn(I, &a, res);
+        st = HITTERS_TIMED(I, bi->name, bi->fn(I, &a, res));
         if (st == ST_OK) {
             int produced = bi->nout < MAX_OUT ? bi->nout : MAX_OUT;
             for (int i = 0; i < produced; i++) {

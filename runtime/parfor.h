@@ -8,4 +8,13 @@
 /* Run the parfor loop 's' for iteration values a, a+inc, ... (count of them). */
 Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t count);
 
+/* Resolve time (parfor_check.c): the dependency analysis of parfor loop
+ * 'loop' (its written slots already collected), filling the loop's
+ * candidate, dep_nonscalar and check fields. False when out of memory. */
+bool parfor_analyze(Arena *a, Node *loop);
+
+/* At loop entry, before any iteration runs: upstream's dependency error
+ * when a candidate result carries a value between iterations. */
+Status parfor_check_entry(Interp *I, const Node *s);
+
 #endif

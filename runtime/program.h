@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Program: the loaded code. Modules (one per source file, keyed by the
- * namespace key of DML.md 5.7), their functions and namespace aliases, the
+ * namespace key of doc/language.md, "source"), their functions and namespace aliases, the
  * command-line $parameters, and the main script's statements. Built on one
  * thread (loading + resolve); read-only while more than one thread runs. */
 #ifndef DML_RUNTIME_PROGRAM_H
@@ -57,6 +57,7 @@ struct Program {
     bool ran_main;          /* statements of the main module executed */
     Value *consts; int nconsts, capconsts;  /* immortal constants made by resolve */
     const ShippedFile *shipped; int nshipped;   /* worker rank: the only files there are (borrowed) */
+    struct Hitters *hh;     /* --stats heavy-hitter table, set before any Interp; owned by main */
 };
 
 Program *program_new(void);
@@ -103,6 +104,12 @@ bool program_find_source(const Program *p, const char *path, const char *from_di
 /* Find 'path' in the stdlib folders only (DML_STDLIB, next to the executable,
  * under the install prefix). */
 bool program_find_stdlib(const Program *p, const char *path, char *out, size_t cap);
+/* read("data/..."): when the relative path 'path' starts with "data/" and
+ * is not there in the working directory, the embedded data installed with
+ * dml (share/dml/data, or the source tree's data/ next to a build) is used,
+ * so the example scripts run from any folder. True (and the full path in
+ * 'out') when such a file exists; false leaves 'path' to be read as given. */
+bool program_find_data(const Program *p, const char *path, char *out, size_t cap);
 
 /* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */
 /* The whole text of a loaded file (the newest load of that name), or NULL. */

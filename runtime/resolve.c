@@ -14,9 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
+#include "parfor.h"
+#include "stack.h"
 
 typedef struct Pending {
     FuncDef **fns;
@@ -31,6 +35,7 @@ typedef struct Res {
     char *err;              /* first error (diagnostic) */
     bool repl;
     Pending *pending;
+    StackGuard stack;       /* deep trees are an error, not a crash */
 } Res;
 
 /* Where a call stands: inside an expression, as a statement, as the right
@@ -50,18 +55,59 @@ static void rerr(Res *r, const Loc *loc, const char *fmt, ...)
     r->err = program_diag(r->p, loc, msg);
 }
 
-static Value add_const(Program *p, Value v)
+/* The error for a failed allocation; 'loc' may be NULL. */
+static void oom(Res *r, const Loc *loc)
 {
+    rerr(r, loc, "out of memory");
+}
+
+/* Arena memory for the resolver; NULL (error set) when out of memory. */
+static void *res_alloc(Res *r, size_t size, const Loc *loc)
+{
+    void *p = arena_alloc(r->p->arena, size);
+    if (!p || arena_failed(r->p->arena)) {
+        oom(r, loc);
+        return NULL;
+    }
+    return p;
+}
+
+/* Registers the parse-time constant 'v' (taking it); a string that could
+ * not be made (NULL) or no room in the table is an error, and the constant
+ * is then none. */
+static Value add_const(Res *r, Value v, const Loc *loc)
+{
+    Program *p = r->p;
+    if (v.kind == VAL_STRING && !v.s) {
+        oom(r, loc);
+        return val_none();
+    }
+    if (p->nconsts == p->capconsts) {
+        int cap = p->capconsts ? p->capconsts * 2 : 32;
+        Value *c = realloc(p->consts, sizeof *p->consts * (size_t)cap);
+        if (!c) {
+            val_release(v);
+            oom(r, loc);
+            return val_none();
+        }
+        p->consts = c;
+        p->capconsts = cap;
+    }
     if (val_is_obj(v))
         obj_make_immortal(v.o);
-    if (p->nconsts == p->capconsts) {
-        p->capconsts = p->capconsts ? p->capconsts * 2 : 32;
-        p->consts = realloc(p->consts, sizeof *p->consts * (size_t)p->capconsts);
-        if (!p->consts)
-            abort();
-    }
     p->consts[p->nconsts++] = v;
     return v;
+}
+
+/* slots_add, with running out of memory as an error (the slot is then 0,
+ * never used: the resolve fails). */
+static int add_slot(Res *r, SlotTable *t, const char *name, const Loc *loc)
+{
+    int s = slots_add(t, name);
+    if (s >= 0)
+        return s;
+    oom(r, loc);
+    return 0;
 }
 
 void resolve_release_constants(Program *p)
@@ -78,15 +124,18 @@ void resolve_release_constants(Program *p)
     p->nconsts = p->capconsts = 0;
 }
 
-static void pending_add(Pending *pd, FuncDef *f)
+static bool pending_add(Pending *pd, FuncDef *f)
 {
     if (pd->n == pd->cap) {
-        pd->cap = pd->cap ? pd->cap * 2 : 16;
-        pd->fns = realloc(pd->fns, sizeof *pd->fns * (size_t)pd->cap);
-        if (!pd->fns)
-            abort();
+        int cap = pd->cap ? pd->cap * 2 : 16;
+        FuncDef **fns = realloc(pd->fns, sizeof *pd->fns * (size_t)cap);
+        if (!fns)
+            return false;
+        pd->fns = fns;
+        pd->cap = cap;
     }
     pd->fns[pd->n++] = f;
+    return true;
 }
 
 /* ================= phase 1: declarations and source() ================= */
@@ -102,10 +151,14 @@ static void add_alias(Res *r, Module *m, const char *alias, Module *target, cons
         return;
     }
     if (m->naliases == m->capaliases) {
-        m->capaliases = m->capaliases ? m->capaliases * 2 : 8;
-        m->aliases = realloc(m->aliases, sizeof *m->aliases * (size_t)m->capaliases);
-        if (!m->aliases)
-            abort();
+        int cap = m->capaliases ? m->capaliases * 2 : 8;
+        void *na = realloc(m->aliases, sizeof *m->aliases * (size_t)cap);
+        if (!na) {
+            oom(r, loc);
+            return;
+        }
+        m->aliases = na;
+        m->capaliases = cap;
     }
     m->aliases[m->naliases].alias = alias;
     m->aliases[m->naliases].mod = target;
@@ -122,9 +175,14 @@ static Module *module_by_key(const Program *p, const char *key)
 
 /* Parse and declare text[0..len) read from 'found' as a new module keyed
  * 'key'. NULL (error set) on failure. */
-static Module *load_module_text(Res *r, const char *key, const char *found, const char *text, size_t len)
+static Module *load_module_text(Res *r, const char *key, const char *found, const char *text, size_t len,
+                               const Loc *loc)
 {
     const char *fname = program_add_text(r->p, found, text, len);
+    if (!fname) {
+        oom(r, loc);
+        return NULL;
+    }
     ParseOut po = {0};
     bool ok = parse_source(r->p->arena, fname, text, len, PARSE_PROGRAM, &po);
     if (!ok) {
@@ -135,6 +193,10 @@ static Module *load_module_text(Res *r, const char *key, const char *found, cons
         return NULL;
     }
     Module *target = program_add_module(r->p, key, fname);
+    if (!target) {
+        oom(r, loc);
+        return NULL;
+    }
     Module *saved = r->m;
     r->m = target;
     declare(r, target, po.stmts, po.n);
@@ -154,7 +216,7 @@ static Module *load_module_file(Res *r, const char *key, const char *found, cons
         free(ferr);
         return NULL;
     }
-    Module *m = load_module_text(r, key, found, text, len);
+    Module *m = load_module_text(r, key, found, text, len, loc);
     free(text);
     return m;
 }
@@ -165,7 +227,7 @@ static Module *load_shipped(Res *r, const char *key, const Loc *loc)
     for (int i = 0; i < r->p->nshipped; i++) {
         const ShippedFile *f = &r->p->shipped[i];
         if (strcmp(f->key, key) == 0)
-            return load_module_text(r, key, f->path, f->text, f->len);
+            return load_module_text(r, key, f->path, f->text, f->len, loc);
     }
     rerr(r, loc, "source file '%s' was not shipped by rank 0", key);
     return NULL;
@@ -182,6 +244,10 @@ static void load_source(Res *r, Module *m, const Node *s)
     else
         snprintf(joined, sizeof joined, "%s/%s", wd, path);
     char *key = program_normalize_key(joined);
+    if (!key) {
+        oom(r, &s->loc);
+        return;
+    }
     Module *target = module_by_key(r->p, key);
     if (!target) {
         char found[PATH_MAX];
@@ -193,7 +259,11 @@ static void load_source(Res *r, Module *m, const Node *s)
         const char *rel = joined;
         while (rel[0] == '.' && rel[1] == '/')
             rel += 2;
-        if (!program_find_source(r->p, rel, m->dir, found, sizeof found))
+        struct stat st;
+        bool ok = program_find_source(r->p, rel, m->dir, found, sizeof found);
+        if (!ok && stat(rel, &st) == 0 && S_ISDIR(st.st_mode))
+            rerr(r, &s->loc, "cannot source '%s': is a directory", path);
+        else if (!ok)
             rerr(r, &s->loc, "cannot find source file '%s' (searched the working directory, scripts/, "
                  "the sourcing file's folder, DML_PATH and the dml stdlib)", path);
         else
@@ -205,7 +275,7 @@ have:
         add_alias(r, m, s->source.alias, target, &s->loc);
 }
 
-/* DML-bodied builtins (DML.md 7.3 rule 3): a call to an unknown f loads
+/* DML-bodied builtins (doc/language.md, "function"): a call to an unknown f loads
  * stdlib/builtin/f.dml, once, and binds to its function f. */
 static FuncDef *dml_builtin(Res *r, const char *name, const Loc *loc)
 {
@@ -243,14 +313,20 @@ static void declare_func(Res *r, Module *m, Node *s)
     }
     FuncDef *f = old;
     if (!f) {
-        f = calloc(1, sizeof *f);
-        if (!f)
-            abort();
         if (m->nfuncs == m->capfuncs) {
-            m->capfuncs = m->capfuncs ? m->capfuncs * 2 : 16;
-            m->funcs = realloc(m->funcs, sizeof *m->funcs * (size_t)m->capfuncs);
-            if (!m->funcs)
-                abort();
+            int cap = m->capfuncs ? m->capfuncs * 2 : 16;
+            FuncDef **fs = realloc(m->funcs, sizeof *m->funcs * (size_t)cap);
+            if (!fs) {
+                oom(r, &s->loc);
+                return;
+            }
+            m->funcs = fs;
+            m->capfuncs = cap;
+        }
+        f = calloc(1, sizeof *f);
+        if (!f) {
+            oom(r, &s->loc);
+            return;
         }
         m->funcs[m->nfuncs++] = f;
     } else {
@@ -265,7 +341,8 @@ static void declare_func(Res *r, Module *m, Node *s)
     f->decl = d;
     if (d->nbody == 0)
         rerr(r, &s->loc, "function '%s' has no statements (functions with no statements are not allowed)", d->name);
-    pending_add(r->pending, f);
+    if (!pending_add(r->pending, f))
+        oom(r, &s->loc);
 }
 
 static void declare(Res *r, Module *m, Node **stmts, int n)
@@ -287,8 +364,8 @@ static void expr(Res *r, Node *n, bool allow_list);
 static void stmts_bind(Res *r, Node **s, int n);
 static void collect_writes(Res *r, Node *loop);
 
-/* "$name" -> a typed constant (DML.md 10). */
-static Value cmdarg_value(Program *p, const char *text)
+/* "$name" -> a typed constant (doc/language.md, "ifdef"). */
+static Value cmdarg_value(Res *r, const char *text, const Loc *loc)
 {
     if (strcmp(text, "TRUE") == 0)
         return val_bool(true);
@@ -304,8 +381,8 @@ static Value cmdarg_value(Program *p, const char *text)
         return val_double(d);
     size_t len = strlen(text);
     if (len >= 2 && (text[0] == '"' || text[0] == '\'') && text[len - 1] == text[0])
-        return add_const(p, val_str_take(str_new(text + 1, len - 2)));
-    return add_const(p, val_str_take(str_new(text, len)));
+        return add_const(r, val_str_take(str_new(text + 1, len - 2)), loc);
+    return add_const(r, val_str_take(str_new(text, len)), loc);
 }
 
 static const CmdArg *find_arg(const Program *p, const char *name)
@@ -324,7 +401,7 @@ static void make_const(Res *r, Node *n, const char *name)
              "default value.", name);
         return;
     }
-    Value v = cmdarg_value(r->p, a->text);
+    Value v = cmdarg_value(r, a->text, &n->loc);
     n->kind = N_CONST;
     n->konst = v;
 }
@@ -368,8 +445,12 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
     const FuncDecl *d = f->decl;
     n->call.fn = f;
     n->call.nparams = d->nparams;
-    n->call.argmap = arena_alloc(r->p->arena, sizeof(int) * (size_t)(n->call.nargs + 1));
-    bool *bound = calloc((size_t)d->nparams + 1, 1);
+    n->call.argmap = res_alloc(r, sizeof(int) * (size_t)(n->call.nargs + 1), &n->loc);
+    bool *bound = n->call.argmap ? calloc((size_t)d->nparams + 1, 1) : NULL;
+    if (!bound) {
+        oom(r, &n->loc);
+        return;
+    }
     bool seen_named = false;
     for (int i = 0; i < n->call.nargs && !r->err; i++) {
         const char *an = n->call.argnames[i];
@@ -433,6 +514,11 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
         rerr(r, &n->loc, "%s() can only be used as a statement, not inside an expression", name);
         return;
     }
+    if (ctx == CTX_STMT && !(bi->flags & BF_STATEMENT)) {
+        /* Upstream: a value-returning builtin alone as a statement. */
+        rerr(r, &n->loc, "Missing variable assignment.");
+        return;
+    }
     if ((bi->flags & BF_MULTI) && ctx != CTX_MULTI && ctx != CTX_REPL) {
         rerr(r, &n->loc, "%s() returns several values and needs to be called with multi-return assignment "
              "([a, b] = %s(...))", name, name);
@@ -451,16 +537,35 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
         return;
     }
     if (bi->flags & BF_NAMED_ONLY) {
-        /* Upstream lists every unnamed argument (test paramserv-wrong-args2). */
+        /* Upstream lists every unnamed argument and every unknown name, as
+         * "name=value", in one message (test paramserv-wrong-args2:
+         * "Invalid parameters for PARAMSERV: [modelList, val_featur=X_val]"). */
         char list[512];
         size_t o = 0;
+        bool unnamed = false;
         list[0] = '\0';
-        for (int i = 0; i < n->call.nargs && o + 64 < sizeof list; i++) {
-            if (n->call.argnames[i])
+        int np = builtin_nparams(bi);
+        for (int i = 0; i < n->call.nargs && o + 96 < sizeof list; i++) {
+            const char *an = n->call.argnames[i];
+            char pbuf[64];
+            int j = 0;
+            while (an && j < np && strcmp(builtin_param_name(bi, j, pbuf, sizeof pbuf), an) != 0)
+                j++;
+            if (an && j < np)
                 continue;
+            unnamed = unnamed || !an;
             const Node *a = n->call.args[i];
-            const char *txt = a->kind == N_IDENT ? a->ident.name : "<expression>";
-            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? ", " : "", txt);
+            char txt[48];
+            switch (a->kind) {
+            case N_IDENT: snprintf(txt, sizeof txt, "%s", a->ident.name); break;
+            case N_INT: snprintf(txt, sizeof txt, "%lld", (long long)a->lit.i); break;
+            case N_DOUBLE: snprintf(txt, sizeof txt, "%.17g", a->lit.d); break;
+            case N_BOOL: snprintf(txt, sizeof txt, "%s", a->lit.b ? "TRUE" : "FALSE"); break;
+            case N_STRING: snprintf(txt, sizeof txt, "%.40s", a->str.s); break;
+            default: snprintf(txt, sizeof txt, "<expression>"); break;
+            }
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s%s%s", o ? ", " : "", an ? an : "", an ? "=" : "",
+                                  txt);
         }
         if (o) {
             char up[64];
@@ -468,15 +573,29 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
             for (; name[k] && k + 1 < sizeof up; k++)
                 up[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
             up[k] = '\0';
-            rerr(r, &n->loc, "Invalid parameters for %s: [%s] (every argument of %s() must be named)", up, list,
-                 name);
+            if (unnamed) {
+                rerr(r, &n->loc, "Invalid parameters for %s: [%s] (every argument of %s() must be named)", up, list,
+                     name);
+                return;
+            }
+            char known[640];
+            size_t ko = 0;
+            char pbuf[64];
+            for (int j = 0; j < np && ko + 70 < sizeof known; j++)
+                ko += (size_t)snprintf(known + ko, sizeof known - ko, "%s%s", j ? ", " : "",
+                                       builtin_param_name(bi, j, pbuf, sizeof pbuf));
+            rerr(r, &n->loc, "Invalid parameters for %s: [%s] (%s() takes: %s)", up, list, name, known);
             return;
         }
     }
     int np = builtin_nparams(bi);
     n->call.nparams = np;
-    n->call.argmap = arena_alloc(r->p->arena, sizeof(int) * (size_t)(n->call.nargs + 1));
-    bool *bound = calloc((size_t)np + 1, 1);
+    n->call.argmap = res_alloc(r, sizeof(int) * (size_t)(n->call.nargs + 1), &n->loc);
+    bool *bound = n->call.argmap ? calloc((size_t)np + 1, 1) : NULL;
+    if (!bound) {
+        oom(r, &n->loc);
+        return;
+    }
     bool seen_named = false;
     int npos = 0;
     for (int i = 0; i < n->call.nargs && !r->err; i++) {
@@ -556,7 +675,9 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         if (r->err)
             return;
         if (!f && !bi) {
-            rerr(r, &n->loc, "function %s is undefined", n->call.name);
+            char hint[160];
+            rerr(r, &n->loc, "function %s is undefined%s", n->call.name,
+                 help_suggest_function(r->m, n->call.name, hint, sizeof hint));
             return;
         }
     }
@@ -570,19 +691,30 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         bind_builtin_call(r, n, bi, ctx);
 }
 
+/* The error for a tree nested deeper than the C stack allows: a chain of
+ * 10^5 operators or indexes is valid syntax that bison reads without
+ * growing its own stack. */
+static bool too_deep(Res *r, const Loc *loc)
+{
+    if (!stack_guard_low(&r->stack))
+        return false;
+    rerr(r, loc, "stack overflow: expression or statements nested too deeply");
+    return true;
+}
+
 static void expr(Res *r, Node *n, bool allow_list)
 {
-    if (!n || r->err)
+    if (!n || r->err || too_deep(r, &n->loc))
         return;
     switch (n->kind) {
     case N_INT: case N_DOUBLE: case N_BOOL: case N_CONST:
         break;
     case N_STRING:
         if (n->str.v.kind == VAL_NONE)
-            n->str.v = add_const(r->p, val_str_take(str_new(n->str.s, (size_t)n->str.len)));
+            n->str.v = add_const(r, val_str_take(str_new(n->str.s, (size_t)n->str.len)), &n->loc);
         break;
     case N_IDENT:
-        n->ident.slot = slots_add(r->slots, n->ident.name);
+        n->ident.slot = add_slot(r, r->slots, n->ident.name, &n->loc);
         break;
     case N_CMDARG:
         make_const(r, n, n->cmdarg.name);
@@ -632,12 +764,23 @@ static void lhs_bind(Res *r, Lhs *l)
         if (l->has_cols)
             index_part(r, &l->cols);
     }
-    l->slot = slots_add(r->slots, l->name);
+    l->slot = add_slot(r, r->slots, l->name, &l->loc);
+}
+
+/* The options a parfor header accepts (DML.md 5.6). */
+static bool parfor_option_known(const char *name)
+{
+    static const char *const known[] = {"check", "par", "mode", "taskpartitioner", "tasksize", "datapartitioner",
+                                        "resultmerge", "opt", "log", "profile"};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strcmp(name, known[i]) == 0)
+            return true;
+    return false;
 }
 
 static void stmt(Res *r, Node *s)
 {
-    if (r->err)
+    if (r->err || too_deep(r, &s->loc))
         return;
     switch (s->kind) {
     case N_ASSIGN:
@@ -674,8 +817,12 @@ static void stmt(Res *r, Node *s)
     case N_IFDEF: {
         const CmdArg *a = find_arg(r->p, s->ifdef.param);
         if (a) {
-            Node *c = ast_node(r->p->arena, N_CONST, s->ifdef.dflt ? s->ifdef.dflt->loc : s->loc);
-            c->konst = cmdarg_value(r->p, a->text);
+            Node *c = res_alloc(r, sizeof *c, &s->loc);
+            if (!c)
+                return;
+            c->kind = N_CONST;
+            c->loc = s->ifdef.dflt ? s->ifdef.dflt->loc : s->loc;
+            c->konst = cmdarg_value(r, a->text, &s->loc);
             s->ifdef.dflt = c;
         } else
             expr(r, s->ifdef.dflt, false);
@@ -699,14 +846,20 @@ static void stmt(Res *r, Node *s)
         expr(r, s->loop.to, false);
         expr(r, s->loop.by, false);
         for (int i = 0; i < s->loop.nopts; i++) {
+            if (s->loop.parfor && !parfor_option_known(s->loop.opts[i].name))
+                rerr(r, &s->loop.opts[i].loc, "PARFOR: The specified parameter '%s' is no valid parfor parameter.",
+                     s->loop.opts[i].name);
             Node *v = s->loop.opts[i].value;
             if (v && v->kind == N_CMDARG)
                 make_const(r, v, v->cmdarg.name);
         }
-        s->loop.var_slot = slots_add(r->slots, s->loop.var);
+        s->loop.var_slot = add_slot(r, r->slots, s->loop.var, &s->loc);
         stmts_bind(r, s->loop.body, s->loop.nbody);
-        if (s->loop.parfor && !r->err)
+        if (s->loop.parfor && !r->err) {
             collect_writes(r, s);
+            if (!parfor_analyze(r->p->arena, s))
+                rerr(r, &s->loc, "out of memory");
+        }
         break;
     case N_WHILE:
         expr(r, s->loop.cond, false);
@@ -729,6 +882,7 @@ typedef struct Writes {
     int *slot;
     bool *accum_only;
     int n, cap;
+    bool oom;               /* an array could not grow */
 } Writes;
 
 static void note_write(Writes *w, int slot, bool accum)
@@ -740,11 +894,17 @@ static void note_write(Writes *w, int slot, bool accum)
         }
     }
     if (w->n == w->cap) {
-        w->cap = w->cap ? w->cap * 2 : 8;
-        w->slot = realloc(w->slot, sizeof *w->slot * (size_t)w->cap);
-        w->accum_only = realloc(w->accum_only, sizeof *w->accum_only * (size_t)w->cap);
-        if (!w->slot || !w->accum_only)
-            abort();
+        int cap = w->cap ? w->cap * 2 : 8;
+        int *ns = realloc(w->slot, sizeof *w->slot * (size_t)cap);
+        if (ns)
+            w->slot = ns;
+        bool *na = ns ? realloc(w->accum_only, sizeof *w->accum_only * (size_t)cap) : NULL;
+        if (!na) {
+            w->oom = true;
+            return;
+        }
+        w->accum_only = na;
+        w->cap = cap;
     }
     w->slot[w->n] = slot;
     w->accum_only[w->n] = accum;
@@ -786,11 +946,16 @@ static void collect_writes(Res *r, Node *loop)
     Writes w = {0};
     note_write(&w, loop->loop.var_slot, false);
     writes_of(&w, loop->loop.body, loop->loop.nbody);
-    loop->loop.written = arena_alloc(r->p->arena, sizeof(int) * (size_t)w.n);
-    loop->loop.accum_only = arena_alloc(r->p->arena, sizeof(bool) * (size_t)w.n);
-    memcpy(loop->loop.written, w.slot, sizeof(int) * (size_t)w.n);
-    memcpy(loop->loop.accum_only, w.accum_only, sizeof(bool) * (size_t)w.n);
-    loop->loop.nwritten = w.n;
+    int *written = w.oom ? NULL : res_alloc(r, sizeof(int) * (size_t)w.n, &loop->loc);
+    bool *accum_only = written ? res_alloc(r, sizeof(bool) * (size_t)w.n, &loop->loc) : NULL;
+    if (accum_only) {
+        loop->loop.written = written;
+        loop->loop.accum_only = accum_only;
+        memcpy(loop->loop.written, w.slot, sizeof(int) * (size_t)w.n);
+        memcpy(loop->loop.accum_only, w.accum_only, sizeof(bool) * (size_t)w.n);
+        loop->loop.nwritten = w.n;
+    } else
+        oom(r, &loop->loc);
     free(w.slot);
     free(w.accum_only);
 }
@@ -824,7 +989,7 @@ static void func_bind(Res *r, FuncDef *f)
     for (int i = 0; i < d->nparams && !r->err; i++) {
         if (slots_find(&f->slots, d->params[i].name) >= 0)
             rerr(r, &d->params[i].loc, "duplicate parameter '%s' in function '%s'", d->params[i].name, d->name);
-        slots_add(&f->slots, d->params[i].name);
+        add_slot(r, &f->slots, d->params[i].name, &d->params[i].loc);
         if (d->params[i].type == TY_MATRIX && d->params[i].vtype != ST_DOUBLE && d->params[i].vtype != ST_UNKNOWN)
             rerr(r, &d->params[i].loc, "parameter '%s' of function '%s': matrix[%s] has an unsupported value type "
                  "(use matrix[double])", d->params[i].name, d->name, scalar_type_name(d->params[i].vtype));
@@ -833,9 +998,9 @@ static void func_bind(Res *r, FuncDef *f)
     }
     f->out_slots = calloc((size_t)d->nouts + 1, sizeof(int));
     if (!f->out_slots)
-        abort();
+        oom(r, &d->loc);
     for (int i = 0; i < d->nouts && !r->err; i++)
-        f->out_slots[i] = slots_add(&f->slots, d->outs[i].name);
+        f->out_slots[i] = add_slot(r, &f->slots, d->outs[i].name, &d->outs[i].loc);
     /* Defaults are evaluated in the callee's frame, after the arguments that
      * were given are bound, so a default may refer to an earlier parameter. */
     for (int i = 0; i < d->nparams && !r->err; i++)
@@ -850,6 +1015,7 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
 {
     Pending pd = {0};
     Res r = {.p = p, .m = m, .slots = &p->top, .repl = repl, .pending = &pd};
+    stack_guard_init(&r.stack);
     declare(&r, m, stmts, n);
     /* Binding a body may load a DML-bodied builtin, which appends its
      * functions to the pending list: re-read pd.n each time round. */
@@ -864,6 +1030,8 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
     for (int i = bound; i < pd.n && !r.err; i++)
         func_bind(&r, pd.fns[i]);
     free(pd.fns);
+    if (!r.err && arena_failed(p->arena))
+        oom(&r, NULL);
     return r.err;
 }
 
@@ -871,6 +1039,7 @@ char *resolve_expr(Program *p, Module *m, Node *e)
 {
     Pending pd = {0};
     Res r = {.p = p, .m = m, .slots = &p->top, .repl = true, .pending = &pd};
+    stack_guard_init(&r.stack);
     if (e->kind == N_CALL)
         call_bind(&r, e, CTX_REPL);
     else
@@ -878,5 +1047,7 @@ char *resolve_expr(Program *p, Module *m, Node *e)
     for (int i = 0; i < pd.n && !r.err; i++)
         func_bind(&r, pd.fns[i]);
     free(pd.fns);
+    if (!r.err && arena_failed(p->arena))
+        oom(&r, NULL);
     return r.err;
 }

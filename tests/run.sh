@@ -153,5 +153,20 @@ if [ -x "$DML" ] && [ -f tests/mpi/run_mpi_tests.sh ] && [ -z "${SKIP_MPI:-}" ];
     fi
 fi
 
+# ---- the command line itself (help, dml test, an installed layout) ------------
+if [ -x "$DML" ] && [ -f tests/cli/run_cli_tests.sh ]; then
+    DML="$DML" sh tests/cli/run_cli_tests.sh >"$tmp/cli.out" 2>&1
+    rc=$?
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/cli.out" | tail -n 1)
+    if [ -n "$last" ] && add_counts "$last"; then
+        [ "$f" -ne 0 ] && sed -n '1,60p' "$tmp/cli.out"
+        echo "cli: $last"
+    else
+        total_fail=$((total_fail + 1))
+        echo "cli: FAILED (exit status $rc, no summary line)"
+        sed -n '1,40p' "$tmp/cli.out"
+    fi
+fi
+
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

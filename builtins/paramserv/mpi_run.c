@@ -131,6 +131,7 @@ static void put_common(WBuf *b, Interp *I, const PsRun *run, const PsConfig *c)
     }
     put_func(b, c->upd);
     put_func(b, c->agg);
+    wb_str(b, c->agg_spec);
     wb_i64(b, c->utype);
     wb_i64(b, c->freq);
     wb_i64(b, c->epochs);
@@ -387,7 +388,7 @@ typedef struct Remote {
     int nfiles;
     CmdArg *args;
     int nargs;
-    char *main_path, *main_text;
+    char *main_path, *main_text, *agg_spec;
     Value hyper;
     WBuf prints;                /* what the worker's DML code printed (run.mu) */
     FILE *out;
@@ -430,6 +431,7 @@ static void remote_free(Remote *r)
     free(r->args);
     free(r->main_path);
     free(r->main_text);
+    free(r->agg_spec);
     val_release(r->hyper);
     wb_free(&r->prints);
 }
@@ -478,6 +480,8 @@ static char *remote_setup(Remote *r, WRead *rd)
     }
     char *ukey = wr_str(rd), *uname = wr_str(rd), *akey = wr_str(rd), *aname = wr_str(rd);
     PsConfig *c = &r->cfg;
+    r->agg_spec = wr_str(rd);
+    c->agg_spec = r->agg_spec;
     c->utype = (PsUtype)wr_i64(rd);
     c->freq = (PsFreq)wr_i64(rd);
     c->epochs = wr_i64(rd);
@@ -501,6 +505,13 @@ static char *remote_setup(Remote *r, WRead *rd)
         r->w.part.X = X.m;
         r->w.part.Y = Y.m;
         r->prog = program_new();
+        if (!r->prog) {
+            free(ukey);
+            free(uname);
+            free(akey);
+            free(aname);
+            return strdup("out of memory");
+        }
         program_set_args(r->prog, r->args, r->nargs);
         r->prog->shipped = r->files;
         r->prog->nshipped = r->nfiles;

@@ -45,14 +45,28 @@ typedef struct PsConfig {
     int64_t epochs, batchsize, k, nbatches, backup, staleness;
     bool model_avg;
     uint64_t seed;              /* from seed= or the caller's RNG */
+    bool seed_given;            /* seed= was given (the run is then repeatable) */
+    const char *upd_spec, *agg_spec;    /* "ns::fn" as written */
     PsCkpt ckpt;
     const char *ckpt_path;
+    char *ckpt_sig;             /* owned: what a checkpoint of this call records (ps_ckpt_prepare) */
     bool verbose;               /* progress lines on stderr */
     bool remote;                /* workers on Open MPI ranks (mode REMOTE_MPI/REMOTE_SPARK or default under mpirun) */
 } PsConfig;
 
-/* Parse and check the arguments of one call (every error names the argument). */
+/* Parse and check the arguments of one call (every error names the argument).
+ * Upstream's order: presence and types, option values, the functions, and
+ * only then the model's contents and the data. Clamps batchsize and nbatches
+ * to the number of rows (no partition has more). */
 Status ps_config(Interp *I, const BArgs *a, PsConfig *c);
+/* Frees what the config owns (not the borrowed values); safe after a failed
+ * ps_config and twice. */
+void ps_config_free(PsConfig *c);
+
+/* Checks what agg returned against the model it was given: a list of the
+ * same number of matrices, each of the same shape; the error names agg.
+ * Called after every agg call, on the server and in the workers. */
+Status ps_check_agg_result(Interp *I, const PsConfig *c, const List *model, Value result);
 
 /* One worker's rows of the data. */
 typedef struct PsPart {
@@ -73,12 +87,43 @@ Status ps_check_model(Interp *I, const List *l, const char *what);
 /* Bytes of matrix data in a list (what would cross a network). */
 uint64_t ps_list_bytes(const List *l);
 
-/* Checkpoints: the model and the number of completed epochs, written
- * atomically (temporary file + rename). */
-Status ps_ckpt_write(Interp *I, const char *path, const List *model, int64_t epochs_done);
-/* Loads a checkpoint compatible with 'like' (same matrix count and shapes).
- * *found is false when there is no file; a file that does not match is an error. */
-Status ps_ckpt_read(Interp *I, const char *path, const List *like, Value *model, int64_t *epochs_done, bool *found);
+/* Checkpoints (checkpoint.c): the model, the number of completed epochs and
+ * the signature of the call that wrote them (c->ckpt_sig: model shapes, a
+ * fingerprint of features and labels, the options that shape training),
+ * with a checksum over the whole file; written atomically (temporary file +
+ * rename).
+ *
+ * ps_ckpt_prepare runs before training when checkpointing is on: it builds
+ * c->ckpt_sig, removes temporaries that a killed run left next to the
+ * checkpoint, and proves that the checkpoint can be written (an unwritable
+ * folder is an error now, not after the first epoch). */
+Status ps_ckpt_prepare(Interp *I, PsConfig *c);
+Status ps_ckpt_write(Interp *I, const PsConfig *c, const List *model, int64_t epochs_done);
+/* Loads c->ckpt_path: *found is false when there is no file. A corrupt file,
+ * or one written by another call (other data, shapes or options), is an
+ * error saying what differs. With c->verbose, says what resuming skips. */
+Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epochs_done, bool *found);
+
+/* Epoch bookkeeping of the server: counts pushes per epoch and reports the
+ * epochs that complete, in order. Memory is proportional to how far the
+ * fastest worker is ahead of the slowest, never to 'epochs'. */
+typedef struct PsEpochs {
+    int64_t needed;             /* pushes that complete one epoch */
+    int64_t base;               /* oldest incomplete epoch */
+    int64_t *count;             /* count[i]: pushes of epoch base+i */
+    int64_t len, cap;
+} PsEpochs;
+void ps_epochs_init(PsEpochs *p, int64_t needed, int64_t first_epoch);
+/* Records one push of epoch e; *complete is true when it completes epoch e. */
+Status ps_epochs_push(Interp *I, PsEpochs *p, int64_t e, bool *complete);
+void ps_epochs_free(PsEpochs *p);
+
+/* a * b, or INT64_MAX when that overflows (push totals for huge 'epochs'). */
+static inline int64_t ps_mul_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
 
 /* Train: partition, start the server and k workers, join them; *out is the
  * final global model (owned). */
@@ -137,6 +182,7 @@ typedef struct PsRun {
     Frame stop;
     Value model;                /* the global model (owned) */
     int64_t epoch_pushes_needed;
+    PsEpochs epochs;            /* pushes received per epoch */
     double agg_time, val_time, ckpt_time, epoch_t0;
     int64_t updates, epoch_updates;
     /* shared: protected by mu */
@@ -145,7 +191,6 @@ typedef struct PsRun {
     pthread_cond_t pump_cv;     /* rank 0's MPI bridge waits here for deliveries to remote workers */
     PsMsg *inbox;
     int64_t ninbox, capinbox;
-    int64_t *epoch_pushes;      /* pushes received per epoch */
     atomic_int abort;           /* set on failure; polled by every Interp */
     char *failure;              /* first failure message (malloc'd) */
     int workers_done;

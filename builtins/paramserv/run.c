@@ -47,24 +47,19 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
         Value m;
         int64_t done;
         bool found;
-        st = ps_ckpt_read(I, c->ckpt_path, c->model, &m, &done, &found);
+        st = ps_ckpt_resume(I, c, &m, &done, &found);
         if (st == ST_OK && found) {
             val_release(run->model);
             run->model = m;
             run->start_epoch = done < c->epochs ? done : c->epochs;
-            if (c->verbose)
-                fprintf(stderr, "[paramserv] resuming from checkpoint '%s' after epoch %lld\n", c->ckpt_path,
-                        (long long)done);
         }
     }
-    run->epoch_pushes = calloc((size_t)(c->epochs + 1), sizeof(int64_t));
-    if (!run->w || !run->epoch_pushes) {
+    if (!run->w) {
         st = err_set(I, "out of memory");
     }
     if (st != ST_OK) {
         val_release(run->model);
         free(run->w);
-        free(run->epoch_pushes);
         free(run);
         ps_parts_free(parts, np);
         return ST_ERR;
@@ -103,6 +98,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
         }
     }
     ps_parts_free(parts, np);
+    ps_epochs_init(&run->epochs, run->epoch_pushes_needed, run->start_epoch);
     if (c->utype == PS_SSP)
         for (int i = 0; i < run->k; i++)
             run->w[i].deferred = false;
@@ -194,7 +190,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
     pthread_cond_destroy(&run->pump_cv);
     pthread_mutex_destroy(&run->mu);
     free(run->failure);
-    free(run->epoch_pushes);
+    ps_epochs_free(&run->epochs);
     free(run->w);
     free(run);
     return st;

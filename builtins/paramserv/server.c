@@ -61,7 +61,7 @@ static void epoch_end(PsRun *run, int64_t e)
                     (long long)c->epochs, secs, (long long)run->epoch_updates, ups);
     }
     if (c->ckpt == PS_CKPT_EPOCH || (c->ckpt == PS_CKPT_EPOCH10 && ((e + 1) % 10 == 0 || e + 1 == c->epochs))) {
-        if (ps_ckpt_write(I, c->ckpt_path, run->model.l, e + 1) != ST_OK) {
+        if (ps_ckpt_write(I, c, run->model.l, e + 1) != ST_OK) {
             ps_fail(run, I, "");
             return;
         }
@@ -89,7 +89,7 @@ static Status apply_agg(PsRun *run, Value grads)
 
 static bool more_pulls(const PsRun *run, const PsWorker *w)
 {
-    return w->pushed < w->groups * (run->cfg->epochs - run->start_epoch);
+    return w->pushed < ps_mul_sat(w->groups, run->cfg->epochs - run->start_epoch);
 }
 
 /* BSP/SBP: aggregate the marked workers' payloads in worker order, then
@@ -292,8 +292,9 @@ static Status handle(PsRun *run, PsMsg *msg)
     msg->payload = val_none();
     if (st != ST_OK)
         return st;
-    int64_t e = msg->epoch - run->start_epoch;
-    if (++run->epoch_pushes[e] == run->epoch_pushes_needed)
+    bool complete;
+    TRY(ps_epochs_push(&run->SI, &run->epochs, msg->epoch, &complete));
+    if (complete)
         epoch_end(run, msg->epoch);
     return ST_OK;
 }
@@ -303,7 +304,7 @@ void *ps_server_main(void *arg)
 {
     PsRun *run = arg;
     interp_stack_init(&run->SI, PS_STACK);
-    int64_t total = run->epoch_pushes_needed * (run->cfg->epochs - run->start_epoch), done = 0;
+    int64_t total = ps_mul_sat(run->epoch_pushes_needed, run->cfg->epochs - run->start_epoch), done = 0;
     PsMsg *batch = NULL;
     int64_t cap = 0;
     while (done < total) {

@@ -56,9 +56,10 @@ Status ps_call_agg(Interp *I, const PsConfig *c, Value model, Value grads, Value
     static const char *const names[] = {"model", "hyperparams", "gradients"};
     Value vals[3] = {model, ps_hyper_arg(c), grads};
     TRY(ps_call_named(I, c->agg, names, vals, 3, out, 1));
-    if (out->kind != VAL_LIST) {
+    if (ps_check_agg_result(I, c, model.l, *out) != ST_OK) {
         val_release(*out);
-        return err_set(I, "The output of the '%s' function should be type of list.", c->agg->name);
+        *out = val_none();
+        return ST_ERR;
     }
     return ST_OK;
 }
