@@ -217,10 +217,11 @@ static bool linearize(const Body *b, const Node *e, int depth, Lin *out)
     }
     switch (e->kind) {
     case N_IDENT: {
-        /* A variable the body assigns (the loop variable included) may
-         * hold anything; one only a nested loop binds stays in its bounds. */
+        /* A variable the body assigns (or a nested loop rebinds, for the
+         * parfor variable) may hold anything; one only a nested loop binds
+         * stays in its bounds. */
         int s = e->ident.slot;
-        if (has_slot(b->assigned, b->nassigned, s))
+        if (has_slot(b->assigned, b->nassigned, s) || (s == b->p && loop_var(b, s)))
             return false;
         return lin_add_term(out, s, 1);
     }
@@ -598,6 +599,40 @@ static bool option_on(const Node *loop, const char *name, bool dflt)
     return dflt;
 }
 
+static const Node *forbidden_call(Node *const *stmts, int n, int depth)
+{
+    if (depth > WALK_MAX_DEPTH)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        const Node *s = stmts[i], *hit = NULL;
+        switch (s->kind) {
+        case N_EXPRSTMT:
+            if (s->expr.e->kind == N_CALL && s->expr.e->call.bi &&
+                (strcmp(s->expr.e->call.name, "stop") == 0 || strcmp(s->expr.e->call.name, "assert") == 0))
+                hit = s->expr.e;
+            break;
+        case N_IF:
+            hit = forbidden_call(s->ifs.then_b, s->ifs.nthen, depth + 1);
+            if (!hit)
+                hit = forbidden_call(s->ifs.else_b, s->ifs.nelse, depth + 1);
+            break;
+        case N_FOR: case N_WHILE:
+            hit = forbidden_call(s->loop.body, s->loop.nbody, depth + 1);
+            break;
+        default:
+            break;
+        }
+        if (hit)
+            return hit;
+    }
+    return NULL;
+}
+
+const Node *parfor_forbidden_call(const Node *loop)
+{
+    return forbidden_call(loop->loop.body, loop->loop.nbody, 0);
+}
+
 bool parfor_analyze(Arena *a, Node *loop)
 {
     int n = loop->loop.nwritten;
@@ -638,8 +673,7 @@ Status parfor_check_entry(Interp *I, const Node *s)
         if (dep) {
             const SlotTable *names = f->names ? f->names : f->fn ? &f->fn->slots : &I->prog->top;
             const char *name = slot < names->n ? names->names[slot] : "?";
-            return err_at(I, &s->loc, "PARFOR loop dependency analysis: inter-iteration (loop-carried) dependencies "
-                          "detected for variable(s): %s. \n Please, ensure independence of iterations.", name);
+            return err_at(I, &s->loc, PARFOR_DEP_FMT, name);
         }
     }
     return ST_OK;

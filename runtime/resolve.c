@@ -19,6 +19,7 @@
 #include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
+#include "dtcheck.h"
 #include "parfor.h"
 #include "stack.h"
 
@@ -856,6 +857,10 @@ static void stmt(Res *r, Node *s)
         s->loop.var_slot = add_slot(r, r->slots, s->loop.var, &s->loc);
         stmts_bind(r, s->loop.body, s->loop.nbody);
         if (s->loop.parfor && !r->err) {
+            const Node *bad = parfor_forbidden_call(s);
+            if (bad)
+                rerr(r, &bad->loc, "PARFOR loop dependency analysis: %s() statement is not allowed inside a parfor "
+                     "loop body.", bad->call.name);
             collect_writes(r, s);
             if (!parfor_analyze(r->p->arena, s))
                 rerr(r, &s->loc, "out of memory");
@@ -1006,6 +1011,8 @@ static void func_bind(Res *r, FuncDef *f)
     for (int i = 0; i < d->nparams && !r->err; i++)
         expr(r, d->params[i].dflt, false);
     stmts_bind(r, d->body, d->nbody);
+    if (!r->err)
+        r->err = dtcheck_body(r->p, &f->slots, d, d->body, d->nbody, 0);
     r->m = saved_m;
     r->slots = saved_slots;
     r->fn = saved_fn;
@@ -1016,6 +1023,7 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
     Pending pd = {0};
     Res r = {.p = p, .m = m, .slots = &p->top, .repl = repl, .pending = &pd};
     stack_guard_init(&r.stack);
+    int known = p->top.n;
     declare(&r, m, stmts, n);
     /* Binding a body may load a DML-bodied builtin, which appends its
      * functions to the pending list: re-read pd.n each time round. */
@@ -1026,6 +1034,8 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
     r.fn = NULL;
     int bound = pd.n;
     stmts_bind(&r, stmts, n);
+    if (!r.err)
+        r.err = dtcheck_body(p, &p->top, NULL, stmts, n, known);
     /* ... and so may the top-level statements. */
     for (int i = bound; i < pd.n && !r.err; i++)
         func_bind(&r, pd.fns[i]);
