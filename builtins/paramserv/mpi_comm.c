@@ -387,10 +387,12 @@ static bool handshake(int *status)
     return true;
 }
 
-static const char *launched_size(void)
+/* Launched by mpirun (Open MPI sets OMPI_COMM_WORLD_SIZE) or by another
+ * PMIx launcher such as srun --mpi=pmix (PMIX_RANK). */
+static bool launched(void)
 {
-    const char *s = getenv("OMPI_COMM_WORLD_SIZE");
-    return s && *s ? s : NULL;
+    const char *s = getenv("OMPI_COMM_WORLD_SIZE"), *p = getenv("PMIX_RANK");
+    return (s && *s) || (p && *p);
 }
 
 static void teardown(void)
@@ -409,7 +411,7 @@ static void teardown(void)
 
 bool ps_mpi_launch(int *status)
 {
-    if (!launched_size())
+    if (!launched())
         return false;
     *status = 1;
     if (!load_lib())
@@ -501,7 +503,7 @@ void mpi_unlock(void) {}
 
 bool ps_mpi_launch(int *status)
 {
-    if (!getenv("OMPI_COMM_WORLD_SIZE"))
+    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK"))
         return false;
     fprintf(stderr, "dml: launched by mpirun, but this dml was built without Open MPI (install libopenmpi-dev "
             "and rebuild)\n");
