@@ -23,8 +23,9 @@
 enum { MT_HDR = 7001, MT_DATA = 7002 };
 
 typedef struct Pending {
-    int64_t hdr[5];
+    int64_t hdr[6];             /* type, worker, epoch, batch, payload bytes, matrices sent apart */
     char *data;                 /* the payload, freed when every chunk is sent */
+    Value keep;                 /* whose matrices are being sent in place (released when sent) */
     MPI_Request *reqs;
     int nreq, next;             /* reqs[0..next) are complete */
     struct Pending *next_p;
@@ -85,27 +86,48 @@ const char *mpi_host(int rank)
 
 static void pending_free(Pending *p)
 {
+    val_release(p->keep);
     free(p->data);
     free(p->reqs);
     free(p);
 }
 
-bool mpi_send(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload)
+/* Isend len bytes at p in chunks; false (error set) on failure. */
+static bool send_chunks(Pending *pd, int dest, const char *p, size_t len)
+{
+    for (size_t off = 0; off < len; off += M.chunk) {
+        size_t n = len - off < M.chunk ? len - off : M.chunk;
+        int rc = M.Isend(p + off, (int)n, M.byte, dest, MT_DATA, M.world, &pd->reqs[pd->nreq]);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(rc, "MPI_Isend");
+        pd->nreq++;
+    }
+    return true;
+}
+
+/* The header, the payload (taken), then the cells of mats[0..nmats) in
+ * place (keep holds them alive until sent; taken). */
+static bool send_msg(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload, Value keep,
+                     Matrix **mats, int64_t nmats)
 {
     size_t len = payload ? payload->len : 0;
     if (payload && payload->oom) {
         wb_free(payload);
+        val_release(keep);
         snprintf(M.err, sizeof M.err, "out of memory encoding a message for rank %d", dest);
         return false;
     }
-    size_t nchunks = (len + M.chunk - 1) / M.chunk;
+    size_t nreq = 1 + (len + M.chunk - 1) / M.chunk;
+    for (int64_t i = 0; i < nmats; i++)
+        nreq += (sizeof(double) * (size_t)mat_len(mats[i]) + M.chunk - 1) / M.chunk;
     Pending *p = calloc(1, sizeof *p);
-    MPI_Request *reqs = calloc(nchunks + 1, sizeof *reqs);
+    MPI_Request *reqs = calloc(nreq, sizeof *reqs);
     if (!p || !reqs) {
         free(p);
         free(reqs);
         if (payload)
             wb_free(payload);
+        val_release(keep);
         snprintf(M.err, sizeof M.err, "out of memory sending to rank %d", dest);
         return false;
     }
@@ -114,7 +136,9 @@ bool mpi_send(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf
     p->hdr[2] = epoch;
     p->hdr[3] = batch;
     p->hdr[4] = (int64_t)len;
+    p->hdr[5] = nmats;
     p->reqs = reqs;
+    p->keep = keep;
     if (payload) {
         p->data = payload->p;
         *payload = (WBuf){0};
@@ -127,14 +151,34 @@ bool mpi_send(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf
     if (rc != MPI_SUCCESS)
         return mpi_fail(rc, "MPI_Isend");
     p->nreq = 1;
-    for (size_t i = 0; i < nchunks; i++) {
-        size_t off = i * M.chunk, n = len - off < M.chunk ? len - off : M.chunk;
-        rc = M.Isend(p->data + off, (int)n, M.byte, dest, MT_DATA, M.world, &reqs[p->nreq]);
-        if (rc != MPI_SUCCESS)
-            return mpi_fail(rc, "MPI_Isend");
-        p->nreq++;
-    }
+    if (!send_chunks(p, dest, p->data, len))
+        return false;
+    for (int64_t i = 0; i < nmats; i++)
+        if (!send_chunks(p, dest, (const char *)mats[i]->data, sizeof(double) * (size_t)mat_len(mats[i])))
+            return false;
     return true;
+}
+
+bool mpi_send(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload)
+{
+    return send_msg(dest, type, worker, epoch, batch, payload, val_none(), NULL, 0);
+}
+
+bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch, Value v)
+{
+    WBuf b = {0};
+    wb_value_layout(&b, v);
+    int64_t n = wire_matrices(v, NULL, 0);
+    Matrix **mats = calloc((size_t)n + 1, sizeof *mats);
+    if (!mats) {
+        wb_free(&b);
+        snprintf(M.err, sizeof M.err, "out of memory sending to rank %d", dest);
+        return false;
+    }
+    wire_matrices(v, mats, n);
+    bool ok = send_msg(dest, type, worker, epoch, batch, &b, val_ref(v), mats, n);
+    free(mats);
+    return ok;
 }
 
 bool mpi_progress(void)
@@ -168,6 +212,20 @@ void mpi_msg_free(MpiMsg *m)
     free(m->data);
     m->data = NULL;
     m->len = 0;
+    val_release(m->value);
+    m->value = val_none();
+}
+
+/* Receive len bytes from src into p, in the chunks they were sent in. */
+static bool recv_chunks(int src, char *p, size_t len)
+{
+    for (size_t off = 0; off < len; off += M.chunk) {
+        size_t n = len - off < M.chunk ? len - off : M.chunk;
+        int rc = M.Recv(p + off, (int)n, M.byte, src, MT_DATA, M.world, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(rc, "MPI_Recv");
+    }
+    return true;
 }
 
 int mpi_poll(MpiMsg *m)
@@ -180,16 +238,17 @@ int mpi_poll(MpiMsg *m)
     if (!flag)
         return 0;
     int src = st.MPI_SOURCE;
-    int64_t hdr[5];
+    int64_t hdr[6];
     rc = M.Recv(hdr, (int)sizeof hdr, M.byte, src, MT_HDR, M.world, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
         return mpi_fail(rc, "MPI_Recv"), -1;
     *m = (MpiMsg){.src = src, .type = (int)hdr[0], .worker = (int)hdr[1], .epoch = hdr[2], .batch = hdr[3]};
-    size_t len = (size_t)hdr[4];
-    if (hdr[4] < 0) {
+    m->value = val_none();
+    if (hdr[4] < 0 || hdr[5] < 0) {
         snprintf(M.err, sizeof M.err, "malformed message from rank %d", src);
         return -1;
     }
+    size_t len = (size_t)hdr[4];
     if (len) {
         m->data = malloc(len);
         if (!m->data) {
@@ -197,15 +256,35 @@ int mpi_poll(MpiMsg *m)
             return -1;
         }
         /* The chunks were sent right after the header; wait for them. */
-        for (size_t off = 0; off < len; off += M.chunk) {
-            size_t n = len - off < M.chunk ? len - off : M.chunk;
-            rc = M.Recv(m->data + off, (int)n, M.byte, src, MT_DATA, M.world, MPI_STATUS_IGNORE);
-            if (rc != MPI_SUCCESS) {
-                mpi_msg_free(m);
-                return mpi_fail(rc, "MPI_Recv"), -1;
-            }
+        if (!recv_chunks(src, m->data, len)) {
+            mpi_msg_free(m);
+            return -1;
         }
         m->len = len;
+    }
+    if (hdr[5] > 0) {
+        /* A value whose matrices follow in place: allocate them from the
+         * layout, then receive each one's cells straight into it. */
+        WRead rd = {.p = m->data, .len = m->len};
+        Value v = wr_value_layout(&rd);
+        int64_t n = rd.bad ? -1 : wire_matrices(v, NULL, 0);
+        Matrix **mats = n == hdr[5] ? calloc((size_t)n, sizeof *mats) : NULL;
+        if (!mats) {
+            val_release(v);
+            mpi_msg_free(m);
+            snprintf(M.err, sizeof M.err, "malformed or too large message from rank %d", src);
+            return -1;
+        }
+        wire_matrices(v, mats, n);
+        for (int64_t i = 0; i < n; i++)
+            if (!recv_chunks(src, (char *)mats[i]->data, sizeof(double) * (size_t)mat_len(mats[i]))) {
+                free(mats);
+                val_release(v);
+                mpi_msg_free(m);
+                return -1;
+            }
+        free(mats);
+        m->value = v;
     }
     return 1;
 }
@@ -494,7 +573,8 @@ bool mpi_send(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf
 bool mpi_progress(void) { return false; }
 bool mpi_sends_pending(void) { return false; }
 int mpi_poll(MpiMsg *m) { return -1; }
-void mpi_msg_free(MpiMsg *m) { free(m->data); m->data = NULL; }
+void mpi_msg_free(MpiMsg *m) { free(m->data); m->data = NULL; val_release(m->value); m->value = val_none(); }
+bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch, Value v) { return false; }
 const char *mpi_error(void) { return "this dml was built without Open MPI"; }
 double mpi_timeout(void) { return 60; }
 void mpi_mark_broken(void) {}

@@ -16,7 +16,8 @@
 #include "wire.h"
 
 /* Message types; every message is one header (type, worker, epoch, batch,
- * length) and 'length' payload bytes in chunks. */
+ * length, matrices) and 'length' payload bytes in chunks, then, for a value
+ * sent with mpi_send_value, the cells of each of its matrices in chunks. */
 enum {
     MM_HELLO = 1,       /* 0 -> r: rank 0's build id; r -> 0: its build id and host */
     MM_CALL,            /* 0 -> r: one paramserv call (program, config, partition) */
@@ -36,6 +37,7 @@ typedef struct MpiMsg {
     int64_t epoch, batch;
     char *data;         /* malloc'd payload (NULL when empty) */
     size_t len;
+    Value value;        /* owned: a value sent by mpi_send_value, else NONE */
 } MpiMsg;
 
 bool mpi_up(void);
@@ -45,6 +47,9 @@ const char *mpi_host(int rank);     /* host name of a rank (from the handshake) 
 /* Queue a message (takes the buffer; NULL for none); sent in the
  * background. false with mpi_error() set when MPI fails. */
 bool mpi_send(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload);
+/* Send a value whose matrix cells go straight from their memory (no
+ * copy); v is retained until the send completes. */
+bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch, Value v);
 /* Advance pending sends; false on an MPI error. */
 bool mpi_progress(void);
 bool mpi_sends_pending(void);

@@ -192,10 +192,11 @@ static bool send_models(PsRun *run)
         pthread_mutex_unlock(&run->mu);
         if (m.kind == VAL_NONE)
             continue;
-        WBuf b = {0};
-        wb_value(&b, m);
+        /* BSP delivers one model to every worker: the same cells go to
+         * each rank, straight from the model's memory. */
+        bool sent = mpi_send_value(w->rank, MM_MODEL, w->id, 0, 0, m);
         val_release(m);
-        if (!mpi_send(w->rank, MM_MODEL, w->id, 0, 0, &b)) {
+        if (!sent) {
             mpi_failed(run, "sending a model");
             return any;
         }
@@ -221,8 +222,9 @@ static void on_message(PsRun *run, MpiMsg *m, int *ndone)
     WRead rd = {.p = m->data, .len = m->len};
     switch (m->type) {
     case MM_PUSH: {
-        Value payload = wr_value(&rd);
-        if (rd.bad || payload.kind != VAL_LIST) {
+        Value payload = m->value;
+        m->value = val_none();
+        if (payload.kind != VAL_LIST) {
             val_release(payload);
             char msg[256];
             snprintf(msg, sizeof msg, "paramserv: malformed push from worker %d (%s)", w->id + 1, w->where);
@@ -553,12 +555,9 @@ static bool send_pushes(Remote *r, bool *ok)
         *ok = mpi_send(0, MM_PRINT, r->w.id, 0, 0, &prints);
     wb_free(&prints);
     for (int64_t i = 0; i < nmsg; i++) {
-        WBuf b = {0};
-        wb_value(&b, msgs[i].payload);
-        val_release(msgs[i].payload);
         if (*ok)
-            *ok = mpi_send(0, MM_PUSH, msgs[i].worker, msgs[i].epoch, msgs[i].batch, &b);
-        wb_free(&b);
+            *ok = mpi_send_value(0, MM_PUSH, msgs[i].worker, msgs[i].epoch, msgs[i].batch, msgs[i].payload);
+        val_release(msgs[i].payload);
     }
     free(msgs);
     return nmsg > 0 || prints.len > 0;
@@ -666,9 +665,9 @@ static void serve_call(MpiMsg *call)
         if (got) {
             busy = true;
             if (m.type == MM_MODEL) {
-                WRead mr = {.p = m.data, .len = m.len};
-                Value model = wr_value(&mr);
-                if (mr.bad || model.kind != VAL_LIST) {
+                Value model = m.value;
+                m.value = val_none();
+                if (model.kind != VAL_LIST) {
                     val_release(model);
                     err_set(&r->w.I, "paramserv: malformed model from rank 0");
                     ps_fail(run, &r->w.I, "");

@@ -67,7 +67,7 @@ void wb_str(WBuf *b, const char *s)
     wb_strn(b, s, strlen(s));
 }
 
-static void put_value(WBuf *b, Value v, int depth)
+static void put_value(WBuf *b, Value v, int depth, bool data)
 {
     switch (v.kind) {
     case VAL_BOOL: wb_i64(b, W_BOOL); wb_i64(b, v.b); break;
@@ -78,7 +78,8 @@ static void put_value(WBuf *b, Value v, int depth)
         wb_i64(b, W_MATRIX);
         wb_i64(b, v.m->rows);
         wb_i64(b, v.m->cols);
-        wb_bytes(b, v.m->data, sizeof(double) * (size_t)mat_len(v.m));
+        if (data)
+            wb_bytes(b, v.m->data, sizeof(double) * (size_t)mat_len(v.m));
         break;
     case VAL_LIST:
         if (depth >= WIRE_MAX_DEPTH) {
@@ -91,14 +92,29 @@ static void put_value(WBuf *b, Value v, int depth)
         for (int64_t i = 0; i < v.l->n; i++) {
             if (v.l->names)
                 wb_str(b, v.l->names[i] ? v.l->names[i]->s : NULL);
-            put_value(b, v.l->items[i], depth + 1);
+            put_value(b, v.l->items[i], depth + 1, data);
         }
         break;
     default: wb_i64(b, W_NONE); break;
     }
 }
 
-void wb_value(WBuf *b, Value v) { put_value(b, v, 0); }
+void wb_value(WBuf *b, Value v) { put_value(b, v, 0, true); }
+void wb_value_layout(WBuf *b, Value v) { put_value(b, v, 0, false); }
+
+int64_t wire_matrices(Value v, Matrix **out, int64_t cap)
+{
+    if (v.kind == VAL_MATRIX) {
+        if (cap > 0)
+            out[0] = v.m;
+        return 1;
+    }
+    int64_t n = 0;
+    if (v.kind == VAL_LIST)
+        for (int64_t i = 0; i < v.l->n; i++)
+            n += wire_matrices(v.l->items[i], out ? out + n : NULL, cap - n > 0 ? cap - n : 0);
+    return n;
+}
 
 static const char *take(WRead *r, size_t n)
 {
@@ -157,7 +173,7 @@ char *wr_str(WRead *r)
     return s;
 }
 
-static Value get_value(WRead *r, int depth)
+static Value get_value(WRead *r, int depth, bool data)
 {
     int64_t kind = wr_i64(r);
     if (r->bad)
@@ -179,11 +195,16 @@ static Value get_value(WRead *r, int depth)
     case W_MATRIX: {
         int64_t rows = wr_i64(r), cols = wr_i64(r);
         if (r->bad || rows < 0 || cols < 0 || (cols > 0 && rows > INT64_MAX / 8 / cols) ||
-            (uint64_t)(rows * cols) * 8 > r->len - r->pos) {
+            (data && (uint64_t)(rows * cols) * 8 > r->len - r->pos)) {
             r->bad = true;
             return val_none();
         }
         Matrix *m = mat_new_raw(rows, cols);
+        if (!data) {
+            if (!m)
+                r->bad = true;
+            return m ? val_matrix_take(m) : val_none();
+        }
         const char *p = take(r, sizeof(double) * (size_t)(rows * cols));
         if (!m || !p) {
             if (m)
@@ -209,7 +230,7 @@ static Value get_value(WRead *r, int depth)
         }
         for (int64_t i = 0; i < n && !r->bad; i++) {
             char *name = named ? wr_str(r) : NULL;
-            Value v = get_value(r, depth + 1);
+            Value v = get_value(r, depth + 1, data);
             if (r->bad)
                 val_release(v);
             else if (!list_push_take(l, v, name))
@@ -228,4 +249,5 @@ static Value get_value(WRead *r, int depth)
     }
 }
 
-Value wr_value(WRead *r) { return get_value(r, 0); }
+Value wr_value(WRead *r) { return get_value(r, 0, true); }
+Value wr_value_layout(WRead *r) { return get_value(r, 0, false); }

@@ -28,6 +28,12 @@ void wb_str(WBuf *b, const char *s);                /* NULL is written as absent
 void wb_strn(WBuf *b, const char *s, size_t n);
 /* Scalars, strings, matrices and lists of them (depth-limited). */
 void wb_value(WBuf *b, Value v);
+/* The same without the matrices' cells: the layout of a message whose
+ * matrix data travels separately (mpi_send_value). */
+void wb_value_layout(WBuf *b, Value v);
+/* The matrices of v in the order the layout lists them (depth first):
+ * stores up to cap of them in out, returns how many there are. */
+int64_t wire_matrices(Value v, Matrix **out, int64_t cap);
 
 typedef struct WRead {
     const char *p;
@@ -44,5 +50,7 @@ const char *wr_strn(WRead *r, size_t *n);
 /* A value written by wb_value, owned; NONE (and 'bad' set) on malformed
  * input or when memory runs out. */
 Value wr_value(WRead *r);
+/* A value written by wb_value_layout: its matrices allocated, cells unset. */
+Value wr_value_layout(WRead *r);
 
 #endif
