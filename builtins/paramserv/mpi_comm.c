@@ -407,7 +407,11 @@ static bool handshake(int *status)
         bool same = true;
         for (int n = 1; n < M.size; n++) {
             MpiMsg m;
-            if (wait_msg(-1, hello, 1, -1, &m) <= 0)
+            int got = wait_msg(-1, hello, 1, M.timeout, &m);
+            if (got == 0)
+                snprintf(M.err, sizeof M.err, "%d of %d ranks did not answer rank 0 within %.0f s "
+                         "(DML_MPI_TIMEOUT): is every rank running dml?", M.size - n, M.size - 1, M.timeout);
+            if (got <= 0)
                 return false;
             WRead rd = {.p = m.data, .len = m.len};
             char *h = wr_str(&rd);

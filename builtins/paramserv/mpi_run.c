@@ -286,9 +286,11 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         seen[i] = clock_now_sec();
     }
     wb_free(&common);
+    t_rpc += clock_now_sec() - t0;
     /* The bridge: models out, pushes in, until every worker is done. */
     int ndone = 0;
     while (ndone < n && !atomic_load(&run->abort)) {
+        double t1 = clock_now_sec();
         bool busy = send_models(run);
         if (!mpi_progress()) {
             mpi_failed(run, "sending");
@@ -304,6 +306,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
             on_message(run, &m, &ndone);
             mpi_msg_free(&m);
         }
+        t_rpc += clock_now_sec() - t1;
         if (got < 0) {
             mpi_failed(run, "receiving");
             break;
@@ -328,7 +331,6 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
             pthread_mutex_unlock(&run->mu);
         }
     }
-    t_rpc = clock_now_sec() - t0;
     /* End the call on every worker rank, done or not, and wait until each
      * has left it, so no message of this call is left for the next. */
     bool sent_ok = true;
@@ -638,8 +640,10 @@ static void serve_call(MpiMsg *call)
     bool reported = !started;
     for (;;) {
         bool busy = false;
-        if (started && send_pushes(r, &ok))
+        if (started && send_pushes(r, &ok)) {
             busy = true;
+            last_send = clock_now_sec();
+        }
         pthread_mutex_lock(&run->mu);
         bool fin = r->finished;
         pthread_mutex_unlock(&run->mu);
@@ -655,9 +659,10 @@ static void serve_call(MpiMsg *call)
             }
             reported = true;
             busy = true;
+            last_send = clock_now_sec();
         }
-        if (!mpi_progress())
-            break;
+        if (!ok || !mpi_progress())
+            break;          /* rank 0 cannot be reached: mpirun ends the job */
         MpiMsg m;
         int got = mpi_poll(&m);
         if (got < 0)
@@ -684,12 +689,11 @@ static void serve_call(MpiMsg *call)
             }
             mpi_msg_free(&m);
         }
-        if (busy)
-            last_send = clock_now_sec();
-        else if (clock_now_sec() - last_send >= BEAT_SECS) {
+        /* Rank 0 must hear from us at least every BEAT_SECS. */
+        if (clock_now_sec() - last_send >= BEAT_SECS) {
             mpi_send(0, MM_BEAT, r->w.id, 0, 0, NULL);
             last_send = clock_now_sec();
-        } else {
+        } else if (!busy) {
             pthread_mutex_lock(&run->mu);
             if (!r->finished && run->ninbox == 0)
                 cond_wait_us(&run->server_cv, &run->mu, IDLE_US);

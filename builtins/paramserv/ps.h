@@ -176,7 +176,7 @@ typedef struct PsRun {
     double t_start;
     bool remote;                /* workers are MPI ranks */
     const char *where;          /* on a worker rank: "rank R on HOST", for messages */
-    double rpc_time;            /* rank 0: time spent in MPI calls */
+    double rpc_time;            /* rank 0: time its bridge spent sending and receiving */
     /* server-thread-only state */
     Interp SI;
     Frame stop;
