@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../builtins/paramserv/psmpi.h"
 #include "../builtins/help.h"
 #include "blas.h"
 #include "cli.h"
@@ -321,6 +322,7 @@ static void tune_malloc(void)
     mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
 }
 
+static int run_main(int argc, char **argv);
 static bool is_help_flag(const char *a)
 {
     return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "-help") == 0;
@@ -367,6 +369,19 @@ int main(int argc, char **argv)
         free(self);
         return rc;
     }
+    /* Under mpirun, ranks 1..N-1 serve paramserv calls and never run the
+     * script; rank 0 goes on, and tells them to exit when it is done. */
+    int mpi_status;
+    if (ps_mpi_launch(&mpi_status))
+        return mpi_status;
+    int rc = run_main(argc, argv);
+    ps_mpi_finish(rc);
+    return rc;
+}
+
+/* dml [repl] | dml run FILE | dml -f FILE | dml -s TEXT, with options. */
+static int run_main(int argc, char **argv)
+{
     RunOpts o = {0};
     int rc;
     if (argc == 1 || (argc >= 2 && strcmp(argv[1], "repl") == 0)) {

@@ -179,27 +179,18 @@ static Module *module_by_key(const Program *p, const char *key)
     return NULL;
 }
 
-/* Read, parse and declare the file 'found' as a new module keyed 'key'.
- * NULL (error set) on failure. */
-static Module *load_module_file(Res *r, const char *key, const char *found, const Loc *loc)
+/* Parse and declare text[0..len) read from 'found' as a new module keyed
+ * 'key'. NULL (error set) on failure. */
+static Module *load_module_text(Res *r, const char *key, const char *found, const char *text, size_t len,
+                               const Loc *loc)
 {
-    size_t len;
-    char *ferr = NULL;
-    char *text = program_read_file(found, &len, &ferr);
-    if (!text) {
-        rerr(r, loc, "%s", ferr ? ferr : "cannot read source file");
-        free(ferr);
-        return NULL;
-    }
     const char *fname = program_add_text(r->p, found, text, len);
     if (!fname) {
-        free(text);
         oom(r, loc);
         return NULL;
     }
     ParseOut po = {0};
     bool ok = parse_source(r->p->arena, fname, text, len, PARSE_PROGRAM, &po);
-    free(text);
     if (!ok) {
         if (!r->err)
             r->err = po.error;
@@ -217,6 +208,35 @@ static Module *load_module_file(Res *r, const char *key, const char *found, cons
     declare(r, target, po.stmts, po.n);
     r->m = saved;
     return target;
+}
+
+/* Read, parse and declare the file 'found' as a new module keyed 'key'.
+ * NULL (error set) on failure. */
+static Module *load_module_file(Res *r, const char *key, const char *found, const Loc *loc)
+{
+    size_t len;
+    char *ferr = NULL;
+    char *text = program_read_file(found, &len, &ferr);
+    if (!text) {
+        rerr(r, loc, "%s", ferr ? ferr : "cannot read source file");
+        free(ferr);
+        return NULL;
+    }
+    Module *m = load_module_text(r, key, found, text, len, loc);
+    free(text);
+    return m;
+}
+
+/* Worker rank: the module keyed 'key' from the files rank 0 shipped. */
+static Module *load_shipped(Res *r, const char *key, const Loc *loc)
+{
+    for (int i = 0; i < r->p->nshipped; i++) {
+        const ShippedFile *f = &r->p->shipped[i];
+        if (strcmp(f->key, key) == 0)
+            return load_module_text(r, key, f->path, f->text, f->len, loc);
+    }
+    rerr(r, loc, "source file '%s' was not shipped by rank 0", key);
+    return NULL;
 }
 
 static void load_source(Res *r, Module *m, const Node *s)
@@ -237,6 +257,10 @@ static void load_source(Res *r, Module *m, const Node *s)
     Module *target = module_by_key(r->p, key);
     if (!target) {
         char found[PATH_MAX];
+        if (r->p->shipped) {
+            target = load_shipped(r, key, &s->loc);
+            goto have;
+        }
         /* Search with the working-dir-joined path minus a leading "./". */
         const char *rel = joined;
         while (rel[0] == '.' && rel[1] == '/')
@@ -251,6 +275,7 @@ static void load_source(Res *r, Module *m, const Node *s)
         else
             target = load_module_file(r, key, found, &s->loc);
     }
+have:
     free(key);
     if (target)
         add_alias(r, m, s->source.alias, target, &s->loc);
@@ -297,6 +322,14 @@ static Module *builtin_module(Res *r, const char *name, const Loc *loc)
     Module *m = module_by_key(r->p, key);
     if (m)
         return m;
+    if (r->p->shipped) {
+        /* An Open MPI worker rank reads no files: the builtin's file is one
+         * rank 0 shipped, under the same module key. */
+        for (int i = 0; i < r->p->nshipped; i++)
+            if (strcmp(r->p->shipped[i].key, key) == 0)
+                return load_shipped(r, key, loc);
+        return NULL;
+    }
     if (!find_builtin_file(r->p, name, found, sizeof found))
         return NULL;
     return load_module_file(r, key, found, loc);

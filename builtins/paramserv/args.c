@@ -259,15 +259,14 @@ static Status check_val_args(Interp *I, const BArgs *a)
 static Status parse_enums(Interp *I, const BArgs *a, PsConfig *c)
 {
     const char *mode = NULL, *utype = NULL, *freq = NULL, *scheme = NULL, *ckpt = NULL;
-    TRY(want_string(I, a, A_MODE, "mode", "LOCAL", &mode));
+    TRY(want_string(I, a, A_MODE, "mode", NULL, &mode));
     TRY(want_string(I, a, A_UTYPE, "utype", "ASP", &utype));
     TRY(want_string(I, a, A_FREQ, "freq", "EPOCH", &freq));
     TRY(want_string(I, a, A_SCHEME, "scheme", "DISJOINT_CONTIGUOUS", &scheme));
     TRY(want_string(I, a, A_CKPT, "checkpointing", "NONE", &ckpt));
     TRY(want_string(I, a, A_CKPT_PATH, "checkpoint_path", "paramserv.ckpt", &c->ckpt_path));
 
-    if (strcmp(mode, "LOCAL") != 0)
-        return err_set(I, "Paramserv function: not support ps execution mode '%s' (dml runs mode=\"LOCAL\")", mode);
+    TRY(ps_pick_mode(I, mode, &c->remote));
     if (strcmp(utype, "BSP") == 0) c->utype = PS_BSP;
     else if (strcmp(utype, "ASP") == 0) c->utype = PS_ASP;
     else if (strcmp(utype, "SBP") == 0) c->utype = PS_SBP;
@@ -295,7 +294,7 @@ static Status read_typed_ints(Interp *I, const BArgs *a, PsConfig *c)
     TRY(want_int(I, a, A_EPOCHS, "epochs", 0, &c->epochs));
     TRY(want_int(I, a, A_BATCHSIZE, "batchsize", 64, &c->batchsize));
     long ncores = sysconf(_SC_NPROCESSORS_ONLN);
-    TRY(want_int(I, a, A_K, "k", ncores > 0 ? ncores : 1, &c->k));
+    TRY(want_int(I, a, A_K, "k", c->remote ? ps_mpi_workers() : ncores > 0 ? ncores : 1, &c->k));
     int64_t seed = -1;
     TRY(want_int(I, a, A_SEED, "seed", -1, &seed));
     c->seed_given = seed >= 0;
@@ -313,6 +312,10 @@ static Status parse_numbers(Interp *I, const BArgs *a, PsConfig *c)
     if (c->k <= 0 || c->k > 4096)
         return err_set(I, "Paramserv function: the number of workers 'k' must be between 1 and 4096, got %lld",
                        (long long)c->k);
+    if (c->remote && c->k > ps_mpi_workers())
+        return err_set(I, "paramserv: k=%lld workers, but this job has only %d worker ranks (mpirun -np %d: rank 0 "
+                       "is the server); run with -np %lld or pass k <= %d", (long long)c->k, ps_mpi_workers(),
+                       ps_mpi_workers() + 1, (long long)c->k + 1, ps_mpi_workers());
     TRY(want_int(I, a, A_NBATCHES, "nbatches", 1, &c->nbatches));
     if (c->nbatches <= 0)
         return err_set(I, "Paramserv function: 'nbatches' must be at least 1, got %lld", (long long)c->nbatches);
