@@ -132,7 +132,7 @@ test-threads: $(DML) $(UNIT_BINS)
 	$(Q)OPENBLAS_NUM_THREADS=1 DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
 
 # libFuzzer targets (clang): the DML front end + evaluator, and the file
-# parsers of read(). Run: build/fuzz/fuzz_dml -max_total_time=600 tests/fuzz/corpus
+# parsers of read(). Run: see tests/fuzz/README.md (fuzz-replay: what CI runs)
 FUZZ_FLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fsanitize=fuzzer,address,undefined
 fuzz: build/fuzz/fuzz_dml build/fuzz/fuzz_csv
 build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c $(LIB_SRCS) $(GEN_SRCS)
