@@ -40,6 +40,11 @@ LSAN_OPTIONS="suppressions=$PWD/lsan-openmpi.supp:fast_unwind_on_malloc=0${LSAN_
 export LSAN_OPTIONS
 MPIRUN="mpirun --oversubscribe"
 [ "$(id -u)" -eq 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
+# Containers (CI) often forbid the cross-process memory access that the
+# shared-memory transport uses for large messages; copying through the
+# shared segment works everywhere.
+OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+export OMPI_MCA_btl_vader_single_copy_mechanism
 # A hang guard, not a timing assertion: a test that hangs fails.
 GUARD=""
 command -v timeout >/dev/null 2>&1 && GUARD="timeout 300"
