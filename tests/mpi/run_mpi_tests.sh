@@ -134,6 +134,11 @@ if mpi 3 self,vader print_upd.dml >"$tmp/out" 2>"$tmp/err" && [ "$(grep -c '^upd
 else
     bad "upd's prints on worker ranks reach rank 0's stdout"
 fi
+if [ "$(grep -c '^\[paramserv\] epoch [12]/2: loss [0-9.]*, accuracy' "$tmp/err")" -eq 2 ]; then
+    ok "validation lines (val runs on rank 0)"
+else
+    bad "validation lines (val runs on rank 0)"
+fi
 
 if mpi 3 self,vader bits.dml --stats -nvargs mode=REMOTE_MPI utype=BSP freq=BATCH scheme=DISJOINT_RANDOM k=2 avg=FALSE \
     upd=gradients out="$tmp/s" >"$tmp/out" 2>"$tmp/err" &&
