@@ -85,7 +85,7 @@ echo "| 2 worker ranks, shared memory (\`--mca btl self,vader\`) | $(f2 "$sm") |
 echo "| 2 worker ranks, TCP loopback (\`--mca btl self,tcp\`) | $(f2 "$tc") | $(pct "$tc" "$lo") | <= +10% |"
 echo
 echo "Bytes per update (from \`--stats\`: one pull and one push per update and worker, each one copy"
-echo "of the model or gradients, plus a 40-byte header):"
+echo "of the model or gradients, plus a 48-byte header and the list's layout):"
 echo
 echo "| model | model bytes | bytes pulled per update | bytes pushed per update |"
 echo "|---|---|---|---|"

@@ -506,7 +506,9 @@ bool ps_mpi_launch(int *status)
     M.Comm_set_errhandler(M.world, M.errors_return);
     M.Comm_rank(M.world, &M.rank);
     M.Comm_size(M.world, &M.size);
-    M.chunk = (size_t)env_double("DML_MPI_CHUNK", 64.0 * 1024 * 1024);
+    /* MPI counts are ints: a chunk is at most 1 GiB whatever is asked. */
+    double chunk = env_double("DML_MPI_CHUNK", 64.0 * 1024 * 1024);
+    M.chunk = chunk < 1 ? 1 : chunk > 1073741824.0 ? 1073741824 : (size_t)chunk;
     M.timeout = env_double("DML_MPI_TIMEOUT", 60);
     M.up = true;
     if (M.size >= 2) {

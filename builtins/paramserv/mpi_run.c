@@ -616,6 +616,8 @@ static void serve_call(MpiMsg *call)
                   : (w->nbatches + r->cfg.nbatches - 1) / r->cfg.nbatches;
         cookie_io_functions_t io = {.write = capture_write};
         r->out = fopencookie(r, "w", io);
+        if (r->out)
+            setvbuf(r->out, NULL, _IOLBF, 0);   /* a printed line leaves with the next message */
         interp_init(&w->I, r->prog, ps_mix3(r->cfg.seed, (uint64_t)w->id + 1, 0));
         w->I.interrupt = &run->abort;
         w->I.in_parallel = true;
