@@ -387,9 +387,10 @@ static inline __attribute__((always_inline)) v4d cell4(BinOp op, v4d x, v4d y)
 static inline bool has_vec(BinOp op) { return op <= OP_DIV || (op >= OP_LT && op <= OP_OR); }
 
 /* o = x op y over L cells; at most one of x, y is a scalar (p NULL).
- * Compiled for AVX-512, AVX2 and the base ISA, picked at load time. */
-__attribute__((target_clones("default", "avx2", "avx512f")))
-static void bin_block(BinOp op, bool pow2, Opnd x, Opnd y, double *o, int L)
+ * Compiled twice, for AVX2 and for the base ISA (bin_avx2, bin_base), one
+ * picked at run time (not target_clones: ifunc resolvers run before the
+ * sanitizers' runtimes and crash ThreadSanitizer builds). */
+static inline __attribute__((always_inline)) void bin_body(BinOp op, bool pow2, Opnd x, Opnd y, double *o, int L)
 {
     int i = 0;
     if (op == OP_POW && pow2 && !y.p && y.s == 2.0) {
@@ -416,8 +417,7 @@ static void bin_block(BinOp op, bool pow2, Opnd x, Opnd y, double *o, int L)
         o[i] = cell1(op, false, x.p ? x.p[i] : x.s, y.p ? y.p[i] : y.s);
 }
 
-__attribute__((target_clones("default", "avx2", "avx512f")))
-static void neg_block(bool neg, const double *x, double *o, int L)
+static inline __attribute__((always_inline)) void neg_body(bool neg, const double *x, double *o, int L)
 {
     if (neg)
         for (int i = 0; i < L; i++)
@@ -425,6 +425,30 @@ static void neg_block(bool neg, const double *x, double *o, int L)
     else
         for (int i = 0; i < L; i++)
             o[i] = x[i] == 0 ? 1.0 : 0.0;
+}
+
+static void bin_base(BinOp op, bool pow2, Opnd x, Opnd y, double *o, int L) { bin_body(op, pow2, x, y, o, L); }
+static void neg_base(bool neg, const double *x, double *o, int L) { neg_body(neg, x, o, L); }
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2")))
+static void bin_avx2(BinOp op, bool pow2, Opnd x, Opnd y, double *o, int L) { bin_body(op, pow2, x, y, o, L); }
+__attribute__((target("avx2")))
+static void neg_avx2(bool neg, const double *x, double *o, int L) { neg_body(neg, x, o, L); }
+#endif
+
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+static void (*bin_block)(BinOp, bool, Opnd, Opnd, double *, int) = bin_base;
+static void (*neg_block)(bool, const double *, double *, int) = neg_base;
+
+static void isa_init(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        bin_block = bin_avx2;
+        neg_block = neg_avx2;
+    }
+#endif
 }
 
 /* One block: cells [j0, j0+L) of row 'row' when by_row, else cells
@@ -571,6 +595,7 @@ static Status run_tree(Interp *I, Tree *T, int root, Value *out)
         return ST_ERR;
     R.out = O->data;
     assign_regs(T, root, 0);
+    pthread_once(&isa_once, isa_init);
     Part P = {.R = &R, .nb = nblocks(&R), .parts = 1};
     if (P.nb > 0) {
         int threads = pool_threads(I);

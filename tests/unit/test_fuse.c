@@ -191,11 +191,13 @@ static void check_case(const struct Case *k, int64_t R, int64_t C, bool special,
     Matrix *rw = mrand(&g, 1, C, special), *cl = mrand(&g, R, 1, special), *one = mrand(&g, 1, 1, false);
     double s = rng_uniform(&g) * 3 - 1;
     Matrix *A0 = mat_clone_raw(A), *B0 = mat_clone_raw(B);
+    /* The environment gets references; ours keep the operands alive for
+     * the reference loop even when the expression names no such variable. */
     env_set(&e, "A", val_matrix_take(A));
     env_set(&e, "B", val_matrix_take(B));
-    env_set(&e, "rw", val_matrix_take(rw));
-    env_set(&e, "cl", val_matrix_take(cl));
-    env_set(&e, "one", val_matrix_take(one));
+    env_set(&e, "rw", val_ref(val_matrix_take(rw)));
+    env_set(&e, "cl", val_ref(val_matrix_take(cl)));
+    env_set(&e, "one", val_ref(val_matrix_take(one)));
     env_set(&e, "s", val_double(s));
     if (exec_block(&e.I, stmts, n) != ST_OK) {
         check_report_(false, __FILE__, __LINE__, "%s at %lldx%lld: %s", k->expr, (long long)R, (long long)C,
@@ -229,6 +231,9 @@ static void check_case(const struct Case *k, int64_t R, int64_t C, bool special,
 out:
     val_release(val_matrix_take(A0));
     val_release(val_matrix_take(B0));
+    val_release(val_matrix_take(rw));
+    val_release(val_matrix_take(cl));
+    val_release(val_matrix_take(one));
     env_free(&e);
 }
 
