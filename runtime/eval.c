@@ -11,6 +11,7 @@
 
 #include "../builtins/registry.h"
 #include "hitters.h"
+#include "fuse.h"
 #include "ops.h"
 #include "suggest.h"
 
@@ -129,8 +130,18 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
         return ST_OK;
     }
     case N_BINARY:
+        if (fuse_candidate(n) || fuse_matmul_candidate(n)) {
+            Status st;
+            if (n->binary.op == OP_MATMUL ? fuse_matmul(I, n, out, &st) : fuse_eval(I, n, out, &st))
+                return st;
+        }
         return eval_binary(I, n, out);
     case N_UNARY: {
+        if (fuse_candidate(n)) {
+            Status st;
+            if (fuse_eval(I, n, out, &st))
+                return st;
+        }
         Value a;
         TRY(eval_expr(I, n->unary.operand, &a));
         if (n->unary.op == UOP_NEG) {
@@ -141,6 +152,11 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
         return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
     }
     case N_CALL:
+        if (fuse_candidate(n)) {
+            Status st;
+            if (fuse_eval(I, n, out, &st))
+                return st;
+        }
         return eval_call(I, n, out, 1, false);
     case N_INDEX:
         return eval_index(I, n, out);

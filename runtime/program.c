@@ -250,6 +250,16 @@ const char *program_add_text(Program *p, const char *file, const char *text, siz
     return t->file;
 }
 
+const char *program_file_text(const Program *p, const char *file, size_t *len)
+{
+    for (const SourceText *t = p->texts; t; t = t->next)
+        if (t->file == file || strcmp(t->file, file) == 0) {
+            *len = t->len;
+            return t->text;
+        }
+    return NULL;
+}
+
 const char *program_source_line(const Program *p, const char *file, int line, size_t *len)
 {
     for (const SourceText *t = p->texts; t; t = t->next) {

@@ -55,6 +55,11 @@ struct Module {
 
 typedef struct CmdArg { const char *name; const char *text; } CmdArg;
 
+/* A source file rank 0 loaded, shipped to an Open MPI worker rank (which
+ * has no shared filesystem): source() and DML-bodied builtins look their
+ * namespace key up here instead of searching the disk. */
+typedef struct ShippedFile { const char *key, *path, *text; size_t len; } ShippedFile;
+
 struct Program {
     Arena *arena;
     Module **mods; int nmods, capmods;
@@ -69,6 +74,7 @@ struct Program {
      * yet loaded): it alone grows 'mods', 'texts', 'consts' and the arena
      * then, and eval's lookups in 'mods' take it. */
     pthread_mutex_t load_lock;
+    const ShippedFile *shipped; int nshipped;   /* worker rank: the only files there are (borrowed) */
     struct Hitters *hh;     /* --stats heavy-hitter table, set before any Interp; owned by main */
 };
 
@@ -128,6 +134,8 @@ bool program_find_stdlib(const Program *p, const char *path, char *out, size_t c
 bool program_find_data(const Program *p, const char *path, char *out, size_t cap);
 
 /* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */
+/* The whole text of a loaded file (the newest load of that name), or NULL. */
+const char *program_file_text(const Program *p, const char *file, size_t *len);
 const char *program_source_line(const Program *p, const char *file, int line, size_t *len);
 
 #endif

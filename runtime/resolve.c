@@ -39,6 +39,7 @@ typedef struct Res {
     bool repl;
     Pending *pending;
     StackGuard stack;       /* deep trees are an error, not a crash */
+    int depth;              /* expressions and statements being bound */
 } Res;
 
 /* Where a call stands: inside an expression, as a statement, as the right
@@ -178,27 +179,18 @@ static Module *module_by_key(const Program *p, const char *key)
     return NULL;
 }
 
-/* Read, parse and declare the file 'found' as a new module keyed 'key'.
- * NULL (error set) on failure. */
-static Module *load_module_file(Res *r, const char *key, const char *found, const Loc *loc)
+/* Parse and declare text[0..len) read from 'found' as a new module keyed
+ * 'key'. NULL (error set) on failure. */
+static Module *load_module_text(Res *r, const char *key, const char *found, const char *text, size_t len,
+                               const Loc *loc)
 {
-    size_t len;
-    char *ferr = NULL;
-    char *text = program_read_file(found, &len, &ferr);
-    if (!text) {
-        rerr(r, loc, "%s", ferr ? ferr : "cannot read source file");
-        free(ferr);
-        return NULL;
-    }
     const char *fname = program_add_text(r->p, found, text, len);
     if (!fname) {
-        free(text);
         oom(r, loc);
         return NULL;
     }
     ParseOut po = {0};
     bool ok = parse_source(r->p->arena, fname, text, len, PARSE_PROGRAM, &po);
-    free(text);
     if (!ok) {
         if (!r->err)
             r->err = po.error;
@@ -216,6 +208,35 @@ static Module *load_module_file(Res *r, const char *key, const char *found, cons
     declare(r, target, po.stmts, po.n);
     r->m = saved;
     return target;
+}
+
+/* Read, parse and declare the file 'found' as a new module keyed 'key'.
+ * NULL (error set) on failure. */
+static Module *load_module_file(Res *r, const char *key, const char *found, const Loc *loc)
+{
+    size_t len;
+    char *ferr = NULL;
+    char *text = program_read_file(found, &len, &ferr);
+    if (!text) {
+        rerr(r, loc, "%s", ferr ? ferr : "cannot read source file");
+        free(ferr);
+        return NULL;
+    }
+    Module *m = load_module_text(r, key, found, text, len, loc);
+    free(text);
+    return m;
+}
+
+/* Worker rank: the module keyed 'key' from the files rank 0 shipped. */
+static Module *load_shipped(Res *r, const char *key, const Loc *loc)
+{
+    for (int i = 0; i < r->p->nshipped; i++) {
+        const ShippedFile *f = &r->p->shipped[i];
+        if (strcmp(f->key, key) == 0)
+            return load_module_text(r, key, f->path, f->text, f->len, loc);
+    }
+    rerr(r, loc, "source file '%s' was not shipped by rank 0", key);
+    return NULL;
 }
 
 static void load_source(Res *r, Module *m, const Node *s)
@@ -236,6 +257,10 @@ static void load_source(Res *r, Module *m, const Node *s)
     Module *target = module_by_key(r->p, key);
     if (!target) {
         char found[PATH_MAX];
+        if (r->p->shipped) {
+            target = load_shipped(r, key, &s->loc);
+            goto have;
+        }
         /* Search with the working-dir-joined path minus a leading "./". */
         const char *rel = joined;
         while (rel[0] == '.' && rel[1] == '/')
@@ -250,6 +275,7 @@ static void load_source(Res *r, Module *m, const Node *s)
         else
             target = load_module_file(r, key, found, &s->loc);
     }
+have:
     free(key);
     if (target)
         add_alias(r, m, s->source.alias, target, &s->loc);
@@ -296,6 +322,14 @@ static Module *builtin_module(Res *r, const char *name, const Loc *loc)
     Module *m = module_by_key(r->p, key);
     if (m)
         return m;
+    if (r->p->shipped) {
+        /* An Open MPI worker rank reads no files: the builtin's file is one
+         * rank 0 shipped, under the same module key. */
+        for (int i = 0; i < r->p->nshipped; i++)
+            if (strcmp(r->p->shipped[i].key, key) == 0)
+                return load_shipped(r, key, loc);
+        return NULL;
+    }
     if (!find_builtin_file(r->p, name, found, sizeof found))
         return NULL;
     return load_module_file(r, key, found, loc);
@@ -892,18 +926,36 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
 /* The error for a tree nested deeper than the C stack allows: a chain of
  * 10^5 operators or indexes is valid syntax that bison reads without
  * growing its own stack. */
+enum { RES_MAX_DEPTH = 10000 };
+
 static bool too_deep(Res *r, const Loc *loc)
 {
+    /* The cap keeps the evaluator's recursion over an accepted tree (a few
+     * C frames per level) well inside any C stack, and inside the 64K-frame
+     * shadow stacks of the sanitizers; the guard covers smaller stacks. */
+    if (r->depth >= RES_MAX_DEPTH) {
+        rerr(r, loc, "expression or statements nested too deeply (more than %d levels)", RES_MAX_DEPTH);
+        return true;
+    }
     if (!stack_guard_low(&r->stack))
         return false;
     rerr(r, loc, "stack overflow: expression or statements nested too deeply");
     return true;
 }
 
+static void expr_node(Res *r, Node *n, bool allow_list);
+
 static void expr(Res *r, Node *n, bool allow_list)
 {
     if (!n || r->err || too_deep(r, &n->loc))
         return;
+    r->depth++;
+    expr_node(r, n, allow_list);
+    r->depth--;
+}
+
+static void expr_node(Res *r, Node *n, bool allow_list)
+{
     switch (n->kind) {
     case N_INT: case N_DOUBLE: case N_BOOL: case N_CONST:
         break;
@@ -976,10 +1028,19 @@ static bool parfor_option_known(const char *name)
     return false;
 }
 
+static void stmt_node(Res *r, Node *s);
+
 static void stmt(Res *r, Node *s)
 {
     if (r->err || too_deep(r, &s->loc))
         return;
+    r->depth++;
+    stmt_node(r, s);
+    r->depth--;
+}
+
+static void stmt_node(Res *r, Node *s)
+{
     switch (s->kind) {
     case N_ASSIGN:
         if (s->assign.value->kind == N_CALL) {

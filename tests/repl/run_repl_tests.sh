@@ -229,6 +229,13 @@ expect "?name" "?colMeans" "  colMeans\(X\) -> matrix 1 x ncol\(X\)"
 expect "help(\"name\") (the builtin)" 'help("affine")' "  forward\(X, W, b\) -> out"
 expect "help of an nn function by ns::f" "?affine::backward" "  backward\(dout, X, W, b\) -> dX, dW, db"
 expect "help() lists topics" "help()" "  Aggregates:"
+poll at_prompt || true
+tm send-keys -t "$S" -l -- "?rowIndexMa"
+keys Tab
+if poll has_line "dml> \\?rowIndexMax"; then ok "Tab completes after ?"; else bad "Tab completes after ?" "no '?rowIndexMax' on the line"; fi
+keys Enter
+poll has_after "?rowIndexMax" "  rowIndexMax\\(X\\) -> matrix nrow\\(X\\) x 1" \
+    && ok "completed ?name shows help" || bad "completed ?name shows help" "no entry"
 expect "help for a misspelt topic suggests" "?rowsum" "no help for 'rowsum' \(did you mean rowSums\?\).*"
 type_line 'M = matrix("1 2 3 4", rows=2, cols=2)'
 type_line 'lr = 0.01'
