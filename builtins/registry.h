@@ -32,6 +32,8 @@ enum {
     BF_MULTI = 2,           /* multi-return: only valid in [a, b] = f(...) */
     BF_NEEDS_LOC = 4,       /* wants the call location (assert) */
     BF_NAMED_ONLY = 8,      /* every argument must be named (paramserv) */
+    BF_MULTI_OPT = 16,      /* one result in an expression, more in [a, b] = f(...)
+                             * (paramserv's history); BArgs.nout says which */
 };
 
 typedef struct BuiltinDef BuiltinDef;
@@ -53,7 +55,7 @@ struct BuiltinDef {
     const char *params;     /* comma-separated parameter names ("" for none) */
     int min_args;
     BindMode bind;
-    int nout;               /* results produced (1 for most; BF_MULTI ones more) */
+    int nout;               /* results produced at most (1 for most; BF_MULTI/BF_MULTI_OPT ones more) */
     unsigned flags;
 };
 

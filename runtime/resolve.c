@@ -685,7 +685,7 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
              name);
         return;
     }
-    if (ctx == CTX_MULTI && !(bi->flags & BF_MULTI)) {
+    if (ctx == CTX_MULTI && !(bi->flags & (BF_MULTI | BF_MULTI_OPT))) {
         rerr(r, &n->loc, "can only use user-defined functions with multi-assignment statement (%s is a builtin "
              "with one result)", name);
         return;

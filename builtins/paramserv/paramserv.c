@@ -8,7 +8,9 @@
  *           agg=, val=, mode=, utype=, freq=, epochs=, batchsize=, k=,
  *           scheme=, hyperparams=, checkpointing=, seed=, modelAvg=,
  *           nbatches=, num_backup_workers=, staleness=, checkpoint_path=,
- *           verbose=) -> the trained model (a list). Every argument named. */
+ *           verbose=) -> the trained model (a list). Every argument named.
+ * [model, history] = paramserv(...) also returns the per-epoch history
+ * (history.c; doc/paramserv.md "History"). */
 static Status bi_paramserv(Interp *I, const BArgs *a, Value *out)
 {
     PsConfig c;
@@ -16,7 +18,7 @@ static Status bi_paramserv(Interp *I, const BArgs *a, Value *out)
     if (st == ST_OK && c.ckpt != PS_CKPT_NONE)
         st = ps_ckpt_prepare(I, &c);
     if (st == ST_OK)
-        st = ps_run(I, &c, out);
+        st = ps_run(I, &c, out, a->nout > 1 ? &out[1] : NULL);
     ps_config_free(&c);
     return st;
 }
@@ -26,6 +28,6 @@ const BuiltinDef bi_paramserv_table[] = {
      "model,features,labels,val_features,val_labels,upd,agg,val,mode,utype,freq,epochs,batchsize,k,scheme,"
      "hyperparams,checkpointing,seed,modelAvg,nbatches,num_backup_workers,staleness,checkpoint_path,verbose,"
      "runtime_balancing,weighting,he",
-     0, BIND_NAMED, 1, BF_NAMED_ONLY},
+     0, BIND_NAMED, 2, BF_NAMED_ONLY | BF_MULTI_OPT},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

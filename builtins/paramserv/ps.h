@@ -4,7 +4,8 @@
  *
  * Files: args.c checks the call, partition.c splits the data, run.c sets up
  * and tears down one run, server.c and worker.c hold the server and worker
- * logic, channel.c the messages between them, stats.c --stats, mpi_run.c
+ * logic, channel.c the messages between them, stats.c --stats, history.c
+ * the per-epoch history and the progress line, mpi_run.c
  * the Open MPI transport (rank 0 and worker ranks), wire.c the byte format
  * of what crosses it.
  *
@@ -126,8 +127,19 @@ static inline int64_t ps_mul_sat(int64_t a, int64_t b)
 }
 
 /* Train: partition, start the server and k workers, join them; *out is the
- * final global model (owned). */
-Status ps_run(Interp *I, const PsConfig *c, Value *out);
+ * final global model (owned); *hist (when not NULL) the per-epoch history
+ * (history.c). */
+Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist);
+
+/* Columns of the history matrix (doc/paramserv.md "History"). */
+enum {
+    PS_HIST_EPOCH, PS_HIST_SECONDS, PS_HIST_UPDATES, PS_HIST_LOSS, PS_HIST_ACCURACY, PS_HIST_TOTAL,
+    PS_HIST_BATCHES, PS_HIST_COLS
+};
+typedef struct PsHistory {
+    double *rows;               /* n rows of PS_HIST_COLS */
+    int64_t n, cap;
+} PsHistory;
 
 /* Per-thread statistics (seconds, counts), summed after the run. */
 typedef struct PsWorkerStats {
@@ -177,6 +189,13 @@ typedef struct PsRun {
     bool remote;                /* workers are MPI ranks */
     const char *where;          /* on a worker rank: "rank R on HOST", for messages */
     double rpc_time;            /* rank 0: time its bridge spent sending and receiving */
+    int64_t batches_per_epoch;  /* mini-batches of all workers in one epoch */
+    PsHistory hist;             /* server thread, then the caller after the joins */
+    /* progress line (history.c): any thread */
+    bool progress;              /* set before the threads start */
+    bool prog_shown;            /* under the stderr lock */
+    atomic_int_least64_t prog_batches, prog_epoch;
+    _Atomic double prog_last, prog_epoch_t0;
     /* server-thread-only state */
     Interp SI;
     Frame stop;
@@ -228,6 +247,25 @@ Status ps_call_agg(Interp *I, const PsConfig *c, Value model, Value grads, Value
 void *ps_worker_main(void *arg);         /* arg: PsWorker */
 void *ps_server_main(void *arg);         /* arg: PsRun */
 void ps_report_stats(PsRun *run, double total);
+
+/* ---- history.c: per-epoch history and progress line ---- */
+/* Server: the row of epoch e (0-based), at its end. */
+Status ps_hist_add(PsRun *run, int64_t e, double secs, double loss, double acc);
+/* The history of the call (skipped epochs of a resume: NaN rows). */
+Status ps_hist_matrix(Interp *I, const PsRun *run, Value *out);
+void ps_hist_free(PsRun *run);
+/* Before the threads start: whether to show the line (verbose, a terminal). */
+void ps_progress_init(PsRun *run);
+/* n more batches done (a local worker after each batch). */
+void ps_progress_add(PsRun *run, int64_t n);
+/* Server: a push of a remote worker arrived (counts the batches it covers). */
+void ps_progress_push(PsRun *run, const PsWorker *w, const PsMsg *msg);
+/* Server, around the epoch line of epoch e: clears the progress line and
+ * holds stderr until _end, which starts counting the next epoch. */
+void ps_progress_epoch_begin(PsRun *run);
+void ps_progress_epoch_end(PsRun *run, int64_t e);
+/* Caller, after the joins: clears a line left shown. */
+void ps_progress_finish(PsRun *run);
 
 /* ---- mpi_run.c: Open MPI ---- */
 /* Worker ranks of this job (mpirun -np N: N-1); 0 outside mpirun. */

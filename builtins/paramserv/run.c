@@ -13,7 +13,7 @@
 #include "../../runtime/clock.h"
 #include "ps.h"
 
-Status ps_run(Interp *I, const PsConfig *c, Value *out)
+Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
 {
     double t0 = clock_now_sec();
     PsPart *parts = NULL;
@@ -84,6 +84,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
         w->groups = c->freq == PS_BATCH ? w->nbatches : c->freq == PS_EPOCH ? (w->nbatches > 0 ? 1 : 0)
                   : (w->nbatches + c->nbatches - 1) / c->nbatches;
         run->epoch_pushes_needed += w->groups;
+        run->batches_per_epoch += w->nbatches;
         pthread_cond_init(&w->cv, NULL);
         interp_init(&w->I, I->prog, ps_mix3(c->seed, (uint64_t)i + 1, 0));
         w->I.interrupt = &run->abort;
@@ -112,6 +113,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
         blas_set_threads(per > 1 ? per : 1);
 
     run->t_start = run->epoch_t0 = clock_now_sec();
+    ps_progress_init(run);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, PS_STACK);
@@ -143,6 +145,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
         pthread_join(server, NULL);
     }
     blas_set_threads(blas_before);
+    ps_progress_finish(run);
 
     if (run->failure) {
         /* First line is the message; the failing thread's DML call stack
@@ -160,6 +163,8 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
             I->err.trace[len] = '\0';
             I->err.trace_len = len;
         }
+    } else if (hist && ps_hist_matrix(I, run, hist) != ST_OK) {
+        st = ST_ERR;
     } else {
         *out = run->model;
         run->model = val_none();
@@ -191,6 +196,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out)
     pthread_mutex_destroy(&run->mu);
     free(run->failure);
     ps_epochs_free(&run->epochs);
+    ps_hist_free(run);
     free(run->w);
     free(run);
     return st;

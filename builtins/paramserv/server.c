@@ -51,7 +51,12 @@ static void epoch_end(PsRun *run, int64_t e)
     }
     double t1 = clock_now_sec();
     run->val_time += t1 - t0;
+    if (ps_hist_add(run, e, secs, loss, acc) != ST_OK) {
+        ps_fail(run, I, "paramserv: history");
+        return;
+    }
     if (c->verbose) {
+        ps_progress_epoch_begin(run);
         double ups = secs > 0 ? (double)run->epoch_updates / secs : 0;
         if (have_val)
             fprintf(stderr, "[paramserv] epoch %lld/%lld: loss %.6f, accuracy %.4f | %.2f s, %.1f updates/s\n",
@@ -59,6 +64,7 @@ static void epoch_end(PsRun *run, int64_t e)
         else
             fprintf(stderr, "[paramserv] epoch %lld/%lld: %.2f s, %lld updates, %.1f updates/s\n", (long long)e + 1,
                     (long long)c->epochs, secs, (long long)run->epoch_updates, ups);
+        ps_progress_epoch_end(run, e);
     }
     if (c->ckpt == PS_CKPT_EPOCH || (c->ckpt == PS_CKPT_EPOCH10 && ((e + 1) % 10 == 0 || e + 1 == c->epochs))) {
         if (ps_ckpt_write(I, c, run->model.l, e + 1) != ST_OK) {
@@ -277,6 +283,7 @@ static Status handle(PsRun *run, PsMsg *msg)
     const PsConfig *c = run->cfg;
     PsWorker *w = &run->w[msg->worker];
     w->pushed++;
+    ps_progress_push(run, w, msg);
     Status st = ST_OK;
     switch (c->utype) {
     case PS_ASP:

@@ -116,6 +116,7 @@ void *ps_worker_main(void *arg)
                 double t2 = clock_now_sec();
                 w->st.compute += t2 - t1;
                 w->st.batches++;
+                ps_progress_add(run, 1);
                 if (st == ST_OK && grad.kind != VAL_LIST)
                     st = err_set(I, "The output of the '%s' function should be type of list.", c->upd->name);
                 if (st == ST_OK && !c->model_avg) {

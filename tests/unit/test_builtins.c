@@ -86,7 +86,7 @@ static void test_registry(void)
         CHECK(d && strcmp(d->name, ns.n[i]) == 0);
         if (d) {
             CHECK(d->fn != NULL);
-            CHECK(((d->flags & BF_MULTI) != 0) == (d->nout > 1));
+            CHECK(((d->flags & (BF_MULTI | BF_MULTI_OPT)) != 0) == (d->nout > 1));
             CHECK(d->min_args <= builtin_nparams(d) || d->bind == BIND_VARIADIC);
         }
     }
