@@ -149,6 +149,22 @@ if [ -x "$DML" ] && [ -f tests/repl/run_repl_tests.sh ] && [ -z "${SKIP_REPL:-}"
     fi
 fi
 
+# ---- paramserv's progress line on a pseudo-terminal (script) -------------
+if [ -x "$DML" ] && [ -f tests/paramserv/progress.sh ]; then
+    DML="$DML" sh tests/paramserv/progress.sh >"$tmp/progress.out" 2>&1
+    rc=$?
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/progress.out" | tail -n 1)
+    grep '^note:' "$tmp/progress.out"
+    if [ -n "$last" ] && add_counts "$last"; then
+        [ "$f" -ne 0 ] && sed -n '1,60p' "$tmp/progress.out"
+        echo "paramserv/progress: $last"
+    else
+        total_fail=$((total_fail + 1))
+        echo "paramserv/progress: FAILED (exit status $rc, no summary line)"
+        sed -n '1,40p' "$tmp/progress.out"
+    fi
+fi
+
 # ---- paramserv on Open MPI (mpirun with 2-4 ranks) ----------------------
 if [ -x "$DML" ] && [ -f tests/mpi/run_mpi_tests.sh ] && [ -z "${SKIP_MPI:-}" ]; then
     DML="$DML" sh tests/mpi/run_mpi_tests.sh >"$tmp/mpi.out" 2>&1

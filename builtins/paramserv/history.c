@@ -12,7 +12,9 @@
  * Progress: on a terminal (stderr isatty, verbose=TRUE), a line rewritten in
  * place (\r) with the batches done in the current epoch, their rate and the
  * epoch's ETA, at most PS_PROGRESS_HZ times a second and only once the epoch
- * has run for PS_PROGRESS_AFTER seconds; the epoch line clears it. Local
+ * has run for PS_PROGRESS_AFTER seconds (DML_PROGRESS_AFTER=S in the
+ * environment changes that, so a test sees the line on a short run without
+ * depending on timing); the epoch line clears it. Local
  * workers count each batch as they finish it; remote workers (Open MPI
  * ranks) are counted by the server as their pushes arrive. Any of those
  * threads may print; the stdio lock of stderr orders them with the epoch
@@ -84,6 +86,14 @@ void ps_hist_free(PsRun *run)
 void ps_progress_init(PsRun *run)
 {
     run->progress = run->cfg->verbose && isatty(STDERR_FILENO);
+    run->prog_after = PS_PROGRESS_AFTER;
+    const char *env = getenv("DML_PROGRESS_AFTER");
+    if (env && *env) {
+        char *end;
+        double v = strtod(env, &end);
+        if (*end == '\0' && v >= 0 && v < 1e9)
+            run->prog_after = v;
+    }
     atomic_store(&run->prog_batches, 0);
     atomic_store(&run->prog_last, 0);
     atomic_store(&run->prog_epoch_t0, run->epoch_t0);
@@ -98,7 +108,7 @@ void ps_progress_add(PsRun *run, int64_t n)
     atomic_fetch_add_explicit(&run->prog_batches, n, memory_order_relaxed);
     double now = clock_now_sec();
     double t0 = atomic_load(&run->prog_epoch_t0), last = atomic_load(&run->prog_last);
-    if (now - t0 < PS_PROGRESS_AFTER || now - last < 1.0 / PS_PROGRESS_HZ)
+    if (now - t0 < run->prog_after || now - last < 1.0 / PS_PROGRESS_HZ)
         return;
     /* One thread wins the slot; the others skip this round. */
     if (!atomic_compare_exchange_strong(&run->prog_last, &last, now))

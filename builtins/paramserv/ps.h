@@ -193,6 +193,7 @@ typedef struct PsRun {
     PsHistory hist;             /* server thread, then the caller after the joins */
     /* progress line (history.c): any thread */
     bool progress;              /* set before the threads start */
+    double prog_after;          /* seconds into an epoch before the line shows */
     bool prog_shown;            /* under the stderr lock */
     atomic_int_least64_t prog_batches, prog_epoch;
     _Atomic double prog_last, prog_epoch_t0;
