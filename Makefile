@@ -132,7 +132,7 @@ test-threads: $(DML) $(UNIT_BINS)
 	$(Q)OPENBLAS_NUM_THREADS=1 DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
 
 # libFuzzer targets (clang): the DML front end + evaluator, and the file
-# parsers of read(). Run: build/fuzz/fuzz_dml -max_total_time=600 tests/fuzz/corpus
+# parsers of read(). Run: see tests/fuzz/README.md (fuzz-replay: what CI runs)
 FUZZ_FLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fsanitize=fuzzer,address,undefined
 fuzz: build/fuzz/fuzz_dml build/fuzz/fuzz_csv
 build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c $(LIB_SRCS) $(GEN_SRCS)
@@ -150,7 +150,7 @@ fuzz-replay: fuzz
 	$(Q)cd build/fuzz && ./fuzz_csv -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus
 
 bench: $(DML)
-	$(Q)DML=$(DML) sh bench/run.sh
+	$(Q)env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE DML=$(DML) sh bench/run.sh
 
 # bin/dml; share/dml/{stdlib,scripts,data} (the examples run from any folder:
 # source() finds the stdlib and read("data/...") the data next to bin/);
@@ -162,7 +162,7 @@ install: $(DML)
 	cp -R stdlib $(DESTDIR)$(PREFIX)/share/dml/
 	install -m 644 scripts/*.dml $(DESTDIR)$(PREFIX)/share/dml/scripts/
 	install -m 644 data/* $(DESTDIR)$(PREFIX)/share/dml/data/
-	install -m 644 doc/README.md $(DOC_MD) $(DESTDIR)$(PREFIX)/share/doc/dml/
+	install -m 644 doc/README.md $(DOC_MD) doc/plot.md doc/*.png $(DESTDIR)$(PREFIX)/share/doc/dml/
 	install -m 644 doc/dml.1 $(DESTDIR)$(PREFIX)/share/man/man1/dml.1
 
 clean:

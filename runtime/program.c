@@ -30,6 +30,7 @@ Program *program_new(void)
     if (!p)
         return NULL;
     p->arena = arena_new();
+    pthread_mutex_init(&p->load_lock, NULL);
     p->main = p->arena ? program_add_module(p, ".defaultNS", "<main>") : NULL;
     if (!p->main) {
         program_free(p);
@@ -70,6 +71,7 @@ void program_free(Program *p)
     }
     resolve_release_constants(p);
     arena_free(p->arena);
+    pthread_mutex_destroy(&p->load_lock);
     free(p);
 }
 
@@ -206,6 +208,11 @@ FuncDef *module_find_func(const Module *m, const char *name)
         if (strcmp(m->funcs[i]->name, name) == 0)
             return m->funcs[i];
     return NULL;
+}
+
+bool module_is_builtin(const Module *m)
+{
+    return strncmp(m->key, "<builtin>/", 10) == 0;
 }
 
 Module *module_find_alias(const Module *m, const char *alias)

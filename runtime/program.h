@@ -6,6 +6,7 @@
 #ifndef DML_RUNTIME_PROGRAM_H
 #define DML_RUNTIME_PROGRAM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "../parser/ast.h"
@@ -27,6 +28,19 @@ struct FuncDef {
     SlotTable slots;        /* params first (0..nparams-1), then outputs, then locals */
     int *out_slots;         /* slot of each output */
 };
+
+/* A call to a DML builtin written the SystemDS way: its file defines m_f
+ * (first argument a matrix or list) and/or s_f (anything else), and the
+ * variant is chosen at run time by the first argument (COMPAT.md 1).
+ * fn[0]/argmap[0] = m_f, fn[1]/argmap[1] = s_f; a missing one is NULL. */
+typedef struct CallVariants {
+    const char *name;       /* f */
+    FuncDef *fn[2];
+    int *argmap[2];
+    int nparams[2];
+    const char *bind_err[2];    /* the call's arguments do not fit fn[i]: why */
+    FuncDef *fnbound;       /* a variant they fit (the resolver's n->call.fn) */
+} CallVariants;
 
 typedef struct NsAlias { const char *alias; Module *mod; } NsAlias;
 
@@ -56,6 +70,10 @@ struct Program {
     const char *exe_dir;    /* folder of the dml executable (stdlib search) */
     bool ran_main;          /* statements of the main module executed */
     Value *consts; int nconsts, capconsts;  /* immortal constants made by resolve */
+    /* Guards loading DML builtins while scripts run (eval of a builtin not
+     * yet loaded): it alone grows 'mods', 'texts', 'consts' and the arena
+     * then, and eval's lookups in 'mods' take it. */
+    pthread_mutex_t load_lock;
     const ShippedFile *shipped; int nshipped;   /* worker rank: the only files there are (borrowed) */
     struct Hitters *hh;     /* --stats heavy-hitter table, set before any Interp; owned by main */
 };
@@ -87,6 +105,10 @@ Module *module_find_alias(const Module *m, const char *alias);
 
 int slots_find(const SlotTable *t, const char *name);
 int slots_add(SlotTable *t, const char *name);   /* returns the slot (existing or new) */
+
+/* True for the module of a DML-bodied builtin (our stdlib's or a SystemDS
+ * tree's scripts/builtin/f.dml). */
+bool module_is_builtin(const Module *m);
 
 /* ---- used by the loader/resolver (and paramserv) ---- */
 Module *program_add_module(Program *p, const char *key, const char *path);

@@ -122,6 +122,18 @@ else
     fi
 fi
 
+# ---- DML builtins through $SYSTEMDS_ROOT (needs the environment) --------
+if [ -x "$DML" ] && [ -f tests/compat/root_lookup.sh ]; then
+    last=$(DML="$DML" RUNNER="$RUNNER" sh tests/compat/root_lookup.sh 2>&1 | tee "$tmp/root.out" | tail -n 1)
+    if add_counts "$last"; then
+        [ "$f" -ne 0 ] && sed -n '1,30p' "$tmp/root.out"
+        echo "compat/root_lookup: $last"
+    else
+        total_fail=$((total_fail + 1))
+        echo "compat/root_lookup: FAILED (no summary line)"
+    fi
+fi
+
 # ---- the REPL in a real terminal (tmux) ---------------------------------
 if [ -x "$DML" ] && [ -f tests/repl/run_repl_tests.sh ] && [ -z "${SKIP_REPL:-}" ]; then
     DML="$DML" sh tests/repl/run_repl_tests.sh >"$tmp/repl.out" 2>&1

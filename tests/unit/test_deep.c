@@ -98,15 +98,22 @@ static void test_short_chain_runs(void)
 }
 
 /* L = list(L) 10^6 times: freeing it recursed once per level (L = 0 and
- * the end of the program crashed), and so did toString(). */
+ * the end of the program crashed), and so did toString(). Copies (a left
+ * index on a shared list, append, a list holding it) share the nesting and
+ * are freed the same way. */
 static void test_list_nested_1e6(void)
 {
     char *err = run_program("L = list()\n"
                             "for (i in 1:1000000) L = list(L, i)\n"
                             "s = toString(L)\n"
                             "M = L\n"
+                            "M[2] = 7\n"
+                            "N = append(L, 3)\n"
+                            "K = list(a=L, b=M, c=N)\n"
                             "L = 0\n"
                             "M = 0\n"
+                            "N = 0\n"
+                            "K = 0\n"
                             "K = list()\n"
                             "for (i in 1:1000000) K = list(K)\n");
     CHECK(err == NULL);
