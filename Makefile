@@ -33,6 +33,15 @@ BLAS_LIBS := $(shell $(PKG_CONFIG) --libs openblas 2>/dev/null || echo -lopenbla
 RL_CFLAGS := $(shell $(PKG_CONFIG) --cflags readline 2>/dev/null)
 RL_LIBS := $(shell $(PKG_CONFIG) --libs readline 2>/dev/null || echo -lreadline)
 ZLIB_LIBS := $(shell $(PKG_CONFIG) --libs zlib 2>/dev/null || echo -lz)
+# Open MPI: only its headers at build time. libmpi is loaded with dlopen when
+# dml is launched by mpirun (builtins/paramserv/mpi_comm.c), so a plain dml
+# neither links nor loads it. Without the headers, MPI support is left out.
+MPI_CFLAGS := $(shell $(PKG_CONFIG) --cflags-only-I ompi-c 2>/dev/null)
+ifneq ($(wildcard $(patsubst -I%,%/mpi.h,$(firstword $(MPI_CFLAGS)))),)
+  MPI_CFLAGS += -DDML_HAVE_MPI
+else
+  MPI_CFLAGS :=
+endif
 # cairo: plot() pictures (PNG, SVG, PDF; builtins/plot_cairo.c).
 CAIRO_CFLAGS := $(shell $(PKG_CONFIG) --cflags cairo 2>/dev/null)
 CAIRO_LIBS := $(shell $(PKG_CONFIG) --libs cairo 2>/dev/null || echo -lcairo)
@@ -100,6 +109,12 @@ $(B)/obj/%.o: %.c | $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
 	@echo "  CC      $<"
 	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -c -o $@ $<
 
+# Only this file sees mpi.h.
+$(B)/obj/builtins/paramserv/mpi_comm.o: builtins/paramserv/mpi_comm.c | $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(REQ_CFLAGS) $(MPI_CFLAGS) $(CFLAGS) -c -o $@ $<
+
 $(B)/unit/%: tests/unit/%.c $(B)/libdml.a
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
@@ -135,7 +150,7 @@ fuzz-replay: fuzz
 	$(Q)cd build/fuzz && ./fuzz_csv -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus
 
 bench: $(DML)
-	$(Q)DML=$(DML) sh bench/run.sh
+	$(Q)env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE DML=$(DML) sh bench/run.sh
 
 # bin/dml; share/dml/{stdlib,scripts,data} (the examples run from any folder:
 # source() finds the stdlib and read("data/...") the data next to bin/);
@@ -147,7 +162,7 @@ install: $(DML)
 	cp -R stdlib $(DESTDIR)$(PREFIX)/share/dml/
 	install -m 644 scripts/*.dml $(DESTDIR)$(PREFIX)/share/dml/scripts/
 	install -m 644 data/* $(DESTDIR)$(PREFIX)/share/dml/data/
-	install -m 644 doc/README.md $(DOC_MD) $(DESTDIR)$(PREFIX)/share/doc/dml/
+	install -m 644 doc/README.md $(DOC_MD) doc/plot.md doc/*.png $(DESTDIR)$(PREFIX)/share/doc/dml/
 	install -m 644 doc/dml.1 $(DESTDIR)$(PREFIX)/share/man/man1/dml.1
 
 clean:

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Reference numbers for bench/run.sh, from C directly:
- *   dgemm N        best-of-5 GFLOP/s of cblas_dgemm on N x N
- *   elementwise    best-of-10 seconds of Z = exp(X) * Y + X, 1000x1000
+ *   dgemm N T      cblas_dgemm on N x N with T OpenBLAS threads; prints
+ *                  "dgemm N T <first GFLOP/s> <steady GFLOP/s> <kernel>",
+ *                  first = the first call into a fresh output (page faults
+ *                  and OpenBLAS start-up included), steady = median of 11
+ *   elementwise    Z = exp(X) * Y + X, 1000x1000, a plain C loop (libm exp);
+ *                  prints "elementwise <first s> <steady s>" (median of 11)
  * Build: cc -O2 -o build/bench/blas_bench bench/blas_bench.c $(pkg-config --cflags --libs openblas) -lm */
 #include <cblas.h>
 #include <math.h>
@@ -9,6 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+void openblas_set_num_threads(int num_threads);
+char *openblas_get_corename(void);
+
+enum { REPS = 11 };
 
 static double now(void)
 {
@@ -26,41 +35,54 @@ static double *randm(size_t n, unsigned seed)
     return a;
 }
 
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp);
+    return t[n / 2];
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "dgemm") == 0) {
-        int n = atoi(argv[2]);
-        double *A = randm((size_t)n * n, 1), *B = randm((size_t)n * n, 2), *C = calloc((size_t)n * n, sizeof *C);
+        int n = atoi(argv[2]), threads = argc >= 4 ? atoi(argv[3]) : 0;
+        if (threads > 0)
+            openblas_set_num_threads(threads);
+        double *A = randm((size_t)n * n, 1), *B = randm((size_t)n * n, 2);
+        double *C = malloc((size_t)n * n * sizeof *C);
+        double t0 = now();
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, A, n, B, n, 0, C, n);
-        double best = 1e30;
-        for (int r = 0; r < 5; r++) {
-            double t0 = now();
+        double first = now() - t0, t[REPS];
+        for (int r = 0; r < REPS; r++) {
+            t0 = now();
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, A, n, B, n, 0, C, n);
-            double t = now() - t0;
-            if (t < best)
-                best = t;
+            t[r] = now() - t0;
         }
-        printf("dgemm %d %.3f\n", n, 2.0 * n * n * n / best / 1e9);
+        double f = 2.0 * n * n * n / 1e9;
+        printf("dgemm %d %d %.3f %.3f %s\n", n, threads, f / first, f / median(t, REPS), openblas_get_corename());
         return 0;
     }
     if (argc >= 2 && strcmp(argv[1], "elementwise") == 0) {
         size_t n = 1000 * 1000;
         double *X = randm(n, 1), *Y = randm(n, 2);
-        double best = 1e30, s = 0;
-        for (int r = 0; r < 10; r++) {
+        double t[REPS + 1], s = 0;
+        for (int r = 0; r <= REPS; r++) {
             double t0 = now();
             double *Z = malloc(n * sizeof *Z);
             for (size_t i = 0; i < n; i++)
                 Z[i] = exp(X[i]) * Y[i] + X[i];
-            double t = now() - t0;
+            t[r] = now() - t0;
             s += Z[n / 2];
             free(Z);
-            if (t < best)
-                best = t;
         }
-        printf("elementwise %.6f check %g\n", best, s);
+        printf("elementwise %.6f %.6f check %g\n", t[0], median(t + 1, REPS), s);
         return 0;
     }
-    fprintf(stderr, "usage: blas_bench dgemm N | elementwise\n");
+    fprintf(stderr, "usage: blas_bench dgemm N [THREADS] | elementwise\n");
     return 2;
 }

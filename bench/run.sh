@@ -1,101 +1,196 @@
 #!/bin/sh
-# make bench: measures dml against references in the same run, side by side,
-# and writes bench/RESULTS.md. Each figure is the best of several runs, the
-# reference and dml measured alternately so background load hits both.
+# make bench: measures dml against its references and peers side by side in
+# one run and writes bench/RESULTS.md. Every program reports its first run
+# and the median of 11 steady-state runs; the whole set runs BENCH_REPS
+# rounds (default 3), configurations in turn so background load hits all of
+# them alike, and the tables give the median over the rounds.
 #   DML=build/release/dml sh bench/run.sh
+# Runs without OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (a user's machine has
+# neither; some build machines export values that halve dgemm).
 set -eu
+if [ -z "${DML_BENCH_CLEAN:-}" ]; then
+    exec env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE DML_BENCH_CLEAN=1 sh "$0" "$@"
+fi
 DML=${DML:-build/release/dml}
 OUT=${OUT:-bench/RESULTS.md}
+REPS=${BENCH_REPS:-3}
 B=build/bench
 mkdir -p "$B"
 cc -O2 -o "$B/blas_bench" bench/blas_bench.c $(pkg-config --cflags --libs openblas 2>/dev/null || echo -lopenblas) -lm
 
-best() { # best N CMD...: smallest of N values printed as the last field of CMD's matching line
-    n=$1; shift
-    b=""
-    i=0
-    while [ $i -lt "$n" ]; do
-        v=$("$@")
-        if [ -z "$b" ] || awk "BEGIN{exit !($v < $b)}"; then b=$v; fi
-        i=$((i + 1))
-    done
-    echo "$b"
-}
-bestmax() { # like best, largest value
-    n=$1; shift
-    b=""
-    i=0
-    while [ $i -lt "$n" ]; do
-        v=$("$@")
-        if [ -z "$b" ] || awk "BEGIN{exit !($v > $b)}"; then b=$v; fi
-        i=$((i + 1))
-    done
-    echo "$b"
-}
+PY=""
+for p in /usr/bin/python3 python3; do
+    if "$p" -c "import numpy" >/dev/null 2>&1; then PY=$p; break; fi
+done
+HAVE_TORCH=no
+if [ -n "$PY" ] && "$PY" -c "import torch" >/dev/null 2>&1; then HAVE_TORCH=yes; fi
+HAVE_R=no
+if command -v Rscript >/dev/null 2>&1; then HAVE_R=yes; fi
+
+# ---- one measurement per function: prints "first steady" (or NA NA) ----
+c_gemm() { "$B/blas_bench" dgemm 1000 "$1" | awk '{print $4, $5}'; }
+d_gemm() { "$DML" run bench/dml/matmul.dml --threads "$1" -nvargs n=1000 | awk '$1 == "matmul" {print $3, $4}'; }
+np_gemm() { OPENBLAS_NUM_THREADS=$1 "$PY" bench/py_bench.py numpy matmul 1000 "$1" | awk '{print $3, $4}'; }
+r_gemm() { OPENBLAS_NUM_THREADS=$1 Rscript bench/r_bench.R matmul 1000 | awk '{print $3, $4}'; }
+t64_gemm() { "$PY" bench/py_bench.py torch64 matmul 1000 "$1" | awk '{print $3, $4}'; }
+t32_gemm() { "$PY" bench/py_bench.py torch32 matmul 1000 "$1" | awk '{print $3, $4}'; }
+c_ew() { "$B/blas_bench" elementwise | awk '{print $2, $3}'; }
+d_ew() { "$DML" run bench/dml/elementwise.dml --threads "$1" | awk '$1 == "elementwise" {print $2, $3}'; }
+d_ew_nofuse() { DML_FUSE=0 "$DML" run bench/dml/elementwise.dml --threads "$1" | awk '$1 == "elementwise" {print $2, $3}'; }
+np_ew() { OPENBLAS_NUM_THREADS=1 "$PY" bench/py_bench.py numpy elementwise 1 | awk '{print $2, $3}'; }
+r_ew() { Rscript bench/r_bench.R elementwise | awk '{print $2, $3}'; }
+t64_ew() { "$PY" bench/py_bench.py torch64 elementwise "$1" | awk '{print $2, $3}'; }
+t32_ew() { "$PY" bench/py_bench.py torch32 elementwise "$1" | awk '{print $2, $3}'; }
+d_conv() { "$DML" run bench/dml/conv2d.dml | awk '$1 == "conv2d" {print $2, $2}'; }
 wall() { # seconds of wall time of a command, output discarded
     s=$(date +%s.%N)
     "$@" >/dev/null 2>&1
     e=$(date +%s.%N)
     awk "BEGIN{printf \"%.3f\", $e - $s}"
 }
-field() { awk -v k="$1" -v f="$2" '$1 == k { print $f }'; }
+d_sl() { v=$(wall "$DML" run bench/dml/scalar_loop.dml); echo "$v $v"; }
+d_fc() { v=$(wall "$DML" run bench/dml/func_calls.dml); echo "$v $v"; }
+r_sl() { v=$(wall Rscript bench/dml/scalar_loop.R); echo "$v $v"; }
+r_fc() { v=$(wall Rscript bench/dml/func_calls.R); echo "$v $v"; }
 
-c_gemm() { "$B/blas_bench" dgemm "$1" | field dgemm 3; }
-d_gemm() { "$DML" run bench/dml/matmul.dml -nvargs n="$1" | field matmul 3; }
-c_ew() { "$B/blas_bench" elementwise | field elementwise 2; }
-d_ew() { "$DML" run bench/dml/elementwise.dml | field elementwise 2; }
-d_conv() { "$DML" run bench/dml/conv2d.dml | field conv2d 2; }
+# The configurations: name, then the command (a function and its argument).
+CONFIGS="c_gemm1 c_gemm2 d_gemm1 d_gemm2 c_ew d_ew1 d_ew2 d_ewn1 d_conv d_sl d_fc"
+if [ -n "$PY" ]; then CONFIGS="$CONFIGS np_gemm1 np_gemm2 np_ew"; fi
+if [ $HAVE_TORCH = yes ]; then CONFIGS="$CONFIGS t64_gemm1 t64_gemm2 t32_gemm1 t32_gemm2 t64_ew1 t32_ew1"; fi
+if [ $HAVE_R = yes ]; then CONFIGS="$CONFIGS r_gemm1 r_gemm2 r_ew r_sl r_fc"; fi
+run_config() {
+    case $1 in
+        c_gemm1) c_gemm 1 ;; c_gemm2) c_gemm 2 ;; d_gemm1) d_gemm 1 ;; d_gemm2) d_gemm 2 ;;
+        np_gemm1) np_gemm 1 ;; np_gemm2) np_gemm 2 ;; r_gemm1) r_gemm 1 ;; r_gemm2) r_gemm 2 ;;
+        t64_gemm1) t64_gemm 1 ;; t64_gemm2) t64_gemm 2 ;; t32_gemm1) t32_gemm 1 ;; t32_gemm2) t32_gemm 2 ;;
+        c_ew) c_ew ;; d_ew1) d_ew 1 ;; d_ew2) d_ew 2 ;; d_ewn1) d_ew_nofuse 1 ;;
+        np_ew) np_ew ;; r_ew) r_ew ;; t64_ew1) t64_ew 1 ;; t32_ew1) t32_ew 1 ;;
+        d_conv) d_conv ;; d_sl) d_sl ;; d_fc) d_fc ;; r_sl) r_sl ;; r_fc) r_fc ;;
+    esac
+}
 
-echo "bench: dgemm"
-g1c=$(bestmax 3 c_gemm 1000); g1d=$(bestmax 3 d_gemm 1000)
-g2c=$(bestmax 3 c_gemm 2000); g2d=$(bestmax 3 d_gemm 2000)
-echo "bench: elementwise"
-ewc=$(best 3 c_ew); ewd=$(best 3 d_ew)
-echo "bench: conv2d"
-cv=$(bestmax 3 d_conv)
-# The dgemm ceiling: the better of the two C figures (a single 1000x1000 run
-# is sometimes caught by a slow moment of this shared VM).
-gpeak=$(awk "BEGIN{print ($g1c > $g2c) ? $g1c : $g2c}")
-echo "bench: interpreter overhead"
-have_r=no
-if command -v Rscript >/dev/null 2>&1; then have_r=yes; fi
-sl_d=$(best 3 wall "$DML" run bench/dml/scalar_loop.dml)
-fc_d=$(best 3 wall "$DML" run bench/dml/func_calls.dml)
-if [ $have_r = yes ]; then
-    sl_r=$(best 3 wall Rscript bench/dml/scalar_loop.R)
-    fc_r=$(best 3 wall Rscript bench/dml/func_calls.R)
-else
-    sl_r=NA; fc_r=NA
-fi
+loads=""
+r=1
+while [ $r -le "$REPS" ]; do
+    echo "bench: builtins, round $r/$REPS" >&2
+    loads="$loads $(awk '{print $1}' /proc/loadavg)"
+    for c in $CONFIGS; do
+        v=$(run_config "$c" 2>/dev/null || true)
+        [ -n "$v" ] || v="NA NA"
+        echo "$v" | awk '{print $1}' >> "$B/$c.first.$$"
+        echo "$v" | awk '{print $2}' >> "$B/$c.steady.$$"
+    done
+    r=$((r + 1))
+done
 
-ratio() { awk "BEGIN{ if (\"$2\" == \"NA\" || $2 == 0) print \"NA\"; else printf \"%.2f\", $1 / $2 }"; }
+med() { # med CONFIG first|steady: median over the rounds (NA if none)
+    f="$B/$1.$2.$$"
+    [ -f "$f" ] || { echo NA; return; }
+    grep -v NA "$f" | sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "NA"; else print v[int((NR + 1) / 2)]}'
+}
+ratio() { awk "BEGIN{ if (\"$1\" == \"NA\" || \"$2\" == \"NA\" || $2 == 0) print \"NA\"; else printf \"%.2f\", $1 / $2 }"; }
+ms() { awk "BEGIN{ if (\"$1\" == \"NA\") print \"NA\"; else printf \"%.2f\", $1 * 1000 }"; }
+gf() { awk "BEGIN{ if (\"$1\" == \"NA\") print \"NA\"; else printf \"%.1f\", $1 }"; }
+
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
-kernel=$("$DML" --version | sed -n 's/.*kernel \([^)]*\)).*/\1/p')
+kernel=$("$B/blas_bench" dgemm 8 1 | awk '{print $6}')
+dkernel=$("$DML" --version | sed -n 's/.*kernel \([^)]*\)).*/\1/p')
+isa=$(grep -qw avx512f /proc/cpuinfo && echo "AVX-512" || (grep -qw avx2 /proc/cpuinfo && echo "AVX2" || echo "SSE2"))
+pyver=$([ -n "$PY" ] && "$PY" -c "import numpy; print(numpy.__version__)" 2>/dev/null || echo "(not installed)")
+tver=$([ $HAVE_TORCH = yes ] && "$PY" -c "import torch; print(torch.__version__)" 2>/dev/null || echo "(not installed)")
+rver=$([ $HAVE_R = yes ] && Rscript -e 'cat(paste(R.version$major, R.version$minor, sep="."))' 2>/dev/null || echo "(not installed)")
+
+gemm_row() { # gemm_row THREADS
+    t=$1
+    cs=$(med c_gemm$t steady); ds=$(med d_gemm$t steady)
+    echo "| cblas_dgemm from C | $(gf "$cs") | $(gf "$(med c_gemm$t first)") | 1.00 |"
+    echo "| **dml** \`A %*% B\` | **$(gf "$ds")** | $(gf "$(med d_gemm$t first)") | **$(ratio "$ds" "$cs")** |"
+    echo "| numpy $pyver \`A @ B\` | $(gf "$(med np_gemm$t steady)") | $(gf "$(med np_gemm$t first)") | $(ratio "$(med np_gemm$t steady)" "$cs") |"
+    echo "| R $rver \`A %*% B\` | $(gf "$(med r_gemm$t steady)") | $(gf "$(med r_gemm$t first)") | $(ratio "$(med r_gemm$t steady)" "$cs") |"
+    echo "| PyTorch $tver f64 | $(gf "$(med t64_gemm$t steady)") | $(gf "$(med t64_gemm$t first)") | $(ratio "$(med t64_gemm$t steady)" "$cs") |"
+    echo "| PyTorch $tver f32 | $(gf "$(med t32_gemm$t steady)") | $(gf "$(med t32_gemm$t first)") | $(ratio "$(med t32_gemm$t steady)" "$cs") |"
+}
+ew_row() { # ew_row LABEL CONFIG
+    s=$(med "$2" steady)
+    echo "| $1 | $(ms "$s") | $(ms "$(med "$2" first)") | $(ratio "$s" "$(med np_ew steady)") |"
+}
+
 {
     echo "# Benchmark results"
     echo
-    echo "Reproduce with \`make bench\` (runs \`sh bench/run.sh\`). Measured $(date -u +%Y-%m-%d) on"
-    echo "$(nproc) cores of: $cpu; OpenBLAS kernel: $kernel. Every row is measured side by side in"
-    echo "one run (best of 3 alternating runs), so the ratios compare like with like."
+    echo "Reproduce with \`make bench\` (runs \`sh bench/run.sh\` under"
+    echo "\`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE\`). Measured $(date -u '+%Y-%m-%d %H:%M UTC') on"
+    echo "$(nproc) cores of: $cpu ($isa); OpenBLAS kernel (openblas_get_corename): $kernel from C,"
+    echo "$dkernel in dml. Load average at the start of each round:$loads (the machine is shared:"
+    echo "figures taken under load are slower for everyone, the ratios less so)."
+    echo "Every program reports its first run and the median of 11 steady-state runs; the"
+    echo "tables give the median of $REPS rounds, all configurations run in turn each round."
     echo
-    echo "## Builtins (issue #3)"
+    echo "## \`C = A %*% B\`, 1000x1000 (issue #13: dml >= 0.95 of cblas_dgemm)"
     echo
-    echo "| benchmark | reference | dml | ratio (dml / reference) | target |"
-    echo "|---|---|---|---|---|"
-    echo "| \`A %*% B\` 1000x1000, GFLOP/s | cblas_dgemm from C: $g1c | $g1d | $(ratio "$g1d" "$g1c") | >= 0.95 |"
-    echo "| \`A %*% B\` 2000x2000, GFLOP/s | cblas_dgemm from C: $g2c | $g2d | $(ratio "$g2d" "$g2c") | >= 0.95 |"
-    echo "| \`exp(X) * Y + X\` 1000x1000, seconds | C loop: $ewc | $ewd | $(ratio "$ewd" "$ewc") | <= 1.5 |"
-    echo "| conv2d fwd + both bwd, LeNet shapes (batch 64), GFLOP/s | peak dgemm from C: $gpeak | $cv | $(ratio "$cv" "$gpeak") | >= 0.50 |"
+    echo "### 1 thread"
     echo
-    echo "## Interpreter overhead (issue #3), whole-program wall seconds"
+    echo "| implementation | steady GFLOP/s | first run GFLOP/s | steady / cblas_dgemm |"
+    echo "|---|---|---|---|"
+    gemm_row 1
     echo
-    echo "| program | R (Rscript) | dml | ratio (dml / R) | target |"
-    echo "|---|---|---|---|---|"
-    echo "| 2,000,000-iteration scalar loop | $sl_r | $sl_d | $(ratio "$sl_d" "$sl_r") | <= 1.0 |"
-    echo "| 500,000 calls of a small function | $fc_r | $fc_d | $(ratio "$fc_d" "$fc_r") | <= 1.0 |"
-    if [ -f bench/paramserv.sh ]; then
+    echo "### 2 threads"
+    echo
+    echo "| implementation | steady GFLOP/s | first run GFLOP/s | steady / cblas_dgemm |"
+    echo "|---|---|---|---|"
+    gemm_row 2
+    echo
+    echo "## \`Z = exp(X) * Y + X\`, 1000x1000 (issue #13: dml <= 1.0 ms, <= 0.5x numpy)"
+    echo
+    echo "| implementation | steady ms | first run ms | steady / numpy |"
+    echo "|---|---|---|---|"
+    ew_row "numpy $pyver (1 thread)" np_ew
+    ew_row "C loop, libm exp (1 thread)" c_ew
+    ew_row "R $rver" r_ew
+    ew_row "PyTorch $tver f64, 1 thread" t64_ew1
+    ew_row "PyTorch $tver f32, 1 thread" t32_ew1
+    ew_row "**dml, fused, 1 thread** (\`--threads 1\`)" d_ew1
+    ew_row "**dml, fused, 2 threads**" d_ew2
+    ew_row "dml, one operator at a time (\`DML_FUSE=0\`), 1 thread" d_ewn1
+    echo
+    echo "dml's vector exp: libmvec at the CPU's widest width ($isa here), picked at run time."
+    echo
+    echo "## conv2d, LeNet shapes (batch 64): forward + both backward passes"
+    echo
+    echo "| dml GFLOP/s | peak dgemm from C (2 threads) | ratio |"
+    echo "|---|---|---|"
+    echo "| $(gf "$(med d_conv steady)") | $(gf "$(med c_gemm2 steady)") | $(ratio "$(med d_conv steady)" "$(med c_gemm2 steady)") |"
+    echo
+    echo "## Interpreter overhead, whole-program wall seconds"
+    echo
+    echo "| program | R (Rscript) | dml | ratio (dml / R) |"
+    echo "|---|---|---|---|"
+    echo "| 2,000,000-iteration scalar loop | $(med r_sl steady) | $(med d_sl steady) | $(ratio "$(med d_sl steady)" "$(med r_sl steady)") |"
+    echo "| 500,000 calls of a small function | $(med r_fc steady) | $(med d_fc steady) | $(ratio "$(med d_fc steady)" "$(med r_fc steady)") |"
+    echo
+    echo "Commands (from the repository root):"
+    echo
+    echo '```'
+    echo "build/bench/blas_bench dgemm 1000 T          # T = 1, 2"
+    echo "$DML run bench/dml/matmul.dml --threads T -nvargs n=1000"
+    echo "OPENBLAS_NUM_THREADS=T $PY bench/py_bench.py numpy matmul 1000 T"
+    echo "OPENBLAS_NUM_THREADS=T Rscript bench/r_bench.R matmul 1000"
+    echo "$PY bench/py_bench.py torch64|torch32 matmul 1000 T"
+    echo "build/bench/blas_bench elementwise"
+    echo "$DML run bench/dml/elementwise.dml --threads T   # DML_FUSE=0 for one operator at a time"
+    echo "OPENBLAS_NUM_THREADS=1 $PY bench/py_bench.py numpy elementwise 1"
+    echo "Rscript bench/r_bench.R elementwise"
+    echo "$PY bench/py_bench.py torch64|torch32 elementwise 1"
+    echo "$DML run bench/dml/conv2d.dml"
+    echo '```'
+    if [ -f bench/paramserv.sh ] && [ -z "${BENCH_SKIP_PARAMSERV:-}" ]; then
         echo
         sh bench/paramserv.sh "$DML"
     fi
+    if [ -f bench/mpi.sh ]; then
+        echo
+        sh bench/mpi.sh "$DML"
+    fi
 } > "$OUT"
+rm -f "$B"/*.$$
 cat "$OUT"

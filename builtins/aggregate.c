@@ -404,6 +404,26 @@ static Status bi_cummin(Interp *I, const BArgs *a, Value *out) { return cum_agg(
 /* cummax(X) */
 static Status bi_cummax(Interp *I, const BArgs *a, Value *out) { return cum_agg(I, a, out, CUM_MAX); }
 
+/* cumsumprod(X): X is n x 2; y_i = X[i,1] + X[i,2] * y_(i-1), y_0 = 0 */
+static Status bi_cumsumprod(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    TRY(arg_matrix(I, a, 0, &x));
+    if (x->cols != 2)
+        return err_set(I, "Cumsumprod only supported over two-column matrices (got %lld columns)",
+                       (long long)x->cols);
+    Matrix *m = mat_alloc(I, x->rows, 1);
+    if (!m)
+        return ST_ERR;
+    double y = 0;
+    for (int64_t i = 0; i < x->rows; i++) {
+        y = x->data[2 * i] + x->data[2 * i + 1] * y;
+        m->data[i] = y;
+    }
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
 /* rowcumsum(X): running sum along each row */
 static Status bi_rowcumsum(Interp *I, const BArgs *a, Value *out)
 {
@@ -463,5 +483,6 @@ const BuiltinDef bi_aggregate_table[] = {
     {"cummin", bi_cummin, "x", 1, BIND_POS, 1, 0},
     {"cummax", bi_cummax, "x", 1, BIND_POS, 1, 0},
     {"rowcumsum", bi_rowcumsum, "x", 1, BIND_POS, 1, 0},
+    {"cumsumprod", bi_cumsumprod, "x", 1, BIND_POS, 1, 0},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

@@ -9,179 +9,112 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/vmath.h"
+
 #define LL(x) ((long long)(x))
 
 /* ============================== unary math ============================== */
 
-typedef enum UFn {
-    U_EXP, U_SQRT, U_LOG, U_ABS, U_SIGN, U_ROUND, U_FLOOR, U_CEIL, U_SIN, U_COS, U_TAN,
-    U_ASIN, U_ACOS, U_ATAN, U_SINH, U_COSH, U_TANH, U_SIGMOID,
-} UFn;
-
-/* Java Math.round: floor(x + 0.5) done exactly; NaN -> 0; saturates at the
- * long range [quirk kept from upstream]. */
-static inline double java_round(double v)
-{
-    if (isnan(v))
-        return 0.0;
-    if (v >= 9.223372036854775807e18)
-        return 9.223372036854775807e18;
-    if (v <= -9.223372036854775808e18)
-        return -9.223372036854775808e18;
-    double f = floor(v);
-    return (v - f >= 0.5 ? f + 1.0 : f) + 0.0;
-}
-
-static inline double sign_of(double v) { return isnan(v) ? v : (double)((v > 0) - (v < 0)); }
-
-static void unary_kernel(UFn f, const double *restrict x, double *restrict y, int64_t n)
-{
-#define U_LOOP(expr) for (int64_t i = 0; i < n; i++) { double v = x[i]; y[i] = (expr); } break
-    switch (f) {
-    case U_EXP: U_LOOP(exp(v));
-    case U_SQRT: U_LOOP(sqrt(v));
-    case U_LOG: U_LOOP(log(v));
-    case U_ABS: U_LOOP(fabs(v));
-    case U_SIGN: U_LOOP(sign_of(v));
-    case U_ROUND: U_LOOP(java_round(v));
-    case U_FLOOR: U_LOOP(floor(v));
-    case U_CEIL: U_LOOP(ceil(v));
-    case U_SIN: U_LOOP(sin(v));
-    case U_COS: U_LOOP(cos(v));
-    case U_TAN: U_LOOP(tan(v));
-    case U_ASIN: U_LOOP(asin(v));
-    case U_ACOS: U_LOOP(acos(v));
-    case U_ATAN: U_LOOP(atan(v));
-    case U_SINH: U_LOOP(sinh(v));
-    case U_COSH: U_LOOP(cosh(v));
-    case U_TANH: U_LOOP(tanh(v));
-    case U_SIGMOID: U_LOOP(1.0 / (1.0 + exp(-v)));
-    }
-#undef U_LOOP
-}
-
-/* exp() of a whole matrix through glibc's libmvec: four doubles per call
- * with AVX2 (documented error 1 ulp, as for the scalar exp), about 3x the
- * scalar loop. Used when the CPU has AVX2 and FMA; the tail and every other
- * CPU take the scalar loop. */
-#if defined(__x86_64__) && defined(__GNUC__)
-/* A per-function target attribute rather than '#pragma GCC target': clang
- * ignores the pragma and then rejects the AVX intrinsics; both compilers
- * accept the attribute, and immintrin.h declares every intrinsic usable from
- * a function so marked. */
-#include <immintrin.h>
-#define AVX2_FMA __attribute__((target("avx2,fma")))
-AVX2_FMA extern __m256d _ZGVdN4v_exp(__m256d x);
-
-AVX2_FMA static void exp_avx2(const double *restrict x, double *restrict y, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        _mm256_storeu_pd(y + i, _ZGVdN4v_exp(_mm256_loadu_pd(x + i)));
-    for (; i < n; i++)
-        y[i] = exp(x[i]);
-}
-
-static bool try_vector_exp(const double *x, double *y, int64_t n)
-{
-    if (n < 16 || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
-        return false;
-    exp_avx2(x, y, n);
-    return true;
-}
-#else
-static bool try_vector_exp(const double *x, double *y, int64_t n)
-{
-    (void)x, (void)y, (void)n;
-    return false;
-}
-#endif
-
-static Status unary(Interp *I, const BArgs *a, Value *out, UFn f)
+/* Matrices go through vm_unary (runtime/vmath.c: libmvec exp/log at the
+ * widest vector width), the one kernel the fused evaluator uses too;
+ * scalars through libm. */
+static Status unary(Interp *I, const BArgs *a, Value *out, VmFn f)
 {
     Value v = a->v[0];
     if (v.kind == VAL_MATRIX) {
         Matrix *m = mat_alloc(I, v.m->rows, v.m->cols);
         if (!m)
             return ST_ERR;
-        if (!(f == U_EXP && try_vector_exp(v.m->data, m->data, mat_len(m))))
-            unary_kernel(f, v.m->data, m->data, mat_len(m));
+        vm_unary(f, v.m->data, m->data, mat_len(m));
         *out = val_matrix_take(m);
         return ST_OK;
     }
-    if (v.kind == VAL_INT && f == U_ABS) {
+    if (v.kind == VAL_INT && f == VM_ABS) {
         *out = val_int(v.i < 0 ? (int64_t)(0 - (uint64_t)v.i) : v.i);
         return ST_OK;
     }
     if (v.kind == VAL_INT || v.kind == VAL_DOUBLE || v.kind == VAL_BOOL) {
-        double x = val_num(v), y;
-        unary_kernel(f, &x, &y, 1);
-        *out = val_double(y);
+        *out = val_double(vm_scalar(f, val_num(v)));
         return ST_OK;
     }
     return arg_type_error(I, a, 0, "a number or matrix");
 }
 
 /* exp(x) */
-static Status bi_exp(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_EXP); }
+static Status bi_exp(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_EXP); }
 /* sqrt(x) */
-static Status bi_sqrt(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_SQRT); }
+static Status bi_sqrt(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_SQRT); }
 /* abs(x) */
-static Status bi_abs(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_ABS); }
+static Status bi_abs(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_ABS); }
 /* sign(x) */
-static Status bi_sign(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_SIGN); }
+static Status bi_sign(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_SIGN); }
 /* round(x) */
-static Status bi_round(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_ROUND); }
+static Status bi_round(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_ROUND); }
 /* floor(x) */
-static Status bi_floor(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_FLOOR); }
+static Status bi_floor(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_FLOOR); }
 /* ceil(x) / ceiling(x) */
-static Status bi_ceil(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_CEIL); }
+static Status bi_ceil(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_CEIL); }
 /* sin(x) */
-static Status bi_sin(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_SIN); }
+static Status bi_sin(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_SIN); }
 /* cos(x) */
-static Status bi_cos(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_COS); }
+static Status bi_cos(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_COS); }
 /* tan(x) */
-static Status bi_tan(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_TAN); }
+static Status bi_tan(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_TAN); }
 /* asin(x) */
-static Status bi_asin(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_ASIN); }
+static Status bi_asin(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_ASIN); }
 /* acos(x) */
-static Status bi_acos(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_ACOS); }
+static Status bi_acos(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_ACOS); }
 /* atan(x) */
-static Status bi_atan(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_ATAN); }
+static Status bi_atan(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_ATAN); }
 /* sinh(x) */
-static Status bi_sinh(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_SINH); }
+static Status bi_sinh(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_SINH); }
 /* cosh(x) */
-static Status bi_cosh(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_COSH); }
+static Status bi_cosh(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_COSH); }
 /* tanh(x) */
-static Status bi_tanh(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_TANH); }
+static Status bi_tanh(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_TANH); }
 /* sigmoid(x) = 1 / (1 + exp(-x)) */
-static Status bi_sigmoid(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, U_SIGMOID); }
+static Status bi_sigmoid(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_SIGMOID); }
 
 /* log(x) / log(x, base) */
+/* log(x) and log(x, b) = ln(x)/ln(b) per cell: x and b may each be a scalar
+ * or a matrix (the result is a matrix if either is; always double). Two
+ * matrices have equal shapes, or b is a row or column vector (COMPAT.md 7). */
 static Status bi_log(Interp *I, const BArgs *a, Value *out)
 {
     if (!arg_given(a, 1))
-        return unary(I, a, out, U_LOG);
-    double base;
-    TRY(arg_double(I, a, 1, M_E, &base));
-    double lb = log(base);
-    Value v = a->v[0];
-    if (v.kind == VAL_MATRIX) {
-        Matrix *m = mat_alloc(I, v.m->rows, v.m->cols);
-        if (!m)
-            return ST_ERR;
-        const double *x = v.m->data;
-        int64_t n = mat_len(m);
-        for (int64_t i = 0; i < n; i++)
-            m->data[i] = log(x[i]) / lb;
-        *out = val_matrix_take(m);
+        return unary(I, a, out, VM_LOG);
+    Value x = a->v[0], b = a->v[1];
+    bool xm = x.kind == VAL_MATRIX, bm = b.kind == VAL_MATRIX;
+    if (!xm && !val_is_number(x) && x.kind != VAL_BOOL)
+        return arg_type_error(I, a, 0, "a number or matrix");
+    if (!bm && !val_is_number(b) && b.kind != VAL_BOOL)
+        return arg_type_error(I, a, 1, "a number or matrix");
+    if (!xm && !bm) {
+        *out = val_double(log(val_num(x)) / log(val_num(b)));
         return ST_OK;
     }
-    if (v.kind == VAL_INT || v.kind == VAL_DOUBLE || v.kind == VAL_BOOL) {
-        *out = val_double(log(val_num(v)) / lb);
-        return ST_OK;
+    int64_t rows = xm ? x.m->rows : b.m->rows, cols = xm ? x.m->cols : b.m->cols;
+    if (xm && bm && !(b.m->rows == rows && b.m->cols == cols) && !(b.m->rows == rows && b.m->cols == 1)
+        && !(b.m->rows == 1 && b.m->cols == cols))
+        return err_set(I, "Mismatch in matrix dimensions of parameters for function LOG: %lldx%lld vs %lldx%lld",
+                       (long long)rows, (long long)cols, (long long)b.m->rows, (long long)b.m->cols);
+    Matrix *m = mat_alloc(I, rows, cols);
+    if (!m)
+        return ST_ERR;
+    double xs = xm ? 0 : val_num(x), lbs = bm ? 0 : log(val_num(b));
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < cols; j++) {
+            double xv = xm ? x.m->data[i * cols + j] : xs;
+            double lb = lbs;
+            if (bm) {
+                int64_t bi = b.m->rows == 1 ? 0 : i, bj = b.m->cols == 1 ? 0 : j;
+                lb = log(b.m->data[bi * b.m->cols + bj]);
+            }
+            m->data[i * cols + j] = log(xv) / lb;
+        }
     }
-    return arg_type_error(I, a, 0, "a number or matrix");
+    *out = val_matrix_take(m);
+    return ST_OK;
 }
 
 /* ========================= cell-wise n-ary operators ===================== */

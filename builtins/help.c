@@ -281,8 +281,6 @@ static void format_entry(StrBuf *b, const Entry *e)
     sb_free(&para);
 }
 
-typedef struct NameSuggest { Suggest s; } NameSuggest;
-
 static bool offer_name(const char *name, void *ctx)
 {
     suggest_offer(ctx, name);
@@ -341,7 +339,7 @@ void help_index(StrBuf *b)
     Wrap w = {b, 0};
     for (size_t i = 0; i < nentries; i++) {
         const Entry *e = &entries[i];
-        if (!span_is(file, NULL) || e->file.p != file.p) {
+        if (e->file.p != file.p) {
             if (w.col)
                 sb_puts(b, "\n");
             sb_printf(b, "\n%.*s\n", (int)e->file.n, e->file.p);
@@ -481,8 +479,9 @@ static Status bi_help(Interp *I, const BArgs *a, Value *out)
     return write_out(I, &b);
 }
 
-/* The one-line summary of a value (describe.h contract in doc/builtins.md):
- * type, shape, and for a matrix the range, mean and count of NaN cells. */
+/* The one-line summary of a value (the describe entry of doc/builtins.md):
+ * type and shape; for a matrix also its range, mean, zeros and NaN cells;
+ * for a list its entries, one level deep. */
 static void describe_sb(StrBuf *b, Value v, int depth)
 {
     char num[32];

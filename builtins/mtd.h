@@ -25,6 +25,7 @@ typedef struct Mtd {
     int header;             /* csv: -1 absent, 0 FALSE, 1 TRUE */
     char *sep;              /* csv */
     char *created;          /* "yyyy-MM-dd HH:mm:ss z" */
+    char *indsep;           /* libsvm: index/value separator ("indSep") */
 } Mtd;
 
 void mtd_init(Mtd *m);

@@ -22,8 +22,8 @@
 /* Parameter positions; must follow the 'params' string of the table row. */
 enum { P_X, P_FILE, P_XV, P_XCOL, P_TITLE, P_XLAB, P_YLAB, P_NAMES, P_WIDTH, P_HEIGHT };
 
-/* Largest picture side we draw, in pixels / points / cells. */
-enum { PLOT_MAX_SIDE = 10000 };
+/* Largest picture side we draw, in pixels or points; in the terminal, in cells. */
+enum { PLOT_MAX_SIDE = 10000, PLOT_MAX_CELLS = 1000 };
 
 void plot_spec_free(PlotSpec *s)
 {
@@ -252,6 +252,8 @@ static Status build_spec(Interp *I, const BArgs *a, PlotSpec *s, const char **fi
         if (X->cols == 1)
             return err_set(I, "plot(): xcol=1 leaves no column of X to plot");
     }
+    if (!**file && (w > PLOT_MAX_CELLS || h > PLOT_MAX_CELLS))
+        return err_set(I, "plot(): in the terminal, width and height are at most %d characters", PLOT_MAX_CELLS);
     if (**file && !plot_known_suffix(*file))
         return err_set(I, "plot(): cannot tell the picture format of '%s': the file name must end in .png, .svg "
                        "or .pdf", *file);

@@ -123,45 +123,90 @@ typedef struct Area {
 static double fx(const Area *f, double v) { return f->x0 + (v - f->r.xlo) / (f->r.xhi - f->r.xlo) * f->w; }
 static double fy(const Area *f, double v) { return f->y0 + f->h - (v - f->r.ylo) / (f->r.yhi - f->r.ylo) * f->h; }
 
+static bool point_ok(const PlotSpec *s, int k, int64_t i)
+{
+    return isfinite(s->x[i]) && isfinite(s->y[k][i]);
+}
+
+/* True when the finite x values never decrease (the usual case: steps,
+ * epochs, time), which lets draw_series thin out dense series. */
+static bool x_sorted(const PlotSpec *s)
+{
+    double prev = -INFINITY;
+    for (int64_t i = 0; i < s->n; i++) {
+        if (!isfinite(s->x[i]))
+            continue;
+        if (s->x[i] < prev)
+            return false;
+        prev = s->x[i];
+    }
+    return true;
+}
+
 /* One series: a path broken at every non-finite point; a point with no
- * finite neighbour gets a dot so that it stays visible. */
-static void draw_series(cairo_t *cr, const PlotSpec *s, const Area *f, int k)
+ * finite neighbour gets a dot so that it stays visible. When x is sorted
+ * and there are more points than pixel columns, the points falling in one
+ * pixel column are drawn as their first, lowest, highest and last point
+ * (in their order): the same picture, without stroking a million segments
+ * on top of each other. */
+static void draw_series(cairo_t *cr, const PlotSpec *s, const Area *f, int k, bool thin)
 {
     const double *y = s->y[k];
     set_series_style(cr, k);
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
     cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
-    int64_t run = 0;
-    for (int64_t i = 0; i < s->n; i++) {
-        bool ok = isfinite(s->x[i]) && isfinite(y[i]);
-        if (!ok) {
-            if (run > 1)
+    int64_t run = 0;        /* points in the current path */
+    double lastx = 0, lasty = 0;
+    for (int64_t i = 0; i < s->n;) {
+        if (!point_ok(s, k, i)) {
+            if (run > 1) {
                 cairo_stroke(cr);
-            else
+            } else if (run == 1) {
                 cairo_new_path(cr);
+                cairo_arc(cr, lastx, lasty, 2.5, 0, 2 * M_PI);
+                cairo_fill(cr);
+            }
             run = 0;
+            i++;
             continue;
         }
-        double px = fx(f, s->x[i]), py = fy(f, y[i]);
-        if (run == 0)
-            cairo_move_to(cr, px, py);
-        else
-            cairo_line_to(cr, px, py);
-        run++;
-        bool next_ok = i + 1 < s->n && isfinite(s->x[i + 1]) && isfinite(y[i + 1]);
-        if (run == 1 && !next_ok) {
-            cairo_new_path(cr);
-            cairo_arc(cr, px, py, 2.5, 0, 2 * M_PI);
-            cairo_fill(cr);
-            run = 0;
+        /* The bucket [i, j]: one point, or the points of one pixel column. */
+        int64_t j = i, imin = i, imax = i;
+        if (thin) {
+            double col = floor(fx(f, s->x[i]));
+            while (j + 1 < s->n && point_ok(s, k, j + 1) && floor(fx(f, s->x[j + 1])) == col) {
+                j++;
+                if (y[j] < y[imin])
+                    imin = j;
+                if (y[j] > y[imax])
+                    imax = j;
+            }
         }
+        int64_t pts[4] = {i, imin < imax ? imin : imax, imin < imax ? imax : imin, j};
+        for (int p = 0; p < 4; p++) {
+            if (p > 0 && pts[p] == pts[p - 1])
+                continue;
+            lastx = fx(f, s->x[pts[p]]);
+            lasty = fy(f, y[pts[p]]);
+            if (run == 0)
+                cairo_move_to(cr, lastx, lasty);
+            else
+                cairo_line_to(cr, lastx, lasty);
+            run++;
+        }
+        i = j + 1;
     }
-    if (run > 1)
+    if (run > 1) {
         cairo_stroke(cr);
+    } else if (run == 1) {
+        cairo_new_path(cr);
+        cairo_arc(cr, lastx, lasty, 2.5, 0, 2 * M_PI);
+        cairo_fill(cr);
+    }
     cairo_new_path(cr);
     if (s->n <= MARKER_MAX_POINTS) {
         for (int64_t i = 0; i < s->n; i++) {
-            if (!isfinite(s->x[i]) || !isfinite(y[i]))
+            if (!point_ok(s, k, i))
                 continue;
             cairo_arc(cr, fx(f, s->x[i]), fy(f, y[i]), 3.6, 0, 2 * M_PI);
             cairo_fill(cr);
@@ -263,8 +308,9 @@ static void draw_chart(cairo_t *cr, const PlotSpec *s, double W, double H)
         cairo_restore(cr);
     }
 
+    bool thin = s->n > 2 * (int64_t)f.w && x_sorted(s);
     for (int k = 0; k < s->ns; k++)
-        draw_series(cr, s, &f, k);
+        draw_series(cr, s, &f, k, thin);
 
     if (s->legend) {
         double lx = f.x0 + f.w + 14, ly = f.y0 + 4, row = FONT_LEGEND + 9;

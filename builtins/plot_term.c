@@ -35,8 +35,8 @@ void plot_term_size(FILE *f, int *cols, int *rows)
         c = atoi(e);
     if (r <= 0 && (e = getenv("LINES")) && *e)
         r = atoi(e);
-    *cols = c > 0 ? c : 80;
-    *rows = r > 0 ? r : 24;
+    *cols = c > 0 ? (c < 1000 ? c : 1000) : 80;
+    *rows = r > 0 ? (r < 1000 ? r : 1000) : 24;
 }
 
 /* Number of characters (code points) of UTF-8 text. */

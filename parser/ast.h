@@ -42,6 +42,7 @@ typedef enum UnOp { UOP_NEG, UOP_PLUS, UOP_NOT } UnOp;
 typedef struct Node Node;
 typedef struct FuncDecl FuncDecl;
 struct FuncDef;        /* runtime/program.h */
+struct CallVariants;   /* runtime/program.h */
 struct BuiltinDef;     /* builtins/registry.h */
 
 /* One part of an index expression X[rows, cols]. */
@@ -109,6 +110,9 @@ struct Node {
             const struct BuiltinDef *bi;
             int *argmap;
             int nparams;            /* parameters of the callee (size of the bound array) */
+            /* resolved, upstream-style DML builtin (m_f/s_f): fn/argmap hold
+             * one variant, the run time picks by the first argument */
+            const struct CallVariants *variants;
         } call;
         struct { Node *target; IndexPart rows, cols; bool has_cols; } index;
         struct { Node **items; int n; } list;

@@ -8,6 +8,7 @@
 #include <cblas.h>
 #include <cpuid.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,55 @@ void blas_set_threads(int n)
 int blas_get_threads(void)
 {
     return openblas_get_num_threads();
+}
+
+/* ==================================================================
+ * the thread budget
+ * ================================================================== */
+
+/* Threads the process may keep busy; 0 until set (then: online cores).
+ * Written once by main() before any thread starts, read by all after:
+ * process-wide like OpenBLAS's own thread count, which it governs. */
+static atomic_int budget_total;
+
+void blas_budget_set(int total)
+{
+    if (total < 1) {
+        /* OpenBLAS's own default: the cores, or OPENBLAS_NUM_THREADS. */
+        atomic_store(&budget_total, blas_get_threads() > 0 ? blas_get_threads() : 1);
+        return;
+    }
+    atomic_store(&budget_total, total);
+    blas_set_threads(total);
+}
+
+int blas_budget_total(void)
+{
+    int t = atomic_load(&budget_total);
+    if (t > 0)
+        return t;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)(n < 1024 ? n : 1024) : 1;
+}
+
+int blas_budget_share(int workers)
+{
+    int total = blas_budget_total();
+    if (workers < 1)
+        workers = 1;
+    return total / workers > 1 ? total / workers : 1;
+}
+
+int blas_budget_enter(int workers)
+{
+    int before = blas_get_threads();
+    blas_set_threads(blas_budget_share(workers));
+    return before;
+}
+
+void blas_budget_leave(int saved)
+{
+    blas_set_threads(saved);
 }
 
 const char *blas_corename(void)

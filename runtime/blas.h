@@ -18,6 +18,26 @@ void blas_dgemv(bool transA, int64_t m, int64_t n, double alpha, const double *A
 /* Number of BLAS threads for calls from now on (process-wide in OpenBLAS). */
 void blas_set_threads(int n);
 int blas_get_threads(void);
+/* The thread budget: how many threads the process keeps busy at most
+ * (--threads / DML_THREADS; default the online cores). Code that runs
+ * several workers, each calling BLAS and the element-wise kernels (parfor,
+ * paramserv), gives each worker budget / workers threads (at least 1), so
+ * workers x threads per worker <= budget:
+ *     int saved = blas_budget_enter(k);          // before starting k workers
+ *     worker_interp.blas_threads = blas_budget_share(k);
+ *     ...join the workers...
+ *     blas_budget_leave(saved);
+ * blas_budget_set is called once by main() before any thread starts; it
+ * also sets the BLAS thread count to the budget. total < 1: the default,
+ * OpenBLAS's own count (the cores, or OPENBLAS_NUM_THREADS). */
+void blas_budget_set(int total);
+int blas_budget_total(void);
+/* Threads per worker when 'workers' share the budget: total / workers, >= 1. */
+int blas_budget_share(int workers);
+/* Sets the BLAS thread count to blas_budget_share(workers); returns the
+ * previous count for blas_budget_leave. */
+int blas_budget_enter(int workers);
+void blas_budget_leave(int saved);
 /* Name of the OpenBLAS kernel in use ("SkylakeX", "Haswell", ...). */
 const char *blas_corename(void);
 /* Called first thing in main(), before OpenBLAS initialises: if the user did

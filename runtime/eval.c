@@ -11,6 +11,7 @@
 
 #include "../builtins/registry.h"
 #include "hitters.h"
+#include "fuse.h"
 #include "ops.h"
 #include "suggest.h"
 
@@ -129,8 +130,18 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
         return ST_OK;
     }
     case N_BINARY:
+        if (fuse_candidate(n) || fuse_matmul_candidate(n)) {
+            Status st;
+            if (n->binary.op == OP_MATMUL ? fuse_matmul(I, n, out, &st) : fuse_eval(I, n, out, &st))
+                return st;
+        }
         return eval_binary(I, n, out);
     case N_UNARY: {
+        if (fuse_candidate(n)) {
+            Status st;
+            if (fuse_eval(I, n, out, &st))
+                return st;
+        }
         Value a;
         TRY(eval_expr(I, n->unary.operand, &a));
         if (n->unary.op == UOP_NEG) {
@@ -141,6 +152,11 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
         return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
     }
     case N_CALL:
+        if (fuse_candidate(n)) {
+            Status st;
+            if (fuse_eval(I, n, out, &st))
+                return st;
+        }
         return eval_call(I, n, out, 1, false);
     case N_INDEX:
         return eval_index(I, n, out);
@@ -232,6 +248,11 @@ static Status check_output(Interp *I, const FuncDef *f, const Param *o, Value *v
         *v = val_int((int64_t)v->d);
         return ST_OK;
     }
+    /* Upstream checks output value types only where the compiler can infer
+     * them, and passes the value through unchanged at run time: a fractional
+     * (or NaN, infinite) double in an int output stays a double. */
+    if (want == VAL_INT && v->kind == VAL_DOUBLE)
+        return ST_OK;
     return err_set(I, "return variable '%s' of %s() is declared %s but holds a %s", o->name, f->name,
                    o->vtype == ST_INT ? "int" : o->vtype == ST_DOUBLE ? "double"
                    : o->vtype == ST_BOOLEAN ? "boolean" : "string", value_word(*v));
@@ -285,6 +306,9 @@ static Status run_function(Interp *I, const FuncDef *f, Frame *frame, const bool
         /* Several outputs may share a slot ('return (X, X)'): retain, not move. */
         outs[i] = val_ref(frame->slots[f->out_slots[i]]);
     }
+    /* x = f() with f declaring no outputs leaves x undefined (COMPAT.md 4). */
+    for (int i = d->nouts; i < nout; i++)
+        outs[i] = val_none();
 done:
     I->depth--;
     I->frame = frame->parent;
@@ -297,9 +321,11 @@ done:
 
 enum { SMALL_FRAME = 16 };
 
-static Status call_user(Interp *I, const Node *n, Value *outs, int nout)
+/* Call user function f with n's arguments bound by 'argmap'. 'first', when
+ * not VAL_NONE, is argument 0 already evaluated (taken). */
+static Status call_user(Interp *I, const Node *n, const FuncDef *f, const int *argmap, Value first, Value *outs,
+                        int nout)
 {
-    const FuncDef *f = n->call.fn;
     int ns = f->slots.n;
     Value small[SMALL_FRAME];
     Value *slots = ns <= SMALL_FRAME ? small : calloc((size_t)ns, sizeof *slots);
@@ -309,6 +335,7 @@ static Status call_user(Interp *I, const Node *n, Value *outs, int nout)
     if (!slots || !given) {
         if (slots != small) free(slots);
         if (given != given_small) free(given);
+        val_release(first);
         return err_at(I, &n->loc, "out of memory");
     }
     memset(slots, 0, sizeof *slots * (size_t)ns);
@@ -316,9 +343,11 @@ static Status call_user(Interp *I, const Node *n, Value *outs, int nout)
     Status st = ST_OK;
     for (int i = 0; i < n->call.nargs; i++) {
         Value v;
-        if ((st = eval_expr(I, n->call.args[i], &v)) != ST_OK)
+        if (i == 0 && first.kind != VAL_NONE)
+            v = first;
+        else if ((st = eval_expr(I, n->call.args[i], &v)) != ST_OK)
             break;
-        int pi = n->call.argmap[i];
+        int pi = argmap[i];
         if ((st = bind_param(I, f, &f->decl->params[pi], v, &slots[pi])) != ST_OK) {
             err_stamp(I, &n->call.args[i]->loc);
             break;
@@ -434,10 +463,33 @@ static Status call_builtin(Interp *I, const Node *n, Value *outs, int nout)
     return st;
 }
 
+/* f(...) where f's file defines m_f and/or s_f: a matrix or list first
+ * argument picks m_f, anything else (or no argument) s_f (COMPAT.md 1). */
+static Status call_variant(Interp *I, const Node *n, Value *outs, int nout)
+{
+    const CallVariants *cv = n->call.variants;
+    Value first = val_none();
+    if (n->call.nargs > 0)
+        TRY(eval_expr(I, n->call.args[0], &first));
+    int v = first.kind == VAL_MATRIX || first.kind == VAL_LIST ? 0 : 1;
+    if (!cv->fn[v]) {
+        val_release(first);
+        return err_at(I, &n->loc, "Builtin function '%s_%s': script loaded but function not found. Is there a "
+                      "typo in the function name?", v == 0 ? "m" : "s", cv->name);
+    }
+    if (cv->bind_err[v]) {
+        val_release(first);
+        return err_at(I, &n->loc, "%s", cv->bind_err[v]);
+    }
+    return call_user(I, n, cv->fn[v], cv->argmap[v], first, outs, nout);
+}
+
 Status eval_call(Interp *I, const Node *n, Value *outs, int nout, bool stmt)
 {
     (void)stmt;
+    if (n->call.variants)
+        return call_variant(I, n, outs, nout);
     if (n->call.fn)
-        return call_user(I, n, outs, nout);
+        return call_user(I, n, n->call.fn, n->call.argmap, val_none(), outs, nout);
     return call_builtin(I, n, outs, nout);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../builtins/paramserv/psmpi.h"
 #include "../builtins/help.h"
 #include "blas.h"
 #include "cli.h"
@@ -41,7 +42,8 @@ static const char usage_text[] =
     "                         reproducible run\n"
     "  --stats [N], -stats [N]  print run statistics at the end, with the N (default\n"
     "                         10) most expensive builtins and operators\n"
-    "  --threads N            BLAS threads (default: all cores; also DML_THREADS)\n"
+    "  --threads N            thread budget: BLAS and kernel threads, and workers x threads\n"
+    "                         each for parfor/paramserv (default: all cores; also DML_THREADS)\n"
     "  --dump-ast             print the syntax tree of FILE and exit\n"
     "\n"
     "source(\"path\") looks for path in: the working directory, ./scripts/, the\n"
@@ -280,6 +282,8 @@ static int run_script(RunOpts *o)
         printf("Total compilation time:\t\t%.3f sec.\n", t1 - t0);
         printf("Total execution time:\t\t%.3f sec.\n", t2 - t1);
         printf("BLAS kernel:\t\t\t%s (%d threads)\n", blas_corename(), blas_get_threads());
+        printf("Thread budget:\t\t\t%d (--threads / DML_THREADS; workers x threads each <= budget)\n",
+               blas_budget_total());
         if (stats.report.len)
             fwrite(stats.report.p, 1, stats.report.len, stdout);
         print_heavy_hitters(p->hh, o->stats_top);
@@ -301,8 +305,7 @@ static void apply_threads(int threads)
     const char *env = getenv("DML_THREADS");
     if (!threads && env && *env)
         threads = atoi(env);
-    if (threads > 0)
-        blas_set_threads(threads);
+    blas_budget_set(threads);
 }
 
 /* Matrix temporaries are large and short-lived. glibc would hand each one
@@ -319,6 +322,7 @@ static void tune_malloc(void)
     mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
 }
 
+static int run_main(int argc, char **argv);
 static bool is_help_flag(const char *a)
 {
     return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "-help") == 0;
@@ -365,6 +369,19 @@ int main(int argc, char **argv)
         free(self);
         return rc;
     }
+    /* Under mpirun, ranks 1..N-1 serve paramserv calls and never run the
+     * script; rank 0 goes on, and tells them to exit when it is done. */
+    int mpi_status;
+    if (ps_mpi_launch(&mpi_status))
+        return mpi_status;
+    int rc = run_main(argc, argv);
+    ps_mpi_finish(rc);
+    return rc;
+}
+
+/* dml [repl] | dml run FILE | dml -f FILE | dml -s TEXT, with options. */
+static int run_main(int argc, char **argv)
+{
     RunOpts o = {0};
     int rc;
     if (argc == 1 || (argc >= 2 && strcmp(argv[1], "repl") == 0)) {

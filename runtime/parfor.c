@@ -202,8 +202,8 @@ static int option_int(Interp *I, const Node *s, const char *name, int dflt)
 Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t count)
 {
     uint64_t seed = rng_next(&I->rng);
-    long ncores = sysconf(_SC_NPROCESSORS_ONLN);
-    int par = option_int(I, s, "par", ncores > 0 ? (int)ncores : 1);
+    /* Default parallelism: the thread budget (--threads / DML_THREADS). */
+    int par = option_int(I, s, "par", blas_budget_total());
     if (par < 1)
         par = 1;
     int64_t T = count < par ? count : par;
@@ -219,8 +219,8 @@ Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t cou
     const Frame *cf = I->frame;
     int64_t per = count / T, extra = count % T, lo = 0;
     int started = 0;
-    int blas_before = blas_get_threads();
-    blas_set_threads((int)(ncores / T) > 1 ? (int)(ncores / T) : 1);
+    /* Workers x BLAS threads each <= the budget. */
+    int blas_before = blas_budget_enter((int)T);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, PF_STACK);
@@ -233,6 +233,7 @@ Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t cou
         interp_init(&x->I, I->prog, seed);
         x->I.interrupt = &pf.abort;
         x->I.in_parallel = true;
+        x->I.blas_threads = blas_budget_share((int)T);
         x->I.depth = I->depth;
         x->frame = *cf;
         x->frame.slots = calloc((size_t)cf->nslots + 1, sizeof(Value));
@@ -254,7 +255,7 @@ Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t cou
     pthread_mutex_unlock(&pf.mu);
     for (int t = 0; t < started; t++)
         pthread_join(w[t].thread, NULL);
-    blas_set_threads(blas_before);
+    blas_budget_leave(blas_before);
 
     Status st = ST_OK;
     if (started < T)

@@ -30,6 +30,7 @@ Program *program_new(void)
     if (!p)
         return NULL;
     p->arena = arena_new();
+    pthread_mutex_init(&p->load_lock, NULL);
     p->main = p->arena ? program_add_module(p, ".defaultNS", "<main>") : NULL;
     if (!p->main) {
         program_free(p);
@@ -70,6 +71,7 @@ void program_free(Program *p)
     }
     resolve_release_constants(p);
     arena_free(p->arena);
+    pthread_mutex_destroy(&p->load_lock);
     free(p);
 }
 
@@ -208,6 +210,11 @@ FuncDef *module_find_func(const Module *m, const char *name)
     return NULL;
 }
 
+bool module_is_builtin(const Module *m)
+{
+    return strncmp(m->key, "<builtin>/", 10) == 0;
+}
+
 Module *module_find_alias(const Module *m, const char *alias)
 {
     for (int i = 0; i < m->naliases; i++)
@@ -241,6 +248,16 @@ const char *program_add_text(Program *p, const char *file, const char *text, siz
     t->next = p->texts;
     p->texts = t;
     return t->file;
+}
+
+const char *program_file_text(const Program *p, const char *file, size_t *len)
+{
+    for (const SourceText *t = p->texts; t; t = t->next)
+        if (t->file == file || strcmp(t->file, file) == 0) {
+            *len = t->len;
+            return t->text;
+        }
+    return NULL;
 }
 
 const char *program_source_line(const Program *p, const char *file, int line, size_t *len)

@@ -291,7 +291,6 @@ static char *cand_next(const char *text, int state)
  * complete file names (source("nn/la<Tab>), elsewhere only DML names. */
 static char **dml_complete(const char *text, int start, int end)
 {
-    (void)start;
     if (rl_completion_quote_character)
         return NULL;
     rl_attempted_completion_over = 1;
@@ -304,8 +303,9 @@ static char **dml_complete(const char *text, int start, int end)
         for (int i = 0; dml_keywords[i]; i++)
             if (strcmp(m[0], dml_keywords[i]) == 0)
                 is_kw = true;
-        /* No second '(' when completing "rowSu|(X)". */
-        if (is_func && rl_line_buffer[end] == '(')
+        /* No second '(' when completing "rowSu|(X)", and none after '?'
+         * ("?rowSu|" asks for help on a name, not a call). */
+        if (is_func && (rl_line_buffer[end] == '(' || (start > 0 && rl_line_buffer[start - 1] == '?')))
             is_func = false;
         rl_completion_append_character = is_func ? '(' : is_kw ? ' ' : '\0';
     }
@@ -758,7 +758,7 @@ static void setup_readline(Repl *r)
     rl_attempted_completion_function = dml_complete;
     /* ':' is not a break so "nn::aff" completes as one word; '.' neither
      * (as.scalar). */
-    rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{}()[],+-*/%^!~";
+    rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{}()[],+-*/%^!~?";
     rl_completer_quote_characters = "\"'";
     history_start(r);
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "../builtins/help.h"
@@ -34,6 +35,7 @@ typedef struct Res {
     SlotTable *slots;       /* frame layout being filled */
     const FuncDef *fn;      /* function being bound, NULL at top level */
     char *err;              /* first error (diagnostic) */
+    char err_msg[1024];     /* its message alone (no position, no caret) */
     bool repl;
     Pending *pending;
     StackGuard stack;       /* deep trees are an error, not a crash */
@@ -41,8 +43,9 @@ typedef struct Res {
 } Res;
 
 /* Where a call stands: inside an expression, as a statement, as the right
- * side of [a, b] = ..., or as a bare REPL input (anything goes). */
-enum CallCtx { CTX_EXPR, CTX_STMT, CTX_MULTI, CTX_REPL };
+ * side of [a, b] = ..., as a bare REPL input (anything goes), or as the
+ * whole right side of x = ... */
+enum CallCtx { CTX_EXPR, CTX_STMT, CTX_MULTI, CTX_REPL, CTX_ASSIGN /* x = f(...) */ };
 
 static void rerr(Res *r, const Loc *loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void rerr(Res *r, const Loc *loc, const char *fmt, ...)
@@ -54,6 +57,7 @@ static void rerr(Res *r, const Loc *loc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    snprintf(r->err_msg, sizeof r->err_msg, "%s", msg);
     r->err = program_diag(r->p, loc, msg);
 }
 
@@ -175,27 +179,18 @@ static Module *module_by_key(const Program *p, const char *key)
     return NULL;
 }
 
-/* Read, parse and declare the file 'found' as a new module keyed 'key'.
- * NULL (error set) on failure. */
-static Module *load_module_file(Res *r, const char *key, const char *found, const Loc *loc)
+/* Parse and declare text[0..len) read from 'found' as a new module keyed
+ * 'key'. NULL (error set) on failure. */
+static Module *load_module_text(Res *r, const char *key, const char *found, const char *text, size_t len,
+                               const Loc *loc)
 {
-    size_t len;
-    char *ferr = NULL;
-    char *text = program_read_file(found, &len, &ferr);
-    if (!text) {
-        rerr(r, loc, "%s", ferr ? ferr : "cannot read source file");
-        free(ferr);
-        return NULL;
-    }
     const char *fname = program_add_text(r->p, found, text, len);
     if (!fname) {
-        free(text);
         oom(r, loc);
         return NULL;
     }
     ParseOut po = {0};
     bool ok = parse_source(r->p->arena, fname, text, len, PARSE_PROGRAM, &po);
-    free(text);
     if (!ok) {
         if (!r->err)
             r->err = po.error;
@@ -213,6 +208,35 @@ static Module *load_module_file(Res *r, const char *key, const char *found, cons
     declare(r, target, po.stmts, po.n);
     r->m = saved;
     return target;
+}
+
+/* Read, parse and declare the file 'found' as a new module keyed 'key'.
+ * NULL (error set) on failure. */
+static Module *load_module_file(Res *r, const char *key, const char *found, const Loc *loc)
+{
+    size_t len;
+    char *ferr = NULL;
+    char *text = program_read_file(found, &len, &ferr);
+    if (!text) {
+        rerr(r, loc, "%s", ferr ? ferr : "cannot read source file");
+        free(ferr);
+        return NULL;
+    }
+    Module *m = load_module_text(r, key, found, text, len, loc);
+    free(text);
+    return m;
+}
+
+/* Worker rank: the module keyed 'key' from the files rank 0 shipped. */
+static Module *load_shipped(Res *r, const char *key, const Loc *loc)
+{
+    for (int i = 0; i < r->p->nshipped; i++) {
+        const ShippedFile *f = &r->p->shipped[i];
+        if (strcmp(f->key, key) == 0)
+            return load_module_text(r, key, f->path, f->text, f->len, loc);
+    }
+    rerr(r, loc, "source file '%s' was not shipped by rank 0", key);
+    return NULL;
 }
 
 static void load_source(Res *r, Module *m, const Node *s)
@@ -233,6 +257,10 @@ static void load_source(Res *r, Module *m, const Node *s)
     Module *target = module_by_key(r->p, key);
     if (!target) {
         char found[PATH_MAX];
+        if (r->p->shipped) {
+            target = load_shipped(r, key, &s->loc);
+            goto have;
+        }
         /* Search with the working-dir-joined path minus a leading "./". */
         const char *rel = joined;
         while (rel[0] == '.' && rel[1] == '/')
@@ -247,27 +275,72 @@ static void load_source(Res *r, Module *m, const Node *s)
         else
             target = load_module_file(r, key, found, &s->loc);
     }
+have:
     free(key);
     if (target)
         add_alias(r, m, s->source.alias, target, &s->loc);
 }
 
-/* DML-bodied builtins (doc/language.md, "function"): a call to an unknown f loads
- * stdlib/builtin/f.dml, once, and binds to its function f. */
-static FuncDef *dml_builtin(Res *r, const char *name, const Loc *loc)
+/* ---- DML-bodied builtins (COMPAT.md 1) ----
+ * A call to an unknown f loads f's file once (module key "<builtin>/f.dml")
+ * from the first of: the working directory's scripts/builtin/f.dml (then
+ * scripts/scripts/builtin/f.dml, upstream's second try), the SystemDS tree
+ * named by $SYSTEMDS_ROOT, and our stdlib's builtin/f.dml. A SystemDS tree
+ * thus wins over our stdlib; a native builtin wins over both. The file
+ * defines f (our stdlib's convention) or m_f/s_f/f_f (upstream's). */
+static bool find_builtin_file(const Program *p, const char *name, char *out, size_t cap)
 {
-    char rel[PATH_MAX], key[PATH_MAX], found[PATH_MAX];
-    snprintf(rel, sizeof rel, "builtin/%s.dml", name);
+    char rel[PATH_MAX];
+    snprintf(rel, sizeof rel, "scripts/builtin/%s.dml", name);
+    static const char *const local[] = {NULL, "scripts"};
+    for (size_t i = 0; i < sizeof local / sizeof local[0]; i++) {
+        int k = local[i] ? snprintf(out, cap, "%s/%s", local[i], rel) : snprintf(out, cap, "%s", rel);
+        FILE *f = k > 0 && (size_t)k < cap ? fopen(out, "r") : NULL;
+        if (f) {
+            fclose(f);
+            return true;
+        }
+    }
+    const char *root = getenv("SYSTEMDS_ROOT");
+    if (root && *root) {
+        int k = snprintf(out, cap, "%s/%s", root, rel);
+        FILE *f = k > 0 && (size_t)k < cap ? fopen(out, "r") : NULL;
+        if (f) {
+            fclose(f);
+            return true;
+        }
+    }
+    return program_find_stdlib(p, rel + strlen("scripts/"), out, cap);
+}
+
+/* The module of builtin 'name', loading it on first use; NULL if no file
+ * defines it (or on a load error, then set in r). */
+static Module *builtin_module(Res *r, const char *name, const Loc *loc)
+{
+    char key[PATH_MAX], found[PATH_MAX];
     snprintf(key, sizeof key, "<builtin>/%s.dml", name);
     Module *m = module_by_key(r->p, key);
-    if (!m) {
-        if (!program_find_stdlib(r->p, rel, found, sizeof found))
-            return NULL;
-        m = load_module_file(r, key, found, loc);
-        if (!m)
-            return NULL;
+    if (m)
+        return m;
+    if (r->p->shipped) {
+        /* An Open MPI worker rank reads no files: the builtin's file is one
+         * rank 0 shipped, under the same module key. */
+        for (int i = 0; i < r->p->nshipped; i++)
+            if (strcmp(r->p->shipped[i].key, key) == 0)
+                return load_shipped(r, key, loc);
+        return NULL;
     }
-    return module_find_func(m, name);
+    if (!find_builtin_file(r->p, name, found, sizeof found))
+        return NULL;
+    return load_module_file(r, key, found, loc);
+}
+
+/* Function pfx+name of module m, or NULL. */
+static FuncDef *variant_func(const Module *m, const char *pfx, const char *name)
+{
+    char fn[512];
+    snprintf(fn, sizeof fn, "%s%s", pfx, name);
+    return module_find_func(m, fn);
 }
 
 static void declare_func(Res *r, Module *m, Node *s)
@@ -409,6 +482,94 @@ static void signature(const FuncDef *f, char *buf, size_t cap)
     buf[o < cap ? o : cap - 1] = '\0';
 }
 
+/* ---- inlining, as upstream decides it (COMPAT.md 3, 4) ----
+ * Upstream inlines a call to f when f's body is one basic block (no
+ * if/for/while/parfor), every user function it calls is inlinable too, and
+ * f is not a DML builtin. Inlining decides whether named arguments may
+ * precede positional ones and whether y = f() may drop outputs. Judged on
+ * the syntax, so it works before f's body is bound; 'budget' bounds the
+ * walk (cycles, call fan-out). */
+static bool func_inlinable(const Program *p, const FuncDef *f, int *budget);
+
+static bool expr_inlinable(const Program *p, const Module *m, const Node *e, int *budget)
+{
+    if (!e)
+        return true;
+    switch (e->kind) {
+    case N_BINARY:
+        return expr_inlinable(p, m, e->binary.lhs, budget) && expr_inlinable(p, m, e->binary.rhs, budget);
+    case N_UNARY:
+        return expr_inlinable(p, m, e->unary.operand, budget);
+    case N_INDEX:
+        return expr_inlinable(p, m, e->index.target, budget) && expr_inlinable(p, m, e->index.rows.lo, budget)
+            && expr_inlinable(p, m, e->index.rows.hi, budget) && expr_inlinable(p, m, e->index.cols.lo, budget)
+            && expr_inlinable(p, m, e->index.cols.hi, budget);
+    case N_EXPRLIST:
+        for (int i = 0; i < e->list.n; i++)
+            if (!expr_inlinable(p, m, e->list.items[i], budget))
+                return false;
+        return true;
+    case N_CALL: {
+        const FuncDef *g = NULL;
+        if (e->call.ns) {
+            const Module *t = module_find_alias(m, e->call.ns);
+            g = t ? module_find_func(t, e->call.name) : NULL;
+            if (!g)
+                return false;
+        } else {
+            g = module_find_func(m, e->call.name);
+            if (!g && !builtin_find(e->call.name))
+                return false;   /* a DML builtin: never inlined */
+        }
+        if (g && !func_inlinable(p, g, budget))
+            return false;
+        for (int i = 0; i < e->call.nargs; i++)
+            if (!expr_inlinable(p, m, e->call.args[i], budget))
+                return false;
+        return true;
+    }
+    default:
+        return true;
+    }
+}
+
+static bool func_inlinable(const Program *p, const FuncDef *f, int *budget)
+{
+    if (--*budget < 0 || module_is_builtin(f->mod))
+        return false;
+    const FuncDecl *d = f->decl;
+    for (int i = 0; i < d->nbody; i++) {
+        const Node *s = d->body[i];
+        switch (s->kind) {
+        case N_ASSIGN:
+            if (!expr_inlinable(p, f->mod, s->assign.value, budget))
+                return false;
+            break;
+        case N_MULTIASSIGN:
+            if (!expr_inlinable(p, f->mod, s->multi.call, budget))
+                return false;
+            break;
+        case N_EXPRSTMT:
+            if (!expr_inlinable(p, f->mod, s->expr.e, budget))
+                return false;
+            break;
+        case N_IFDEF:
+            if (!expr_inlinable(p, f->mod, s->ifdef.dflt, budget))
+                return false;
+            break;
+        default:
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool inlinable(const Program *p, const FuncDef *f)
+{
+    int budget = 64;
+    return func_inlinable(p, f, &budget);
+}
+
 static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
 {
     char name[300];
@@ -416,22 +577,38 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
     const FuncDecl *d = f->decl;
     n->call.fn = f;
     n->call.nparams = d->nparams;
+    /* A positional argument after a named one: upstream binds it by position
+     * when it inlines the call, and rejects the call otherwise. */
+    bool mixed = false, seen_named = false;
+    for (int i = 0; i < n->call.nargs; i++) {
+        if (n->call.argnames[i])
+            seen_named = true;
+        else if (seen_named)
+            mixed = true;
+    }
+    if (mixed) {
+        if (ctx == CTX_EXPR || !inlinable(r->p, f)) {
+            rerr(r, &n->loc, " In DML, functions can only have named parameters (e.g., name1=value1, "
+                 "name2=value2) or unnamed parameters (e.g, value1, value2). %s has both parameter types.",
+                 n->call.name);
+            return;
+        }
+        if (n->call.nargs != d->nparams) {
+            rerr(r, &n->loc, "Wrong number of function input arguments: %d found, but %d expected.",
+                 n->call.nargs, d->nparams);
+            return;
+        }
+    }
     n->call.argmap = res_alloc(r, sizeof(int) * (size_t)(n->call.nargs + 1), &n->loc);
     bool *bound = n->call.argmap ? calloc((size_t)d->nparams + 1, 1) : NULL;
     if (!bound) {
         oom(r, &n->loc);
         return;
     }
-    bool seen_named = false;
     for (int i = 0; i < n->call.nargs && !r->err; i++) {
         const char *an = n->call.argnames[i];
         int pi;
         if (!an) {
-            if (seen_named) {
-                rerr(r, &n->call.args[i]->loc, "positional argument after named arguments in call to function '%s'",
-                     name);
-                break;
-            }
             pi = i;
             if (pi >= d->nparams) {
                 rerr(r, &n->loc, "too many arguments in call to function '%s': it takes %d, got %d", name,
@@ -439,11 +616,15 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
                 break;
             }
         } else {
-            seen_named = true;
             pi = -1;
             for (int j = 0; j < d->nparams; j++)
                 if (strcmp(d->params[j].name, an) == 0)
                     pi = j;
+            if (pi < 0 && mixed) {
+                rerr(r, &n->call.args[i]->loc, "Non-existing named function argument '%s' in call to %s.", an,
+                     n->call.name);
+                break;
+            }
             if (pi < 0) {
                 char sig[512];
                 signature(f, sig, sizeof sig);
@@ -468,7 +649,11 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
     free(bound);
     if (r->err)
         return;
-    if (ctx == CTX_EXPR && d->nouts != 1) {
+    /* y = f(...): the first of several outputs, as upstream does for calls it
+     * does not inline; an f without outputs leaves y alone (COMPAT.md 4). */
+    if (ctx == CTX_ASSIGN && d->nouts > 1 && inlinable(r->p, f))
+        rerr(r, &n->loc, "Assignment statement cannot return multiple values");
+    else if (ctx == CTX_EXPR && d->nouts != 1) {
         if (d->nouts == 0)
             rerr(r, &n->loc, "function '%s' returns no value and cannot be used in an expression", name);
         else
@@ -491,8 +676,13 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
         return;
     }
     if ((bi->flags & BF_MULTI) && ctx != CTX_MULTI && ctx != CTX_REPL) {
-        rerr(r, &n->loc, "%s() returns several values and needs to be called with multi-return assignment "
-             "([a, b] = %s(...))", name, name);
+        char up[64];
+        size_t k = 0;
+        for (; name[k] && k + 1 < sizeof up; k++)
+            up[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
+        up[k] = '\0';
+        rerr(r, &n->loc, "Function %s needs to be called with multi-return assignment. ([a, b] = %s(...))", up,
+             name);
         return;
     }
     if (ctx == CTX_MULTI && !(bi->flags & BF_MULTI)) {
@@ -620,6 +810,56 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
     free(bound);
 }
 
+/* Bind a call to builtin file bm's m_f/s_f variants; the run time picks
+ * one by the first argument (COMPAT.md 1). */
+static void bind_variants(Res *r, Node *n, Module *bm, enum CallCtx ctx)
+{
+    const char *name = n->call.name;
+    CallVariants *cv = arena_alloc(r->p->arena, sizeof *cv);
+    memset(cv, 0, sizeof *cv);
+    cv->name = name;
+    cv->fn[0] = variant_func(bm, "m_", name);
+    cv->fn[1] = variant_func(bm, "s_", name);
+    if (!cv->fn[0] && !cv->fn[1]) {
+        if (variant_func(bm, "f_", name))
+            rerr(r, &n->loc, "Builtin function 'f_%s' works on frames, which dml does not support yet (%s)", name,
+                 bm->path);
+        else
+            rerr(r, &n->loc, "Builtin function 'm_%s': script loaded but function not found. Is there a typo in "
+                 "the function name?", name);
+        return;
+    }
+    /* Upstream checks the arguments against the chosen variant only, so a
+     * variant they do not fit fails only if the run time picks it. */
+    char *first_err = NULL;
+    int ok = 0;
+    for (int v = 1; v >= 0; v--) {
+        if (!cv->fn[v])
+            continue;
+        bind_user_call(r, n, cv->fn[v], ctx);
+        if (r->err) {
+            cv->bind_err[v] = arena_strdup(r->p->arena, r->err_msg);
+            free(first_err);
+            first_err = r->err;
+            r->err = NULL;
+            continue;
+        }
+        ok++;
+        cv->argmap[v] = n->call.argmap;
+        cv->nparams[v] = n->call.nparams;
+        cv->fnbound = cv->fn[v];
+    }
+    if (!ok) {
+        r->err = first_err;
+        return;
+    }
+    free(first_err);
+    n->call.fn = cv->fnbound;
+    n->call.argmap = cv->argmap[cv->fnbound == cv->fn[0] ? 0 : 1];
+    n->call.nparams = cv->nparams[cv->fnbound == cv->fn[0] ? 0 : 1];
+    n->call.variants = cv;
+}
+
 static void call_bind(Res *r, Node *n, enum CallCtx ctx)
 {
     FuncDef *f = NULL;
@@ -633,7 +873,7 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         }
         f = module_find_func(target, n->call.name);
         if (!f) {
-            rerr(r, &n->loc, "function %s is undefined in namespace %s (%s)", n->call.name, n->call.ns,
+            rerr(r, &n->loc, "Function %s() is undefined in namespace '%s'. (%s)", n->call.name, n->call.ns,
                  target->key);
             return;
         }
@@ -641,16 +881,37 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         f = module_find_func(r->m, n->call.name);
         if (!f)
             bi = builtin_find(n->call.name);
-        if (!f && !bi)
-            f = dml_builtin(r, n->call.name, &n->loc);
+        /* Upstream matches only the data generator rand case-insensitively. */
+        if (!f && !bi && strcasecmp(n->call.name, "rand") == 0)
+            bi = builtin_find("rand");
+        Module *bm = !f && !bi ? builtin_module(r, n->call.name, &n->loc) : NULL;
         if (r->err)
             return;
+        if (bm) {
+            f = module_find_func(bm, n->call.name);
+            if (!f) {
+                for (int i = 0; i < n->call.nargs && !r->err; i++)
+                    expr(r, n->call.args[i], false);
+                bind_variants(r, n, bm, ctx);
+                return;
+            }
+        }
         if (!f && !bi) {
             char hint[160];
-            rerr(r, &n->loc, "function %s is undefined%s", n->call.name,
+            rerr(r, &n->loc, "Function %s() is undefined.%s", n->call.name,
                  help_suggest_function(r->m, n->call.name, hint, sizeof hint));
             return;
         }
+    }
+    /* exists(X) asks whether X is bound, so an unbound X is FALSE, not an
+     * error: it becomes exists("X"), the lookup by name. */
+    if (bi && strcmp(bi->name, "exists") == 0 && n->call.nargs == 1 && n->call.args[0]->kind == N_IDENT) {
+        Node *id = n->call.args[0];
+        Node *sn = ast_node(r->p->arena, N_STRING, id->loc);
+        sn->str.s = id->ident.name;
+        sn->str.len = (int64_t)strlen(id->ident.name);
+        sn->str.v = val_none();
+        n->call.args[0] = sn;
     }
     for (int i = 0; i < n->call.nargs && !r->err; i++)
         expr(r, n->call.args[i], bi != NULL && n->call.argnames[i] != NULL);
@@ -783,7 +1044,8 @@ static void stmt_node(Res *r, Node *s)
     switch (s->kind) {
     case N_ASSIGN:
         if (s->assign.value->kind == N_CALL) {
-            call_bind(r, s->assign.value, CTX_EXPR);
+            bool plain = !s->assign.target.indexed && !s->assign.accum;
+            call_bind(r, s->assign.value, plain ? CTX_ASSIGN : CTX_EXPR);
         } else
             expr(r, s->assign.value, false);
         lhs_bind(r, &s->assign.target);
@@ -995,7 +1257,9 @@ static void func_bind(Res *r, FuncDef *f)
         if (d->params[i].type == TY_MATRIX && d->params[i].vtype != ST_DOUBLE && d->params[i].vtype != ST_UNKNOWN)
             rerr(r, &d->params[i].loc, "parameter '%s' of function '%s': matrix[%s] has an unsupported value type "
                  "(use matrix[double])", d->params[i].name, d->name, scalar_type_name(d->params[i].vtype));
-        if (d->params[i].type == TY_FRAME)
+        /* A builtin file's frame variant (f_f) may sit next to the matrix
+         * one; it only fails if called (its argument is never a frame). */
+        if (d->params[i].type == TY_FRAME && !module_is_builtin(f->mod))
             rerr(r, &d->params[i].loc, "frame parameters are not supported yet (parameter '%s')", d->params[i].name);
     }
     f->out_slots = calloc((size_t)d->nouts + 1, sizeof(int));
@@ -1057,4 +1321,24 @@ char *resolve_expr(Program *p, Module *m, Node *e)
     if (!r.err && arena_failed(p->arena))
         oom(&r, NULL);
     return r.err;
+}
+
+Module *resolve_builtin_module(Program *p, const char *name, char **err)
+{
+    Pending pd = {0};
+    Res r = {.p = p, .m = p->main, .slots = &p->top, .pending = &pd};
+    int before = p->nmods;
+    *err = NULL;
+    Module *m = builtin_module(&r, name, NULL);
+    for (int i = 0; i < pd.n && !r.err; i++)
+        func_bind(&r, pd.fns[i]);
+    free(pd.fns);
+    if (r.err) {
+        /* Half-bound modules must never be found again: hide them. */
+        for (int i = before; i < p->nmods; i++)
+            p->mods[i]->key = "<failed>";
+        *err = r.err;
+        return NULL;
+    }
+    return m;
 }

@@ -243,33 +243,30 @@ static Status want_bool(Interp *I, const BArgs *a, int i, const char *name, bool
 static Status check_val_args(Interp *I, const BArgs *a)
 {
     bool f = arg_given(a, A_VAL_FEATURES), l = arg_given(a, A_VAL_LABELS), v = arg_given(a, A_VAL);
-    const char *missing = NULL, *given = NULL;
+    const char *missing, *given;
     if (f && !l)
-        missing = "val_labels", given = "val_features";
+        missing = "parameter 'val_labels'", given = "val_features";
     else if (l && !f)
-        missing = "val_features", given = "val_labels";
+        missing = "parameter 'val_features'", given = "val_labels";
     else if (v && !f)
-        missing = "s 'val_features' and 'val_labels'", given = "val";
-    if (!missing)
+        missing = "parameters 'val_features' and 'val_labels'", given = "val";
+    else
         return ST_OK;
-    bool one = missing[0] == 'v';
-    return err_set(I, "Named parameter%s%s%s missing. Please specify the input. (paramserv got %s=, and validation "
-                   "needs val, val_features and val_labels together)", one ? " '" : "", missing, one ? "'" : "",
-                   given);
+    return err_set(I, "Named %s missing. Please specify the input. (paramserv got %s=, and validation needs val, "
+                   "val_features and val_labels together)", missing, given);
 }
 
 static Status parse_enums(Interp *I, const BArgs *a, PsConfig *c)
 {
     const char *mode = NULL, *utype = NULL, *freq = NULL, *scheme = NULL, *ckpt = NULL;
-    TRY(want_string(I, a, A_MODE, "mode", "LOCAL", &mode));
+    TRY(want_string(I, a, A_MODE, "mode", NULL, &mode));
     TRY(want_string(I, a, A_UTYPE, "utype", "ASP", &utype));
     TRY(want_string(I, a, A_FREQ, "freq", "EPOCH", &freq));
     TRY(want_string(I, a, A_SCHEME, "scheme", "DISJOINT_CONTIGUOUS", &scheme));
     TRY(want_string(I, a, A_CKPT, "checkpointing", "NONE", &ckpt));
     TRY(want_string(I, a, A_CKPT_PATH, "checkpoint_path", "paramserv.ckpt", &c->ckpt_path));
 
-    if (strcmp(mode, "LOCAL") != 0)
-        return err_set(I, "Paramserv function: not support ps execution mode '%s' (dml runs mode=\"LOCAL\")", mode);
+    TRY(ps_pick_mode(I, mode, &c->remote));
     if (strcmp(utype, "BSP") == 0) c->utype = PS_BSP;
     else if (strcmp(utype, "ASP") == 0) c->utype = PS_ASP;
     else if (strcmp(utype, "SBP") == 0) c->utype = PS_SBP;
@@ -291,20 +288,34 @@ static Status parse_enums(Interp *I, const BArgs *a, PsConfig *c)
     return ST_OK;
 }
 
-static Status parse_numbers(Interp *I, const BArgs *a, PsConfig *c)
+/* The integers upstream types when it compiles the call. */
+static Status read_typed_ints(Interp *I, const BArgs *a, PsConfig *c)
 {
     TRY(want_int(I, a, A_EPOCHS, "epochs", 0, &c->epochs));
+    TRY(want_int(I, a, A_BATCHSIZE, "batchsize", 64, &c->batchsize));
+    long ncores = sysconf(_SC_NPROCESSORS_ONLN);
+    TRY(want_int(I, a, A_K, "k", c->remote ? ps_mpi_workers() : ncores > 0 ? ncores : 1, &c->k));
+    int64_t seed = -1;
+    TRY(want_int(I, a, A_SEED, "seed", -1, &seed));
+    c->seed_given = seed >= 0;
+    c->seed = seed >= 0 ? (uint64_t)seed : rng_next(&I->rng);
+    return ST_OK;
+}
+
+static Status parse_numbers(Interp *I, const BArgs *a, PsConfig *c)
+{
     if (c->epochs <= 0)
         return err_set(I, "Paramserv function: The argument 'epochs' could not be less than or equal to 0.");
-    TRY(want_int(I, a, A_BATCHSIZE, "batchsize", 64, &c->batchsize));
     if (c->batchsize <= 0)
         return err_set(I, "Paramserv function: the number of argument 'batchsize' could not be less than or equal "
                        "to 0.");
-    long ncores = sysconf(_SC_NPROCESSORS_ONLN);
-    TRY(want_int(I, a, A_K, "k", ncores > 0 ? ncores : 1, &c->k));
     if (c->k <= 0 || c->k > 4096)
         return err_set(I, "Paramserv function: the number of workers 'k' must be between 1 and 4096, got %lld",
                        (long long)c->k);
+    if (c->remote && c->k > ps_mpi_workers())
+        return err_set(I, "paramserv: k=%lld workers, but this job has only %d worker ranks (mpirun -np %d: rank 0 "
+                       "is the server); run with -np %lld or pass k <= %d", (long long)c->k, ps_mpi_workers(),
+                       ps_mpi_workers() + 1, (long long)c->k + 1, ps_mpi_workers());
     TRY(want_int(I, a, A_NBATCHES, "nbatches", 1, &c->nbatches));
     if (c->nbatches <= 0)
         return err_set(I, "Paramserv function: 'nbatches' must be at least 1, got %lld", (long long)c->nbatches);
@@ -315,10 +326,6 @@ static Status parse_numbers(Interp *I, const BArgs *a, PsConfig *c)
     TRY(want_int(I, a, A_STALENESS, "staleness", 1, &c->staleness));
     if (c->staleness < 0)
         return err_set(I, "Paramserv function: 'staleness' must be at least 0, got %lld", (long long)c->staleness);
-    int64_t seed = -1;
-    TRY(want_int(I, a, A_SEED, "seed", -1, &seed));
-    c->seed_given = seed >= 0;
-    c->seed = seed >= 0 ? (uint64_t)seed : rng_next(&I->rng);
     if (c->model_avg && c->utype == PS_ASP)
         return err_set(I, "Aggregation or validation service failed: modelAvg is not supported with utype ASP "
                        "(use BSP, SBP or SSP)");
@@ -392,6 +399,7 @@ Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
     TRY(want_string(I, a, A_UPD, "upd", NULL, &upd));
     TRY(want_string(I, a, A_AGG, "agg", NULL, &agg));
     TRY(want_string(I, a, A_VAL, "val", NULL, &val));
+    TRY(read_typed_ints(I, a, c));
     TRY(want_bool(I, a, A_MODELAVG, "modelAvg", false, &c->model_avg));
     TRY(want_bool(I, a, A_VERBOSE, "verbose", true, &c->verbose));
     /* Then what it checks when the call runs: option values, the

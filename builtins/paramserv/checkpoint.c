@@ -138,6 +138,18 @@ static const char *const FREQS[] = {"BATCH", "EPOCH", "NBATCHES"};
 static const char *const SCHEMES[] = {"DISJOINT_CONTIGUOUS", "DISJOINT_ROUND_ROBIN", "DISJOINT_RANDOM",
                                       "OVERLAP_RESHUFFLE"};
 
+/* A value inside one word: spaces (a path to upd's file may have them) and
+ * '%' written as %20 and %25. */
+static void put_word(StrBuf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == ' ' || *s == '%')
+            sb_printf(b, "%%%02X", (unsigned)*s);
+        else
+            sb_putn(b, s, 1);
+    }
+}
+
 /* "key=value" words separated by single spaces; the first word is the
  * model's shapes, so that a mismatch there is reported first. */
 static char *make_sig(const PsConfig *c)
@@ -152,9 +164,13 @@ static char *make_sig(const PsConfig *c)
     sb_printf(&b, " features=%lldx%lld:%016llx labels=%lldx%lld:%016llx", (long long)c->X->rows,
               (long long)c->X->cols, (unsigned long long)hash_matrix(c->X), (long long)c->Y->rows,
               (long long)c->Y->cols, (unsigned long long)hash_matrix(c->Y));
-    sb_printf(&b, " upd=%s agg=%s utype=%s freq=%s scheme=%s batchsize=%lld k=%lld modelAvg=%s", c->upd_spec,
-              c->agg_spec, UTYPES[c->utype], FREQS[c->freq], SCHEMES[c->scheme], (long long)c->batchsize,
-              (long long)c->k, c->model_avg ? "TRUE" : "FALSE");
+    sb_puts(&b, " upd=");
+    put_word(&b, c->upd_spec);
+    sb_puts(&b, " agg=");
+    put_word(&b, c->agg_spec);
+    sb_printf(&b, " utype=%s freq=%s scheme=%s batchsize=%lld k=%lld modelAvg=%s", UTYPES[c->utype],
+              FREQS[c->freq], SCHEMES[c->scheme], (long long)c->batchsize, (long long)c->k,
+              c->model_avg ? "TRUE" : "FALSE");
     if (c->freq == PS_NBATCHES)
         sb_printf(&b, " nbatches=%lld", (long long)c->nbatches);
     if (c->utype == PS_SBP)
@@ -341,6 +357,8 @@ static bool put(FILE *f, Hash *h, const void *p, size_t len)
 Status ps_ckpt_write(Interp *I, const PsConfig *c, const List *model, int64_t epochs_done)
 {
     const char *path = c->ckpt_path;
+    if (!c->ckpt_sig)
+        return err_set(I, "paramserv: internal error: checkpoint '%s' written before ps_ckpt_prepare", path);
     char *tmp;
     int fd = open_tmp(path, &tmp);
     if (fd < 0)
@@ -424,6 +442,8 @@ Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epoch
     const char *path = c->ckpt_path;
     const List *like = c->model;
     *found = false;
+    if (!c->ckpt_sig)
+        return err_set(I, "paramserv: internal error: checkpoint '%s' read before ps_ckpt_prepare", path);
     FILE *f = fopen(path, "rb");
     if (!f) {
         if (errno == ENOENT)

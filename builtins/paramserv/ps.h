@@ -2,12 +2,19 @@
  * paramserv internals: the configuration checked before any thread starts,
  * the data partitions, and the shared state of one run (server + k workers).
  *
+ * Files: args.c checks the call, partition.c splits the data, run.c sets up
+ * and tears down one run, server.c and worker.c hold the server and worker
+ * logic, channel.c the messages between them, stats.c --stats, mpi_run.c
+ * the Open MPI transport (rank 0 and worker ranks), wire.c the byte format
+ * of what crosses it.
+ *
  * Threads: the calling thread starts one server thread and k worker
- * threads and joins them all. Workers and server talk only through
- * messages: a worker PUSHES a payload (gradients or, with modelAvg, its
- * local model) into the server's inbox and PULLS a model from its own
- * one-slot mailbox. Every field of PsRun below the "shared" marker is
- * protected by PsRun.mu; the condition variables say who waits on what. */
+ * threads (or, under Open MPI, bridges to k worker ranks) and joins them
+ * all. Workers and server talk only through the channel: a worker PUSHES a
+ * payload (gradients or, with modelAvg, its local model) into the server's
+ * inbox and PULLS a model from its own one-slot mailbox. Every field of
+ * PsRun below the "shared" marker is protected by PsRun.mu; the condition
+ * variables say who waits on what. */
 #ifndef DML_BUILTINS_PARAMSERV_PS_H
 #define DML_BUILTINS_PARAMSERV_PS_H
 
@@ -44,6 +51,7 @@ typedef struct PsConfig {
     const char *ckpt_path;
     char *ckpt_sig;             /* owned: what a checkpoint of this call records (ps_ckpt_prepare) */
     bool verbose;               /* progress lines on stderr */
+    bool remote;                /* workers on Open MPI ranks (mode REMOTE_MPI/REMOTE_SPARK or default under mpirun) */
 } PsConfig;
 
 /* Parse and check the arguments of one call (every error names the argument).
@@ -131,6 +139,7 @@ typedef struct PsWorkerStats {
 typedef struct PsMsg {
     int worker;
     int64_t epoch;
+    int64_t batch;              /* 1-based number of the last batch it covers */
     Value payload;              /* owned list */
 } PsMsg;
 
@@ -144,6 +153,9 @@ typedef struct PsWorker {
     int64_t nbatches;           /* batches per epoch of this worker */
     int64_t groups;             /* pulls/pushes per epoch */
     PsWorkerStats st;
+    bool remote;                /* runs on an MPI rank; mpi_run.c sends its mailbox */
+    int rank;                   /* that rank */
+    char *where;                /* "rank R on HOST" (malloc'd) or NULL */
     /* shared (PsRun.mu) */
     Value mailbox;              /* model waiting to be pulled, or NONE */
     pthread_cond_t cv;          /* the worker waits here for its mailbox */
@@ -162,6 +174,9 @@ typedef struct PsRun {
     int k;                      /* effective workers */
     int64_t start_epoch;
     double t_start;
+    bool remote;                /* workers are MPI ranks */
+    const char *where;          /* on a worker rank: "rank R on HOST", for messages */
+    double rpc_time;            /* rank 0: time its bridge spent sending and receiving */
     /* server-thread-only state */
     Interp SI;
     Frame stop;
@@ -172,12 +187,58 @@ typedef struct PsRun {
     int64_t updates, epoch_updates;
     /* shared: protected by mu */
     pthread_mutex_t mu;
-    pthread_cond_t server_cv;   /* the server waits here for pushes */
+    pthread_cond_t server_cv;   /* the server (or a worker rank's bridge) waits here for pushes */
+    pthread_cond_t pump_cv;     /* rank 0's MPI bridge waits here for deliveries to remote workers */
     PsMsg *inbox;
     int64_t ninbox, capinbox;
     atomic_int abort;           /* set on failure; polled by every Interp */
     char *failure;              /* first failure message (malloc'd) */
     int workers_done;
 } PsRun;
+
+/* Stack of each server/worker thread: DML recursion inside upd/agg gets the
+ * same room as on the main thread. */
+#define PS_STACK ((size_t)64 << 20)
+
+/* ---- channel.c: the seam between server and workers ---- */
+/* Record the first failure (I's pending error prefixed by 'who') and stop
+ * everyone. An "interrupted" error caused by an earlier abort is not a
+ * failure of its own. Any thread. */
+void ps_fail(PsRun *run, Interp *I, const char *who);
+/* The same with a finished message (a remote worker's). */
+void ps_fail_msg(PsRun *run, const char *msg);
+/* Worker: block until a model is in the mailbox; ST_ERR when aborted. */
+Status ps_pull(PsWorker *w, Value *model);
+/* Worker: queue 'payload' (consumed) for the server. */
+void ps_push(PsWorker *w, int64_t epoch, int64_t batch, Value payload);
+/* Append a push to the server's inbox (consumes payload, also on failure). */
+Status ps_enqueue_push(PsRun *run, int worker, int64_t epoch, int64_t batch, Value payload);
+/* Server: put the current model in w's mailbox. */
+void ps_deliver(PsRun *run, PsWorker *w);
+/* Server: wait for pushes and move them all to *batch; the count, or -1
+ * when the run was aborted (or interrupted by Ctrl-C). */
+int64_t ps_take_pushes(PsRun *run, PsMsg **batch, int64_t *cap);
+
+/* ---- worker.c / server.c / stats.c ---- */
+uint64_t ps_mix3(uint64_t a, uint64_t b, uint64_t c);
+Value ps_hyper_arg(const PsConfig *c);
+Status ps_call_named(Interp *I, const FuncDef *f, const char *const *names, const Value *vals, int n, Value *outs,
+                     int nout);
+Status ps_call_agg(Interp *I, const PsConfig *c, Value model, Value grads, Value *out);
+void *ps_worker_main(void *arg);         /* arg: PsWorker */
+void *ps_server_main(void *arg);         /* arg: PsRun */
+void ps_report_stats(PsRun *run, double total);
+
+/* ---- mpi_run.c: Open MPI ---- */
+/* Worker ranks of this job (mpirun -np N: N-1); 0 outside mpirun. */
+int ps_mpi_workers(void);
+/* "rank R on HOST" (malloc'd). */
+char *ps_mpi_where(int rank);
+/* mode= (NULL when not given) -> whether the workers are MPI ranks. */
+Status ps_pick_mode(Interp *I, const char *mode, bool *remote);
+/* Rank 0, on the calling thread once the server thread runs: ship the call
+ * to the worker ranks and bridge their messages until the call ends on
+ * every rank. Failures go through ps_fail_msg. */
+void ps_mpi_serve(PsRun *run, const PsConfig *c);
 
 #endif

@@ -229,13 +229,20 @@ expect "?name" "?colMeans" "  colMeans\(X\) -> matrix 1 x ncol\(X\)"
 expect "help(\"name\") (the builtin)" 'help("affine")' "  forward\(X, W, b\) -> out"
 expect "help of an nn function by ns::f" "?affine::backward" "  backward\(dout, X, W, b\) -> dX, dW, db"
 expect "help() lists topics" "help()" "  Aggregates:"
+poll at_prompt || true
+tm send-keys -t "$S" -l -- "?rowIndexMa"
+keys Tab
+if poll has_line "dml> \\?rowIndexMax"; then ok "Tab completes after ?"; else bad "Tab completes after ?" "no '?rowIndexMax' on the line"; fi
+keys Enter
+poll has_after "?rowIndexMax" "  rowIndexMax\\(X\\) -> matrix nrow\\(X\\) x 1" \
+    && ok "completed ?name shows help" || bad "completed ?name shows help" "no entry"
 expect "help for a misspelt topic suggests" "?rowsum" "no help for 'rowsum' \(did you mean rowSums\?\).*"
 type_line 'M = matrix("1 2 3 4", rows=2, cols=2)'
 type_line 'lr = 0.01'
 expect "ls() lists variables with shapes" "ls()" "M +matrix 2x2, min 1\.0, max 4\.0, mean 2\.5"
 has_after "ls()" "lr +double 0\.01" && ok "ls() shows scalars" || bad "ls() shows scalars" "no 'lr  double 0.01'"
 expect "describe() summary" "describe(M)" "matrix 2x2, min 1\.0, max 4\.0, mean 2\.5"
-expect "did you mean: function" "rowsums(M)" ".*function rowsums is undefined \(did you mean rowSums\?\)"
+expect "did you mean: function" "rowsums(M)" ".*Function rowsums\(\) is undefined\. \(did you mean rowSums\?\)"
 expect "did you mean: variable" "lrr * 2" ".*undefined variable 'lrr' \(did you mean 'lr'\?\)"
 expect "string + 1x1 matrix hints as.scalar" '"v=" + M[1,1]' ".*as\.scalar\(X\) gives its value.*"
 expect "matrix shown with its dimensions" "M" "\[2 x 2 matrix\]"

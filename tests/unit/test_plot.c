@@ -198,6 +198,11 @@ static void test_ticks(void)
 static double rising(int64_t i, int64_t c) { (void)c; return (double)i; }
 static double two_lines(int64_t i, int64_t c) { return c == 0 ? (double)i : 50.0 - (double)i; }
 static double with_gap(int64_t i, int64_t c) { (void)c; return i >= 20 && i < 30 ? NAN : (double)i; }
+static double dense_gap(int64_t i, int64_t c)
+{
+    (void)c;
+    return i >= 2000 && i < 3000 ? NAN : (double)i + 300 * sin((double)i / 37);
+}
 
 /* A rising line: dark (blue) pixels lower left and upper right. */
 static void test_png_rising(Interp *I)
@@ -312,6 +317,38 @@ static void test_png_gap(Interp *I)
     int before;
     mean_row(&p, xmin + (int)(per * 5), xmin + (int)(per * 15), BLUE, &before);
     CHECK(before > 50);
+    pic_free(&p);
+
+    /* 5000 points on 800 pixels are thinned to each column's extremes: the
+     * gap of rows 2001..3000 stays, and so do the wiggles. */
+    path = tmp_path("dense.png");
+    no_args(args);
+    args[P_X] = mat_fn(5000, 1, dense_gap);
+    args[P_FILE] = str(path);
+    CHECK(call_plot(I, args) == ST_OK);
+    if (!CHECK(pic_load(path, &p)))
+        return;
+    xmin = p.w;
+    xmax = -1;
+    for (int x = 0; x < p.w; x++)
+        for (int y = 0; y < p.h; y++)
+            if (near(&p, x, y, BLUE)) {
+                xmin = x < xmin ? x : xmin;
+                xmax = x > xmax ? x : xmax;
+            }
+    per = (xmax - xmin) / 4999.0;
+    mean_row(&p, xmin + (int)(per * 2050), xmin + (int)(per * 2950), BLUE, &in_gap);
+    CHECK_INT(in_gap, 0);
+    /* The sine of period 2*pi*37 rows swings the curve: within 100 rows
+     * (about 16 pixel columns) the curve covers rows far apart. */
+    int top = p.h, bot = -1;
+    for (int x = xmin + (int)(per * 500); x < xmin + (int)(per * 740); x++)
+        for (int y = 0; y < p.h; y++)
+            if (near(&p, x, y, BLUE)) {
+                top = y < top ? y : top;
+                bot = y > bot ? y : bot;
+            }
+    CHECK(bot - top > 40);
     pic_free(&p);
 }
 

@@ -304,6 +304,24 @@ static void test_other_call(Interp *I)
     expect_resume_error(I, &f, "on other data: its features (10x3 there, 10x3 here) differ");
     f.X->data[17] -= 1e-12;
 
+    /* A path with a space stays one word of the signature. */
+    f.c.upd_spec = "./my dir/m.dml::gradients";
+    CHECK(ps_ckpt_prepare(I, &f.c) == ST_OK);
+    expect_resume_error(I, &f, "it has upd=./lib/m.dml::gradients, this call has upd=./my%20dir/m.dml::gradients");
+    char spaced[160];
+    snprintf(spaced, sizeof spaced, "%s/with space.ckpt", dir);
+    f.c.ckpt_path = spaced;
+    CHECK(ps_ckpt_prepare(I, &f.c) == ST_OK);
+    CHECK(ps_ckpt_write(I, &f.c, f.model, 4) == ST_OK);
+    Value sm = val_none();
+    int64_t sdone = 0;
+    bool sfound = false;
+    CHECK(ps_ckpt_resume(I, &f.c, &sm, &sdone, &sfound) == ST_OK);
+    CHECK(sfound && sdone == 4);
+    val_release(sm);
+    f.c.ckpt_path = f.path;
+    f.c.upd_spec = "./lib/m.dml::gradients";
+
     /* The model's shapes come first. */
     Fixture g;
     fixture_init(&g, "other.ckpt");

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Splitting one kernel over threads: pool_run(I, fn, ctx, n) calls
+ * fn(ctx, 0..n-1), part 0 on the calling thread and the others on threads
+ * started for the call and joined before it returns (no thread outlives the
+ * call, none waits idle). The count comes from the thread budget
+ * (pool_threads), so kernels never oversubscribe the cores. */
+#ifndef DML_RUNTIME_POOL_H
+#define DML_RUNTIME_POOL_H
+
+#include "interp.h"
+
+/* Threads a kernel running on I's thread may use: I->blas_threads when set
+ * (paramserv/parfor workers get their share), else the process budget. */
+int pool_threads(const Interp *I);
+/* Runs fn(ctx, part) for part in [0, n); returns when all are done. When a
+ * thread cannot be started its part runs on the caller. */
+void pool_run(const Interp *I, void (*fn)(void *ctx, int part), void *ctx, int n);
+
+#endif

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Element-wise math over arrays (contract in vmath.h). */
+#include "vmath.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Java Math.round: floor(x + 0.5) done exactly; NaN -> 0; saturates at the
+ * long range [quirk kept from upstream]. */
+static inline double java_round(double v)
+{
+    if (isnan(v))
+        return 0.0;
+    if (v >= 9.223372036854775807e18)
+        return 9.223372036854775807e18;
+    if (v <= -9.223372036854775808e18)
+        return -9.223372036854775808e18;
+    double f = floor(v);
+    return (v - f >= 0.5 ? f + 1.0 : f) + 0.0;
+}
+
+static inline double sign_of(double v) { return isnan(v) ? v : (double)((v > 0) - (v < 0)); }
+
+/* One cell with the scalar libm functions. Inlined with a constant 'f' in
+ * the loops of vm_unary. */
+static inline __attribute__((always_inline)) double cell_fn(VmFn f, double v)
+{
+    switch (f) {
+    case VM_EXP: return exp(v);
+    case VM_SQRT: return sqrt(v);
+    case VM_LOG: return log(v);
+    case VM_ABS: return fabs(v);
+    case VM_SIGN: return sign_of(v);
+    case VM_ROUND: return java_round(v);
+    case VM_FLOOR: return floor(v);
+    case VM_CEIL: return ceil(v);
+    case VM_SIN: return sin(v);
+    case VM_COS: return cos(v);
+    case VM_TAN: return tan(v);
+    case VM_ASIN: return asin(v);
+    case VM_ACOS: return acos(v);
+    case VM_ATAN: return atan(v);
+    case VM_SINH: return sinh(v);
+    case VM_COSH: return cosh(v);
+    case VM_TANH: return tanh(v);
+    case VM_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    }
+    return NAN;
+}
+
+double vm_scalar(VmFn f, double x)
+{
+    return cell_fn(f, x);
+}
+
+/* ---- exp and log: libmvec, widest vector first ---- */
+
+/* One vector routine: 'w' doubles in, 'w' out. */
+typedef void (*VecFn)(const double *x, double *y);
+
+static void exp1(const double *x, double *y) { y[0] = exp(x[0]); }
+static void log1_(const double *x, double *y) { y[0] = log(x[0]); }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+extern __m128d _ZGVbN2v_exp(__m128d x);
+extern __m128d _ZGVbN2v_log(__m128d x);
+
+static void exp_sse2(const double *x, double *y) { _mm_storeu_pd(y, _ZGVbN2v_exp(_mm_loadu_pd(x))); }
+static void log_sse2(const double *x, double *y) { _mm_storeu_pd(y, _ZGVbN2v_log(_mm_loadu_pd(x))); }
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+extern __m256d _ZGVdN4v_exp(__m256d x);
+extern __m256d _ZGVdN4v_log(__m256d x);
+static void exp_avx2(const double *x, double *y) { _mm256_storeu_pd(y, _ZGVdN4v_exp(_mm256_loadu_pd(x))); }
+static void log_avx2(const double *x, double *y) { _mm256_storeu_pd(y, _ZGVdN4v_log(_mm256_loadu_pd(x))); }
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+extern __m512d _ZGVeN8v_exp(__m512d x);
+extern __m512d _ZGVeN8v_log(__m512d x);
+static void exp_avx512(const double *x, double *y) { _mm512_storeu_pd(y, _ZGVeN8v_exp(_mm512_loadu_pd(x))); }
+static void log_avx512(const double *x, double *y) { _mm512_storeu_pd(y, _ZGVeN8v_log(_mm512_loadu_pd(x))); }
+#pragma GCC pop_options
+#endif
+
+/* The dispatch decision, made once. DML_VMATH=avx2|sse2|scalar caps the
+ * width (for tests and comparisons). */
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+static struct { VecFn exp, log; int w; const char *name; } isa = {exp1, log1_, 1, "scalar"};
+
+static void isa_init(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    const char *cap = getenv("DML_VMATH");
+    int max = 3;
+    if (cap && strcmp(cap, "scalar") == 0)
+        max = 0;
+    else if (cap && strcmp(cap, "sse2") == 0)
+        max = 1;
+    else if (cap && strcmp(cap, "avx2") == 0)
+        max = 2;
+    __builtin_cpu_init();
+    if (max >= 3 && __builtin_cpu_supports("avx512f")) {
+        isa.exp = exp_avx512, isa.log = log_avx512, isa.w = 8, isa.name = "avx512";
+    } else if (max >= 2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        isa.exp = exp_avx2, isa.log = log_avx2, isa.w = 4, isa.name = "avx2";
+    } else if (max >= 1) {
+        isa.exp = exp_sse2, isa.log = log_sse2, isa.w = 2, isa.name = "sse2";
+    }
+#endif
+}
+
+const char *vm_isa(void)
+{
+    pthread_once(&isa_once, isa_init);
+    return isa.name;
+}
+
+/* y = f(x) over n cells, whole vectors, then the tail padded with 1.0 (a
+ * value both exp and log take quietly). */
+static void vec_apply(VecFn f, int w, const double *x, double *y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + w <= n; i += w)
+        f(x + i, y + i);
+    if (i < n) {
+        double tx[8], ty[8];
+        for (int k = 0; k < 8; k++)
+            tx[k] = 1.0;
+        memcpy(tx, x + i, (size_t)(n - i) * sizeof *x);
+        f(tx, ty);
+        memcpy(y + i, ty, (size_t)(n - i) * sizeof *y);
+    }
+}
+
+void vm_unary(VmFn f, const double *x, double *y, int64_t n)
+{
+    if (n <= 0)
+        return;
+#define U_LOOP(expr) for (int64_t i = 0; i < n; i++) { double v = x[i]; y[i] = (expr); } break
+    switch (f) {
+    case VM_EXP:
+    case VM_LOG:
+        pthread_once(&isa_once, isa_init);
+        vec_apply(f == VM_EXP ? isa.exp : isa.log, isa.w, x, y, n);
+        break;
+    case VM_SIGMOID: {
+        /* 1 / (1 + exp(-v)) with the vector exp, a block at a time. */
+        pthread_once(&isa_once, isa_init);
+        double t[256];
+        for (int64_t i0 = 0; i0 < n; i0 += 256) {
+            int64_t m = n - i0 < 256 ? n - i0 : 256;
+            for (int64_t i = 0; i < m; i++)
+                t[i] = -x[i0 + i];
+            vec_apply(isa.exp, isa.w, t, t, m);
+            for (int64_t i = 0; i < m; i++)
+                y[i0 + i] = 1.0 / (1.0 + t[i]);
+        }
+        break;
+    }
+#define CASE(F) case F: U_LOOP(cell_fn(F, v));
+    CASE(VM_SQRT) CASE(VM_ABS) CASE(VM_SIGN) CASE(VM_ROUND) CASE(VM_FLOOR) CASE(VM_CEIL)
+    CASE(VM_SIN) CASE(VM_COS) CASE(VM_TAN) CASE(VM_ASIN) CASE(VM_ACOS) CASE(VM_ATAN)
+    CASE(VM_SINH) CASE(VM_COSH) CASE(VM_TANH)
+#undef CASE
+    }
+#undef U_LOOP
+}
+
+double vm_unary1(VmFn f, double x)
+{
+    double y;
+    vm_unary(f, &x, &y, 1);
+    return y;
+}
