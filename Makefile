@@ -21,6 +21,10 @@ else ifneq ($(findstring thread,$(SANITIZE)),)
 else
   MODE := asan
   SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  # gcc leaves double->int overflow out of 'undefined' (clang includes it).
+  ifneq ($(findstring undefined,$(SANITIZE)),)
+    SANFLAGS += -fsanitize=float-cast-overflow -fno-sanitize-recover=float-cast-overflow
+  endif
 endif
 B := build/$(MODE)
 
@@ -29,18 +33,35 @@ BLAS_LIBS := $(shell $(PKG_CONFIG) --libs openblas 2>/dev/null || echo -lopenbla
 RL_CFLAGS := $(shell $(PKG_CONFIG) --cflags readline 2>/dev/null)
 RL_LIBS := $(shell $(PKG_CONFIG) --libs readline 2>/dev/null || echo -lreadline)
 ZLIB_LIBS := $(shell $(PKG_CONFIG) --libs zlib 2>/dev/null || echo -lz)
+# Open MPI: only its headers at build time. libmpi is loaded with dlopen when
+# dml is launched by mpirun (builtins/paramserv/mpi_comm.c), so a plain dml
+# neither links nor loads it. Without the headers, MPI support is left out.
+MPI_CFLAGS := $(shell $(PKG_CONFIG) --cflags-only-I ompi-c 2>/dev/null)
+ifneq ($(wildcard $(patsubst -I%,%/mpi.h,$(firstword $(MPI_CFLAGS)))),)
+  MPI_CFLAGS += -DDML_HAVE_MPI
+else
+  MPI_CFLAGS :=
+endif
+# cairo: plot() pictures (PNG, SVG, PDF; builtins/plot_cairo.c).
+CAIRO_CFLAGS := $(shell $(PKG_CONFIG) --cflags cairo 2>/dev/null)
+CAIRO_LIBS := $(shell $(PKG_CONFIG) --libs cairo 2>/dev/null || echo -lcairo)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wwrite-strings \
         -Wno-unused-parameter
-REQ_CFLAGS := -std=gnu11 $(WARN) -I. -I$(B)/gen -pthread -MMD -MP $(BLAS_CFLAGS) $(RL_CFLAGS) $(SANFLAGS)
+REQ_CFLAGS := -std=gnu11 $(WARN) -I. -I$(B)/gen -pthread -MMD -MP $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) $(SANFLAGS)
 # libmvec: glibc's vector math (exp over whole matrices, builtins/elementwise.c).
-LIBS := $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) -lmvec -lm -pthread
+# Our objects' allocations go through runtime/failalloc.c (DML_FAIL_ALLOC).
+WRAP_LD := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=posix_memalign
+LIBS := $(WRAP_LD) $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) $(CAIRO_LIBS) -lmvec -lm -pthread
 
 SRCS := $(wildcard runtime/*.c parser/*.c builtins/*.c builtins/paramserv/*.c)
 MAIN_SRC := runtime/main.c
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(SRCS))
-GEN_SRCS := $(B)/gen/dml.tab.c $(B)/gen/dml.lex.c
-OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/dml.tab.o $(B)/obj/gen/dml.lex.o
+GEN_SRCS := $(B)/gen/dml.tab.c $(B)/gen/dml.lex.c $(B)/gen/doc_text.c
+OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/dml.tab.o $(B)/obj/gen/dml.lex.o \
+        $(B)/obj/gen/doc_text.o
+# The reference in doc/ is embedded in the binary (help() and ?name read it).
+DOC_MD := doc/language.md doc/builtins.md doc/paramserv.md doc/nn.md
 MAIN_OBJ := $(B)/obj/runtime/main.o
 DML := $(B)/dml
 
@@ -53,7 +74,7 @@ else
   Q := @
 endif
 
-.PHONY: all test test-threads unit install clean bench fuzz
+.PHONY: all test test-threads unit install clean bench fuzz fuzz-replay
 all: $(DML)
 
 $(DML): $(OBJS) $(MAIN_OBJ)
@@ -73,6 +94,11 @@ $(B)/gen/dml.lex.c $(B)/gen/dml.lex.h: lexer/dml.l $(B)/gen/dml.tab.h
 	@echo "  FLEX    $<"
 	$(Q)$(FLEX) --header-file=$(B)/gen/dml.lex.h -o $(B)/gen/dml.lex.c $<
 
+$(B)/gen/doc_text.c: $(DOC_MD) tools/embed_doc.sh
+	@mkdir -p $(dir $@)
+	@echo "  EMBED   doc/*.md"
+	$(Q)sh tools/embed_doc.sh $@ $(DOC_MD)
+
 $(B)/obj/gen/%.o: $(B)/gen/%.c $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
@@ -82,6 +108,12 @@ $(B)/obj/%.o: %.c | $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+# Only this file sees mpi.h.
+$(B)/obj/builtins/paramserv/mpi_comm.o: builtins/paramserv/mpi_comm.c | $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(REQ_CFLAGS) $(MPI_CFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(B)/unit/%: tests/unit/%.c $(B)/libdml.a
 	@mkdir -p $(dir $@)
@@ -100,26 +132,38 @@ test-threads: $(DML) $(UNIT_BINS)
 	$(Q)OPENBLAS_NUM_THREADS=1 DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
 
 # libFuzzer targets (clang): the DML front end + evaluator, and the file
-# parsers of read(). Run: build/fuzz/fuzz_dml -max_total_time=600 tests/fuzz/corpus
+# parsers of read(). Run: see tests/fuzz/README.md (fuzz-replay: what CI runs)
 FUZZ_FLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fsanitize=fuzzer,address,undefined
 fuzz: build/fuzz/fuzz_dml build/fuzz/fuzz_csv
 build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c $(LIB_SRCS) $(GEN_SRCS)
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LIBS)
+	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LIBS)
 build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c builtins/io_formats.c builtins/mtd.c runtime/value.c runtime/print.c
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
 
+# CI: every corpus input once (-runs=0), under the fuzzers' ASan+UBSan.
+fuzz-replay: fuzz
+	$(Q)cd build/fuzz && ./fuzz_dml -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_dml
+	$(Q)cd build/fuzz && ./fuzz_csv -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus
+
 bench: $(DML)
 	$(Q)env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE DML=$(DML) sh bench/run.sh
 
+# bin/dml; share/dml/{stdlib,scripts,data} (the examples run from any folder:
+# source() finds the stdlib and read("data/...") the data next to bin/);
+# share/doc/dml (the reference, also built into the binary); the man page.
 install: $(DML)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dml $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dml/scripts $(DESTDIR)$(PREFIX)/share/dml/data \
+	    $(DESTDIR)$(PREFIX)/share/doc/dml $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(DML) $(DESTDIR)$(PREFIX)/bin/dml
 	cp -R stdlib $(DESTDIR)$(PREFIX)/share/dml/
-	if [ -f doc/dml.1 ]; then install -m 644 doc/dml.1 $(DESTDIR)$(PREFIX)/share/man/man1/dml.1; fi
+	install -m 644 scripts/*.dml $(DESTDIR)$(PREFIX)/share/dml/scripts/
+	install -m 644 data/* $(DESTDIR)$(PREFIX)/share/dml/data/
+	install -m 644 doc/README.md $(DOC_MD) doc/plot.md doc/*.png $(DESTDIR)$(PREFIX)/share/doc/dml/
+	install -m 644 doc/dml.1 $(DESTDIR)$(PREFIX)/share/man/man1/dml.1
 
 clean:
 	rm -rf build

@@ -187,6 +187,10 @@ ew_row() { # ew_row LABEL CONFIG
         echo
         sh bench/paramserv.sh "$DML"
     fi
+    if [ -f bench/mpi.sh ]; then
+        echo
+        sh bench/mpi.sh "$DML"
+    fi
 } > "$OUT"
 rm -f "$B"/*.$$
 cat "$OUT"

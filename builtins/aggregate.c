@@ -15,12 +15,15 @@
 
 /* ============================ summation kernels ========================== */
 
-/* Kahan step: add v to (*sum, *corr) as upstream's KahanPlus does. */
+/* Kahan step: add v to (*sum, *corr) as upstream's KahanPlus does. Once
+ * the sum overflows (or meets an Inf or NaN) the correction would be
+ * Inf - Inf = NaN and poison every later step: it is dropped instead, so the
+ * sum keeps IEEE's answer (Inf stays Inf; Inf + -Inf is NaN). */
 static inline void kahan_add(double *sum, double *corr, double v)
 {
     double c = v + *corr;
     double t = *sum + c;
-    *corr = c - (t - *sum);
+    *corr = isfinite(t) ? c - (t - *sum) : 0.0;
     *sum = t;
 }
 
@@ -55,6 +58,21 @@ static double ksum_strided(const double *x, int64_t n, int64_t s)
 }
 
 static double ksum(const double *x, int64_t n) { return ksum_strided(x, n, 1); }
+
+/* Mean of n strided values. When the sum overflows although every value is
+ * finite (1e308 + 1e308), the mean is taken as the sum of x/n, which cannot
+ * overflow: R (long double sums) and upstream (incremental means) give
+ * 1e308 there, not Inf. */
+static double kmean_strided(const double *x, int64_t n, int64_t s)
+{
+    double mu = ksum_strided(x, n, s) / (double)n;
+    if (isfinite(mu) || n == 0)
+        return mu;
+    double sum = 0, corr = 0;
+    for (int64_t i = 0; i < n; i++)
+        kahan_add(&sum, &corr, x[i * s] / (double)n);
+    return sum;
+}
 
 /* Column sums of an R x C row-major block into out[0..C) (Kahan per column). */
 static Status col_ksums(Interp *I, const Matrix *x, double *out)
@@ -93,14 +111,11 @@ static double var_strided(const double *x, int64_t n, int64_t s)
         return NAN;
     if (n == 1)
         return isfinite(x[0]) ? 0.0 : NAN;
-    double mu = ksum_strided(x, n, s) / (double)n;
+    double mu = kmean_strided(x, n, s);
     double sum = 0, corr = 0;
     for (int64_t i = 0; i < n; i++) {
         double d = x[i * s] - mu;
-        double c = d * d + corr;
-        double t = sum + c;
-        corr = c - (t - sum);
-        sum = t;
+        kahan_add(&sum, &corr, d * d);
     }
     return sum / (double)(n - 1);
 }
@@ -128,7 +143,7 @@ static Status bi_mean(Interp *I, const BArgs *a, Value *out)
     TRY(arg_matrix(I, a, 0, &x));
     int64_t n = mat_len(x);
     if (!arg_given(a, 1)) {
-        *out = val_double(ksum(x->data, n) / (double)n);
+        *out = val_double(kmean_strided(x->data, n, 1));
         return ST_OK;
     }
     TRY(arg_matrix(I, a, 1, &w));
@@ -137,10 +152,8 @@ static Status bi_mean(Interp *I, const BArgs *a, Value *out)
                        LL(w->cols), LL(x->rows), LL(x->cols));
     double s = 0, cs = 0, ws = 0, cw = 0;
     for (int64_t i = 0; i < n; i++) {
-        double c = x->data[i] * w->data[i] + cs, t = s + c;
-        cs = c - (t - s); s = t;
-        c = w->data[i] + cw; t = ws + c;
-        cw = c - (t - ws); ws = t;
+        kahan_add(&s, &cs, x->data[i] * w->data[i]);
+        kahan_add(&ws, &cw, w->data[i]);
     }
     *out = val_double(s / ws);
     return ST_OK;
@@ -205,7 +218,7 @@ static Status row_agg(Interp *I, const BArgs *a, Value *out, RC op)
         double v;
         switch (op) {
         case RC_SUM: v = ksum(r, C); break;
-        case RC_MEAN: v = ksum(r, C) / (double)C; break;
+        case RC_MEAN: v = kmean_strided(r, C, 1); break;
         case RC_MAX: v = -INFINITY; for (int64_t j = 0; j < C; j++) v = dmax(v, r[j]); break;
         case RC_MIN: v = INFINITY; for (int64_t j = 0; j < C; j++) v = dmin(v, r[j]); break;
         case RC_VAR: v = var_strided(r, C, 1); break;
@@ -233,7 +246,11 @@ static Status col_agg(Interp *I, const BArgs *a, Value *out, RC op)
     case RC_MEAN:
         st = col_ksums(I, x, y);
         if (op == RC_MEAN)
-            for (int64_t j = 0; j < C; j++) y[j] /= (double)R;
+            for (int64_t j = 0; j < C; j++) {
+                y[j] /= (double)R;
+                if (!isfinite(y[j]))
+                    y[j] = kmean_strided(x->data + j, R, C);
+            }
         break;
     case RC_MAX:
     case RC_MIN:
@@ -387,6 +404,26 @@ static Status bi_cummin(Interp *I, const BArgs *a, Value *out) { return cum_agg(
 /* cummax(X) */
 static Status bi_cummax(Interp *I, const BArgs *a, Value *out) { return cum_agg(I, a, out, CUM_MAX); }
 
+/* cumsumprod(X): X is n x 2; y_i = X[i,1] + X[i,2] * y_(i-1), y_0 = 0 */
+static Status bi_cumsumprod(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    TRY(arg_matrix(I, a, 0, &x));
+    if (x->cols != 2)
+        return err_set(I, "Cumsumprod only supported over two-column matrices (got %lld columns)",
+                       (long long)x->cols);
+    Matrix *m = mat_alloc(I, x->rows, 1);
+    if (!m)
+        return ST_ERR;
+    double y = 0;
+    for (int64_t i = 0; i < x->rows; i++) {
+        y = x->data[2 * i] + x->data[2 * i + 1] * y;
+        m->data[i] = y;
+    }
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
 /* rowcumsum(X): running sum along each row */
 static Status bi_rowcumsum(Interp *I, const BArgs *a, Value *out)
 {
@@ -446,5 +483,6 @@ const BuiltinDef bi_aggregate_table[] = {
     {"cummin", bi_cummin, "x", 1, BIND_POS, 1, 0},
     {"cummax", bi_cummax, "x", 1, BIND_POS, 1, 0},
     {"rowcumsum", bi_rowcumsum, "x", 1, BIND_POS, 1, 0},
+    {"cumsumprod", bi_cumsumprod, "x", 1, BIND_POS, 1, 0},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

@@ -393,7 +393,8 @@ static Status table_core(Interp *I, const char *fname, Value va, Value vb, Value
                 R = v.m->rows;
                 C = v.m->cols;
             } else if (v.m->rows != R || v.m->cols != C) {
-                return err_set(I, "%s(): inputs must have the same dimensions: %lldx%lld vs %lldx%lld (%s)", fname,
+                return err_set(I, "Mismatch in matrix dimensions of parameters for function TABLE: %s(): "
+                               "%lldx%lld vs %lldx%lld (%s)", fname,
                                LL(R), LL(C), LL(v.m->rows), LL(v.m->cols), what[k]);
             }
             o[k].p = v.m->data;

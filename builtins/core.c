@@ -383,7 +383,7 @@ static Status write_line(Interp *I, const char *s, size_t n)
     return ST_OK;
 }
 
-/* The DML string form (DML.md 11) of a scalar; matrices and lists are the
+/* The DML string form (doc/language.md, "types") of a scalar; matrices and lists are the
  * upstream print error. */
 static Status dml_string_of(Interp *I, Value v, StrBuf *b)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * The deep-learning builtins of BUILTINS.md section 9: conv2d and its two
+ * The deep-learning builtins of doc/builtins.md, "Deep learning": conv2d and its two
  * backward passes, max/avg pooling and their backward passes, bias_add and
  * bias_multiply. This file binds and validates the arguments (the shape lists
  * are named: input_shape=[N,C,H,W], filter_shape=[F,C,R,S], pool_size=[R,S],

@@ -6,7 +6,7 @@
  * concurrently on distinct outputs. The dgemms run on as many threads as
  * BLAS is set to use; everything else runs on the calling thread.
  *
- * Layout (BUILTINS.md section 9): a batch of N images of C channels of H x W
+ * Layout (doc/builtins.md, "Deep learning"): a batch of N images of C channels of H x W
  * pixels is an N x (C*H*W) matrix, image n row-major in C,H,W order; a filter
  * bank is F x (C*R*S) in the same order; outputs are N x (F*P*Q) (conv) or
  * N x (C*P*Q) (pooling) with

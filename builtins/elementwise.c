@@ -76,30 +76,45 @@ static Status bi_tanh(Interp *I, const BArgs *a, Value *out) { return unary(I, a
 static Status bi_sigmoid(Interp *I, const BArgs *a, Value *out) { return unary(I, a, out, VM_SIGMOID); }
 
 /* log(x) / log(x, base) */
+/* log(x) and log(x, b) = ln(x)/ln(b) per cell: x and b may each be a scalar
+ * or a matrix (the result is a matrix if either is; always double). Two
+ * matrices have equal shapes, or b is a row or column vector (COMPAT.md 7). */
 static Status bi_log(Interp *I, const BArgs *a, Value *out)
 {
     if (!arg_given(a, 1))
         return unary(I, a, out, VM_LOG);
-    double base;
-    TRY(arg_double(I, a, 1, M_E, &base));
-    double lb = log(base);
-    Value v = a->v[0];
-    if (v.kind == VAL_MATRIX) {
-        Matrix *m = mat_alloc(I, v.m->rows, v.m->cols);
-        if (!m)
-            return ST_ERR;
-        const double *x = v.m->data;
-        int64_t n = mat_len(m);
-        for (int64_t i = 0; i < n; i++)
-            m->data[i] = log(x[i]) / lb;
-        *out = val_matrix_take(m);
+    Value x = a->v[0], b = a->v[1];
+    bool xm = x.kind == VAL_MATRIX, bm = b.kind == VAL_MATRIX;
+    if (!xm && !val_is_number(x) && x.kind != VAL_BOOL)
+        return arg_type_error(I, a, 0, "a number or matrix");
+    if (!bm && !val_is_number(b) && b.kind != VAL_BOOL)
+        return arg_type_error(I, a, 1, "a number or matrix");
+    if (!xm && !bm) {
+        *out = val_double(log(val_num(x)) / log(val_num(b)));
         return ST_OK;
     }
-    if (v.kind == VAL_INT || v.kind == VAL_DOUBLE || v.kind == VAL_BOOL) {
-        *out = val_double(log(val_num(v)) / lb);
-        return ST_OK;
+    int64_t rows = xm ? x.m->rows : b.m->rows, cols = xm ? x.m->cols : b.m->cols;
+    if (xm && bm && !(b.m->rows == rows && b.m->cols == cols) && !(b.m->rows == rows && b.m->cols == 1)
+        && !(b.m->rows == 1 && b.m->cols == cols))
+        return err_set(I, "Mismatch in matrix dimensions of parameters for function LOG: %lldx%lld vs %lldx%lld",
+                       (long long)rows, (long long)cols, (long long)b.m->rows, (long long)b.m->cols);
+    Matrix *m = mat_alloc(I, rows, cols);
+    if (!m)
+        return ST_ERR;
+    double xs = xm ? 0 : val_num(x), lbs = bm ? 0 : log(val_num(b));
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < cols; j++) {
+            double xv = xm ? x.m->data[i * cols + j] : xs;
+            double lb = lbs;
+            if (bm) {
+                int64_t bi = b.m->rows == 1 ? 0 : i, bj = b.m->cols == 1 ? 0 : j;
+                lb = log(b.m->data[bi * b.m->cols + bj]);
+            }
+            m->data[i * cols + j] = log(xv) / lb;
+        }
     }
-    return arg_type_error(I, a, 0, "a number or matrix");
+    *out = val_matrix_take(m);
+    return ST_OK;
 }
 
 /* ========================= cell-wise n-ary operators ===================== */

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "../runtime/program.h"
 #include "io_formats.h"
 #include "mtd.h"
 
@@ -21,7 +22,7 @@ enum {
     R_DEFAULT, R_NA_STRINGS, R_SCHEMA, R_ROWS_IN_BLOCK, R_COLS_IN_BLOCK,
 };
 /* Parameter positions of write(). */
-enum { W_X, W_FILE, W_FORMAT, W_HEADER, W_SEP, W_SPARSE, W_DESCRIPTION };
+enum { W_X, W_FILE, W_FORMAT, W_HEADER, W_SEP, W_SPARSE, W_DESCRIPTION, W_INDSEP };
 
 /* Upstream separates several naStrings in one string with U+00B7 '·'. */
 #define NA_SEP "\xC2\xB7"
@@ -205,7 +206,21 @@ typedef struct ReadSpec {
     const char *path, *format;
     int64_t rows, cols;
     IoCsvOpts csv;
+    const char *svm_sep, *svm_indsep;   /* libsvm; NULL for the defaults */
 } ReadSpec;
+
+/* Upstream reads a file that has no format and no .mtd as MatrixMarket when
+ * its first line starts with "%%", whatever its name (COMPAT.md 8). */
+static bool looks_like_mm(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    char head[2] = {0, 0};
+    bool mm = fread(head, 1, 2, f) == 2 && head[0] == '%' && head[1] == '%';
+    fclose(f);
+    return mm;
+}
 
 static Status read_matrix(Interp *I, const ReadSpec *s, Value *out)
 {
@@ -239,7 +254,7 @@ static Status read_matrix(Interp *I, const ReadSpec *s, Value *out)
     else if (mm)
         m = io_parse_mm(b.p, b.len, s->path, s->rows, s->cols, &e);
     else if (svm)
-        m = io_parse_libsvm(b.p, b.len, s->path, s->rows, s->cols, &e);
+        m = io_parse_libsvm_sep(b.p, b.len, s->path, s->rows, s->cols, s->svm_sep, s->svm_indsep, &e);
     else
         m = io_parse_idx(b.p, b.len, s->path, s->rows, s->cols, &e);
     io_buf_free(&b);
@@ -255,6 +270,9 @@ static Status bi_read(Interp *I, const BArgs *a, Value *out)
 {
     const char *path;
     TRY(arg_string(I, a, R_FILE, NULL, &path));
+    char data_path[4096];
+    if (program_find_data(I->prog, path, data_path, sizeof data_path))
+        path = data_path;       /* the examples' data, from any folder */
     char *mtd_path = mtd_path_of(path);
     if (!mtd_path)
         return err_set(I, "read(): out of memory");
@@ -304,7 +322,9 @@ static Status bi_read(Interp *I, const BArgs *a, Value *out)
             st = err_set(I, "read(): 'schema' applies only to frames, not to a matrix");
             goto done;
         }
-        ReadSpec s = {path, format ? format : guess_format(path), rows, cols, {0}};
+        if (!format && !found && looks_like_mm(path))
+            format = "mm";
+        ReadSpec s = {path, format ? format : guess_format(path), rows, cols, {0}, sep, md.indsep};
         io_csv_opts_init(&s.csv);
         s.csv.header = header;
         if (sep)
@@ -334,7 +354,7 @@ static Status bi_readMM(Interp *I, const BArgs *a, Value *out)
 {
     const char *path;
     TRY(arg_string(I, a, 0, NULL, &path));
-    ReadSpec s = {path, "mm", -1, -1, {0}};
+    ReadSpec s = {path, "mm", -1, -1, {0}, NULL, NULL};
     io_csv_opts_init(&s.csv);
     return read_matrix(I, &s, out);
 }
@@ -351,39 +371,99 @@ static const char *scalar_vtype(ValKind k)
     }
 }
 
-/* write(X, file, format="text", header=FALSE, sep=",", sparse=FALSE, description=) */
-static Status bi_write(Interp *I, const BArgs *a, Value *out)
+/* Options of one write() call; 'fmt' is lower-case. */
+typedef struct WriteOpts {
+    const char *fmt, *format, *sep, *desc, *indsep;
+    bool header, sparse, sep_given;
+} WriteOpts;
+
+/* Writes 'mtd' as path + ".mtd" atomically. */
+static bool write_mtd_file(const char *mtd_path, const Mtd *md, IoErr *e)
 {
     char eb[64];
-    (void)out;
-    Value x = a->v[W_X];
-    const char *path, *format, *sep, *desc = NULL;
-    bool header, sparse;
-    TRY(arg_string(I, a, W_FILE, NULL, &path));
-    TRY(arg_string(I, a, W_FORMAT, "text", &format));
-    TRY(arg_string(I, a, W_SEP, ",", &sep));
-    TRY(arg_bool(I, a, W_HEADER, false, &header));
-    TRY(arg_bool(I, a, W_SPARSE, false, &sparse));
-    if (arg_given(a, W_DESCRIPTION))
-        TRY(arg_string(I, a, W_DESCRIPTION, NULL, &desc));
+    IoTmp meta = {0};
+    if (!io_tmp_open(mtd_path, &meta, e))
+        return false;
+    if (!mtd_write(meta.f, md)) {
+        int err = errno;
+        io_fail(e, "cannot write '%s': %s", mtd_path, io_strerror(err ? err : EIO, eb, sizeof eb));
+        io_tmp_abort(&meta);
+        return false;
+    }
+    return io_tmp_close(&meta, mtd_path, e) && io_tmp_rename(&meta, mtd_path, e);
+}
+
+static Status write_value(Interp *I, Value x, const char *path, const WriteOpts *o, int depth);
+
+/* write(list, f): as upstream, f.mtd describes the list and the folder f/
+ * holds element i (from 0) as f/<i>_<name> ("<i>_null" when unnamed), each
+ * written with its own .mtd; nested lists recurse. */
+static Status write_list(Interp *I, const List *l, const char *path, const WriteOpts *o, int depth)
+{
+    char eb[64];
+    if (depth > 64)
+        return err_set(I, "write(): lists nested too deeply");
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return err_set(I, "write(): cannot create the folder '%s': %s", path, io_strerror(errno, eb, sizeof eb));
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return err_set(I, "write(): cannot write a list to '%s': it exists and is not a folder", path);
+    size_t plen = strlen(path);
+    for (int64_t i = 0; i < l->n; i++) {
+        const char *nm = l->names ? l->names[i]->s : "null";
+        size_t cap = plen + strlen(nm) + 32;
+        char *ep = malloc(cap);
+        if (!ep)
+            return err_set(I, "write(): out of memory");
+        snprintf(ep, cap, "%s/%lld_%s", path, (long long)i, nm);
+        Status s = write_value(I, l->items[i], ep, o, depth + 1);
+        free(ep);
+        TRY(s);
+    }
+    Mtd md;
+    mtd_init(&md);
+    md.data_type = (char *)"list";
+    md.value_type = (char *)"unknown";
+    md.rows = l->n;
+    md.cols = 1;
+    md.format = (char *)o->fmt;
+    md.description = (char *)o->desc;
+    Status res = ST_OK;
+    IoErr e;
+    char *mtd_path = mtd_path_of(path);
+    if (!mtd_stamp(&md) || !mtd_path)
+        res = err_set(I, "write(): out of memory");
+    else if (!write_mtd_file(mtd_path, &md, &e))
+        res = io_err(I, &e);
+    md.data_type = md.value_type = md.format = md.description = NULL;
+    mtd_free(&md);
+    free(mtd_path);
+    return res;
+}
+
+/* Writes one matrix or scalar (or list) x to 'path' plus its .mtd. */
+static Status write_value(Interp *I, Value x, const char *path, const WriteOpts *o, int depth)
+{
+    char eb[64];
+    const char *fmt = o->fmt;
     if (x.kind == VAL_LIST)
-        return err_set(I, "write(): cannot write a list; write its elements one by one");
+        return write_list(I, x.l, path, o, depth);
     if (x.kind == VAL_NONE)
         return err_set(I, "write(): nothing to write");
-    char fmt[16];
-    size_t k = 0;
-    for (; format[k] && k + 1 < sizeof fmt; k++)
-        fmt[k] = (char)(format[k] >= 'A' && format[k] <= 'Z' ? format[k] - 'A' + 'a' : format[k]);
-    fmt[k] = 0;
     bool is_matrix = x.kind == VAL_MATRIX;
+    bool svm = !strcmp(fmt, "libsvm");
     if (is_matrix && strcmp(fmt, "text") && strcmp(fmt, "csv") && strcmp(fmt, "mm") && strcmp(fmt, "binary") &&
-        strcmp(fmt, "libsvm"))
+        !svm)
         return err_set(I, "write(): format \"%s\" is not supported (supported: text, csv, mm, binary, libsvm)",
-                       format);
-    if (is_matrix && !strcmp(fmt, "csv") && !*sep)
+                       o->format);
+    if (is_matrix && !strcmp(fmt, "csv") && !*o->sep)
         return err_set(I, "write(): the csv separator must not be empty");
-    if (is_matrix && !strcmp(fmt, "libsvm") && x.m->cols < 1)
-        return err_set(I, "write(): libsvm needs at least one column (the label)");
+    if (is_matrix && svm && (x.m->rows < 1 || x.m->cols < 1))
+        return err_set(I, "Write of matrices with zero rows or columns not supported (%lldx%lld).",
+                       (long long)x.m->rows, (long long)x.m->cols);
+    const char *svm_sep = o->sep_given ? o->sep : ",";
+    if (is_matrix && svm && (!*svm_sep || !*o->indsep))
+        return err_set(I, "write(): the libsvm separators sep and indSep must not be empty");
 
     Mtd md;
     mtd_init(&md);
@@ -392,7 +472,7 @@ static Status bi_write(Interp *I, const BArgs *a, Value *out)
     md.data_type = (char *)(is_matrix ? "matrix" : "scalar");
     md.value_type = (char *)(is_matrix ? "double" : scalar_vtype(x.kind));
     md.format = (char *)(is_matrix ? fmt : "text");
-    md.description = (char *)desc;
+    md.description = (char *)o->desc;
     if (is_matrix) {
         md.rows = x.m->rows;
         md.cols = x.m->cols;
@@ -400,8 +480,12 @@ static Status bi_write(Interp *I, const BArgs *a, Value *out)
         if (!strcmp(fmt, "binary"))
             md.rows_in_block = md.cols_in_block = 1000;
         if (!strcmp(fmt, "csv")) {
-            md.header = header;
-            md.sep = (char *)sep;
+            md.header = o->header;
+            md.sep = (char *)o->sep;
+        }
+        if (svm) {
+            md.sep = (char *)svm_sep;
+            md.indsep = (char *)o->indsep;
         }
     }
     md.author = md.created = NULL;
@@ -425,14 +509,14 @@ static Status bi_write(Interp *I, const BArgs *a, Value *out)
         else if (!strcmp(fmt, "text"))
             wrote = io_write_text(data.f, x.m);
         else if (!strcmp(fmt, "csv")) {
-            IoCsvWriteOpts o = {header, sep, sparse};
-            wrote = io_write_csv(data.f, x.m, &o);
+            IoCsvWriteOpts co = {o->header, o->sep, o->sparse};
+            wrote = io_write_csv(data.f, x.m, &co);
         } else if (!strcmp(fmt, "mm"))
             wrote = io_write_mm(data.f, x.m);
         else if (!strcmp(fmt, "binary"))
             wrote = io_write_binary(data.f, x.m);
         else
-            wrote = io_write_libsvm(data.f, x.m);
+            wrote = io_write_libsvm_sep(data.f, x.m, svm_sep, o->indsep);
         int err = errno;
         if (!wrote) {
             io_fail(&e, "cannot write '%s': %s", path, io_strerror(err ? err : EIO, eb, sizeof eb));
@@ -466,10 +550,35 @@ static Status bi_write(Interp *I, const BArgs *a, Value *out)
         ok = io_tmp_rename(&meta, mtd_path, &e);
     if (st == ST_OK && !ok)
         st = io_err(I, &e);
-    md.data_type = md.value_type = md.format = md.description = md.sep = NULL;
+    md.data_type = md.value_type = md.format = md.description = md.sep = md.indsep = NULL;
     mtd_free(&md);
     free(mtd_path);
     return st;
+}
+
+/* write(X, file, format="text", header=FALSE, sep=",", sparse=FALSE,
+ *       description=, indSep=":"); X a matrix, scalar or list */
+static Status bi_write(Interp *I, const BArgs *a, Value *out)
+{
+    (void)out;
+    WriteOpts o = {0};
+    const char *path;
+    TRY(arg_string(I, a, W_FILE, NULL, &path));
+    TRY(arg_string(I, a, W_FORMAT, "text", &o.format));
+    TRY(arg_string(I, a, W_SEP, ",", &o.sep));
+    TRY(arg_string(I, a, W_INDSEP, ":", &o.indsep));
+    TRY(arg_bool(I, a, W_HEADER, false, &o.header));
+    TRY(arg_bool(I, a, W_SPARSE, false, &o.sparse));
+    o.sep_given = arg_given(a, W_SEP);
+    if (arg_given(a, W_DESCRIPTION))
+        TRY(arg_string(I, a, W_DESCRIPTION, NULL, &o.desc));
+    char fmt[16];
+    size_t k = 0;
+    for (; o.format[k] && k + 1 < sizeof fmt; k++)
+        fmt[k] = (char)(o.format[k] >= 'A' && o.format[k] <= 'Z' ? o.format[k] - 'A' + 'a' : o.format[k]);
+    fmt[k] = 0;
+    o.fmt = fmt;
+    return write_value(I, a->v[W_X], path, &o, 0);
 }
 
 const BuiltinDef bi_io_table[] = {
@@ -478,6 +587,6 @@ const BuiltinDef bi_io_table[] = {
      "cols_in_block",
      1, BIND_NAMED, 1, 0},
     {"readMM", bi_readMM, "file", 1, BIND_NAMED, 1, 0},
-    {"write", bi_write, "X,file,format,header,sep,sparse,description", 2, BIND_NAMED, 1, BF_STATEMENT},
+    {"write", bi_write, "X,file,format,header,sep,sparse,description,indSep", 2, BIND_NAMED, 1, BF_STATEMENT},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

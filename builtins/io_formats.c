@@ -1278,15 +1278,35 @@ Matrix *io_parse_idx(const char *buf, size_t len, const char *name, int64_t rows
  * libsvm
  * ================================================================ */
 
-/* Splits "idx:val" and parses both parts. */
-static bool svm_pair(const char *s, const char *e, int64_t *idx, double *v)
+/* Splits "idx<indsep>val" and parses both parts. */
+static bool svm_pair(const char *s, const char *e, const char *indsep, int64_t *idx, double *v)
 {
-    const char *colon = memchr(s, ':', (size_t)(e - s));
-    return colon && parse_i64(s, colon, idx) && io_parse_double(colon + 1, e, v);
+    size_t il = strlen(indsep);
+    const char *colon = NULL;
+    for (const char *q = s; q + il <= e && !colon; q++)
+        if (memcmp(q, indsep, il) == 0)
+            colon = q;
+    return colon && parse_i64(s, colon, idx) && io_parse_double(colon + il, e, v);
+}
+
+/* Entries of a libsvm line are split by blanks or by the separator (upstream
+ * writes ',' by default, other tools a space). */
+static bool svm_sep(char c, char sep)
+{
+    return is_space(c) || c == sep;
 }
 
 Matrix *io_parse_libsvm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e)
 {
+    return io_parse_libsvm_sep(buf, len, name, rows, cols, ",", ":", e);
+}
+
+Matrix *io_parse_libsvm_sep(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols,
+                            const char *sepstr, const char *indsep, IoErr *e)
+{
+    char sep = sepstr && sepstr[0] ? sepstr[0] : ',';
+    if (!indsep || !*indsep)
+        indsep = ":";
     /* Pass 1: count the rows and, when cols is not given, find the largest
      * feature index; also validates every token, so pass 2 cannot fail. */
     Lines L = {buf, buf + len, 0};
@@ -1299,12 +1319,12 @@ Matrix *io_parse_libsvm(const char *buf, size_t len, const char *name, int64_t r
         const char *p = ls;
         bool first = true;
         while (p < le) {
-            while (p < le && is_space(*p))
+            while (p < le && svm_sep(*p, sep))
                 p++;
             if (p == le)
                 break;
             const char *t = p;
-            while (p < le && !is_space(*p))
+            while (p < le && !svm_sep(*p, sep))
                 p++;
             double v;
             if (first) {
@@ -1317,8 +1337,8 @@ Matrix *io_parse_libsvm(const char *buf, size_t len, const char *name, int64_t r
                 continue;
             }
             int64_t idx;
-            if (!svm_pair(t, p, &idx, &v)) {
-                io_fail(e, "%s:%lld: expected 'index:value', found '%s'", name, (long long)L.lineno,
+            if (!svm_pair(t, p, indsep, &idx, &v)) {
+                io_fail(e, "%s:%lld: expected 'index%svalue', found '%s'", name, (long long)L.lineno, indsep,
                         snippet(t, p, sn, sizeof sn));
                 return NULL;
             }
@@ -1352,12 +1372,12 @@ Matrix *io_parse_libsvm(const char *buf, size_t len, const char *name, int64_t r
         const char *p = ls;
         bool first = true;
         while (p < le) {
-            while (p < le && is_space(*p))
+            while (p < le && svm_sep(*p, sep))
                 p++;
             if (p == le)
                 break;
             const char *t = p;
-            while (p < le && !is_space(*p))
+            while (p < le && !svm_sep(*p, sep))
                 p++;
             double v = 0;
             int64_t idx = 0;
@@ -1366,7 +1386,7 @@ Matrix *io_parse_libsvm(const char *buf, size_t len, const char *name, int64_t r
                 row[cols - 1] = v;
                 first = false;
             } else {
-                svm_pair(t, p, &idx, &v);
+                svm_pair(t, p, indsep, &idx, &v);
                 row[idx - 1] = v;
             }
         }
@@ -1629,18 +1649,24 @@ bool io_write_binary(FILE *f, const Matrix *m)
 
 bool io_write_libsvm(FILE *f, const Matrix *m)
 {
+    return io_write_libsvm_sep(f, m, ",", ":");
+}
+
+bool io_write_libsvm_sep(FILE *f, const Matrix *m, const char *sep, const char *indsep)
+{
     Out o;
     if (!out_init(&o, f))
         return false;
+    size_t sl = strlen(sep), il = strlen(indsep);
     for (int64_t i = 0; i < m->rows && m->cols > 0; i++) {
         const double *row = m->data + i * m->cols;
         out_double(&o, row[m->cols - 1]);
         for (int64_t j = 0; j + 1 < m->cols; j++) {
             if (row[j] == 0.0)
                 continue;
-            out_put(&o, " ", 1);
+            out_put(&o, sep, sl);
             out_int(&o, j + 1);
-            out_put(&o, ":", 1);
+            out_put(&o, indsep, il);
             out_double(&o, row[j]);
         }
         out_put(&o, "\n", 1);

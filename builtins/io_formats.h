@@ -109,6 +109,10 @@ Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, IoErr 
 Matrix *io_parse_idx(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e);
 /* libsvm; cols (including the label column) and rows are inferred when -1. */
 Matrix *io_parse_libsvm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e);
+/* Same, entries split by blanks or the first character of 'sep' (default
+ * ","), index and value by 'indsep' (default ":"). */
+Matrix *io_parse_libsvm_sep(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols,
+                            const char *sep, const char *indsep, IoErr *e);
 
 /* True when the file name says IDX: ends in "-idx<k>-ubyte", ".idx<k>-ubyte"
  * or ".idx", optionally followed by ".gz". */
@@ -138,6 +142,9 @@ bool io_write_csv(FILE *f, const Matrix *m, const IoCsvWriteOpts *o);
 bool io_write_mm(FILE *f, const Matrix *m);
 bool io_write_binary(FILE *f, const Matrix *m);
 bool io_write_libsvm(FILE *f, const Matrix *m);
+/* libsvm as upstream writes it: label (last column), then sep, j, indsep,
+ * value per nonzero feature; io_write_libsvm uses sep "," and indsep ":". */
+bool io_write_libsvm_sep(FILE *f, const Matrix *m, const char *sep, const char *indsep);
 /* The DML string form of a scalar (ints plain, doubles as Java
  * Double.toString, booleans TRUE/FALSE, strings as is), no newline. */
 bool io_write_scalar(FILE *f, Value v);

@@ -30,6 +30,7 @@ void mtd_free(Mtd *m)
     free(m->author);
     free(m->sep);
     free(m->created);
+    free(m->indsep);
     mtd_init(m);
 }
 
@@ -58,10 +59,27 @@ static bool jfail(J *j, const char *what)
     return io_fail(j->e, "%s:%d: %s", j->name, j->line, what);
 }
 
+/* Skips blanks and, as upstream's lenient JSON reader does, // and
+ * block comments. */
 static void skip_ws(J *j)
 {
     while (j->p < j->end) {
         char c = *j->p;
+        if (c == '/' && j->p + 1 < j->end && j->p[1] == '/') {
+            while (j->p < j->end && *j->p != '\n')
+                j->p++;
+            continue;
+        }
+        if (c == '/' && j->p + 1 < j->end && j->p[1] == '*') {
+            j->p += 2;
+            while (j->p < j->end && !(*j->p == '*' && j->p + 1 < j->end && j->p[1] == '/')) {
+                if (*j->p == '\n')
+                    j->line++;
+                j->p++;
+            }
+            j->p = j->p + 2 < j->end ? j->p + 2 : j->end;
+            continue;
+        }
         if (c == '\n')
             j->line++;
         else if (c != ' ' && c != '\t' && c != '\r')
@@ -261,6 +279,10 @@ static bool skip_container(J *j, int depth)
         free(v.s);
         if (at_char(j, ',')) {
             j->p++;
+            if (at_char(j, close)) {    /* a trailing comma, as upstream accepts */
+                j->p++;
+                return true;
+            }
             continue;
         }
         if (at_char(j, close)) {
@@ -363,14 +385,19 @@ static bool apply_key(J *j, const char *key, JVal *v, Mtd *m)
         return key_string(j, key, v, &m->value_type);
     if (strcmp(key, "format") == 0)
         return key_string(j, key, v, &m->format);
+    /* description, author and created are informative: any JSON value
+     * (upstream's own files hold an object as description); kept when a
+     * string. */
     if (strcmp(key, "description") == 0)
-        return key_string(j, key, v, &m->description);
+        return v->kind != J_STR || key_string(j, key, v, &m->description);
     if (strcmp(key, "author") == 0)
-        return key_string(j, key, v, &m->author);
+        return v->kind != J_STR || key_string(j, key, v, &m->author);
+    if (strcmp(key, "indSep") == 0)
+        return key_string(j, key, v, &m->indsep);
     if (strcmp(key, "sep") == 0)
         return key_string(j, key, v, &m->sep);
     if (strcmp(key, "created") == 0)
-        return key_string(j, key, v, &m->created);
+        return v->kind != J_STR || key_string(j, key, v, &m->created);
     if (strcmp(key, "rows") == 0)
         return key_int(j, key, v, &m->rows);
     if (strcmp(key, "cols") == 0)
@@ -430,6 +457,10 @@ bool mtd_parse(const char *buf, size_t len, const char *name, Mtd *m, IoErr *e)
                 goto fail;
             if (at_char(&j, ',')) {
                 j.p++;
+                if (at_char(&j, '}')) {     /* a trailing comma, as upstream accepts */
+                    j.p++;
+                    break;
+                }
                 continue;
             }
             if (at_char(&j, '}')) {
@@ -440,11 +471,7 @@ bool mtd_parse(const char *buf, size_t len, const char *name, Mtd *m, IoErr *e)
             goto fail;
         }
     }
-    skip_ws(&j);
-    if (j.p < j.end) {
-        jfail(&j, "unexpected text after the JSON object");
-        goto fail;
-    }
+    /* Upstream's reader stops at the closing brace; what follows is ignored. */
     return true;
 fail:
     mtd_free(m);
@@ -535,6 +562,7 @@ bool mtd_write(FILE *f, const Mtd *m)
         fputs(m->header ? "true" : "false", f);
     }
     put_str(f, &first, "sep", m->sep);
+    put_str(f, &first, "indSep", m->indsep);
     put_str(f, &first, "created", m->created);
     fputs(first ? "{\n}\n" : "\n}\n", f);
     return !ferror(f);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * The "<file>.mtd" metadata files that travel with data files: a JSON object
  * read by a small JSON parser of our own and written with the keys in the
- * order upstream SystemDS writes them (BUILTINS.md section 8). Pure functions
+ * order upstream SystemDS writes them (doc/builtins.md, "write"). Pure functions
  * over buffers and FILE*, thread-safe. */
 #ifndef DML_BUILTINS_MTD_H
 #define DML_BUILTINS_MTD_H
@@ -25,6 +25,7 @@ typedef struct Mtd {
     int header;             /* csv: -1 absent, 0 FALSE, 1 TRUE */
     char *sep;              /* csv */
     char *created;          /* "yyyy-MM-dd HH:mm:ss z" */
+    char *indsep;           /* libsvm: index/value separator ("indSep") */
 } Mtd;
 
 void mtd_init(Mtd *m);

@@ -98,8 +98,12 @@ extern const BuiltinDef bi_linalg_table[];
 extern const BuiltinDef bi_io_table[];
 extern const BuiltinDef bi_list_string_table[];
 extern const BuiltinDef bi_dnn_table[];
+extern const BuiltinDef bi_dnn_norm_table[];    /* builtins/dnn_norm.c: batch_norm2d, backward */
+extern const BuiltinDef bi_dnn_lstm_table[];    /* builtins/dnn_lstm.c: lstm, lstm_backward */
 extern const BuiltinDef bi_stats_table[];
 extern const BuiltinDef bi_paramserv_table[];
 extern const BuiltinDef bi_interp_table[];      /* builtins/interp_bi.c (lead): exists, eval */
+extern const BuiltinDef bi_plot_table[];        /* builtins/plot.c: plot */
+extern const BuiltinDef bi_help_table[];        /* builtins/help.c: help, ls, describe */
 
 #endif

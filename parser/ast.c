@@ -181,6 +181,10 @@ static void dump_lhs_name(FILE *f, const Lhs *t)
     fprintf(f, "%s%s", t->name, t->indexed ? (t->has_cols ? "[ , ]" : "[ ]") : "");
 }
 
+/* The dump recurses once per level and indents by the level: deeper trees
+ * (a chain of 10^5 operators parses fine) are cut off, not walked. */
+enum { DUMP_MAX_DEPTH = 1000 };
+
 static void dump_expr(FILE *f, const Node *n, int ind, const char *label)
 {
     indent(f, ind);
@@ -188,6 +192,10 @@ static void dump_expr(FILE *f, const Node *n, int ind, const char *label)
         fprintf(f, "%s ", label);
     if (!n) {
         fputs("(null)\n", f);
+        return;
+    }
+    if (ind > DUMP_MAX_DEPTH) {
+        fputs("... (nested too deeply to dump)\n", f);
         return;
     }
     fputs(ast_kind_name(n->kind), f);
@@ -276,6 +284,10 @@ static void dump_block(FILE *f, const char *label, Node *const *stmts, int n, in
 static void dump_stmt(FILE *f, const Node *n, int ind)
 {
     indent(f, ind);
+    if (ind > DUMP_MAX_DEPTH) {
+        fputs("... (nested too deeply to dump)\n", f);
+        return;
+    }
     fputs(ast_kind_name(n->kind), f);
     switch (n->kind) {
     case N_ASSIGN:

@@ -42,6 +42,7 @@ typedef enum UnOp { UOP_NEG, UOP_PLUS, UOP_NOT } UnOp;
 typedef struct Node Node;
 typedef struct FuncDecl FuncDecl;
 struct FuncDef;        /* runtime/program.h */
+struct CallVariants;   /* runtime/program.h */
 struct BuiltinDef;     /* builtins/registry.h */
 
 /* One part of an index expression X[rows, cols]. */
@@ -109,6 +110,9 @@ struct Node {
             const struct BuiltinDef *bi;
             int *argmap;
             int nparams;            /* parameters of the callee (size of the bound array) */
+            /* resolved, upstream-style DML builtin (m_f/s_f): fn/argmap hold
+             * one variant, the run time picks by the first argument */
+            const struct CallVariants *variants;
         } call;
         struct { Node *target; IndexPart rows, cols; bool has_cols; } index;
         struct { Node **items; int n; } list;
@@ -128,6 +132,12 @@ struct Node {
             /* resolved (parfor only): slots the body writes, and whether
              * every write to that slot is an accumulation (+=) */
             int *written; bool *accum_only; int nwritten;
+            /* resolved (parfor only, parfor_check.c), per written slot:
+             * assigned in the body (a candidate result when it exists at
+             * loop entry), and whether its accesses carry a dependency
+             * between iterations when it holds a matrix or list there;
+             * 'check' is the check option (default on). */
+            bool *candidate, *dep_nonscalar; bool check;
         } loop;
         FuncDecl *func;
         struct { const char *path; const char *alias; } source;
@@ -146,7 +156,7 @@ Node *ast_node(Arena *a, NodeKind kind, Loc loc);
 /* lhs op rhs. */
 Node *ast_binary(Arena *a, Loc loc, BinOp op, Node *lhs, Node *rhs);
 /* op operand; UOP_NEG on an N_INT/N_DOUBLE literal folds into a negative
- * literal of that kind located at 'loc' (DML.md §2, "Negative numbers"). */
+ * literal of that kind located at 'loc' (doc/language.md, "names"). */
 Node *ast_unary(Arena *a, Loc loc, UnOp op, Node *operand);
 
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * The DML grammar (DML.md §1, §4–§7): a pure LALR(1) parser with locations
+ * The DML grammar (doc/language.md): a pure LALR(1) parser with locations
  * and no conflicts. Actions only build AST nodes in the ParseCtx's arena
  * (nothing is malloc'd, so nothing leaks when a parse is abandoned) and do
  * the few checks that need a position but no context (assignment to pi,
@@ -18,6 +18,7 @@
 
 %code requires {
 #include <locale.h>
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,6 +108,13 @@ struct ParseCtx {
     int nstmts;
     Node *expr;
 
+    /* out of memory: the arena failed, the token queue or bison's stack
+     * could not grow; the parse stops at its next step */
+    bool oom;
+    /* flex's own allocations (lexer/dml.l), freed here if flex gives up */
+    void *lex_allocs[8];
+    jmp_buf lex_oom;
+
     /* the first error */
     bool failed, incomplete;
     const char *err_kind;           /* "syntax error" or "lexical error" */
@@ -121,12 +129,34 @@ void parse_set_error(ParseCtx *ctx, const char *kind, int line, int col, bool in
 }
 
 %code {
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 static void dml_yyerror(const DML_YYLTYPE *loc, ParseCtx *ctx, const char *msg);
+
+/* Bison's default location rule, plus the out-of-memory stop: it runs
+ * before every action, so once an action has met a failed arena (and
+ * finished writing into the arena's scratch area) no later action runs. */
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                                             \
+    do {                                                                        \
+        if (arena_failed(ctx->arena)) {                                         \
+            ctx->oom = true;                                                    \
+            YYNOMEM;                                                            \
+        }                                                                       \
+        if (N) {                                                                \
+            (Cur).first_line = YYRHSLOC(Rhs, 1).first_line;                     \
+            (Cur).first_column = YYRHSLOC(Rhs, 1).first_column;                 \
+            (Cur).last_line = YYRHSLOC(Rhs, N).last_line;                       \
+            (Cur).last_column = YYRHSLOC(Rhs, N).last_column;                   \
+        } else {                                                                \
+            (Cur).first_line = (Cur).last_line = YYRHSLOC(Rhs, 0).last_line;    \
+            (Cur).first_column = (Cur).last_column = YYRHSLOC(Rhs, 0).last_column; \
+        }                                                                       \
+    } while (0)
 
 static Loc L(const ParseCtx *c, DML_YYLTYPE l)
 {
@@ -141,25 +171,31 @@ static DML_YYLTYPE span(DML_YYLTYPE a, DML_YYLTYPE b)
     return a;
 }
 
-/* Makes room for one more element of size 'sz' in an arena array. */
-static void grow(Arena *a, void **v, int n, int *cap, size_t sz)
+/* Makes room for one more element of size 'sz' in an arena array; false
+ * when out of memory (the arena is then failed and the parse stops). */
+static bool grow(Arena *a, void **v, int n, int *cap, size_t sz)
 {
     if (n < *cap)
-        return;
+        return true;
+    if (*cap > INT_MAX / 2)
+        return false;
     int ncap = *cap ? *cap * 2 : 4;
     void *nv = arena_alloc(a, (size_t)ncap * sz);
+    if (!nv || arena_failed(a))
+        return false;
     if (n)
         memcpy(nv, *v, (size_t)n * sz);
     *v = nv;
     *cap = ncap;
+    return true;
 }
 
 static NodeVec *nodes_new(ParseCtx *c) { return arena_alloc(c->arena, sizeof(NodeVec)); }
 
 static NodeVec *nodes_push(ParseCtx *c, NodeVec *nv, Node *n)
 {
-    grow(c->arena, (void **)&nv->v, nv->n, &nv->cap, sizeof *nv->v);
-    nv->v[nv->n++] = n;
+    if (grow(c->arena, (void **)&nv->v, nv->n, &nv->cap, sizeof *nv->v))
+        nv->v[nv->n++] = n;
     return nv;
 }
 
@@ -174,8 +210,9 @@ static ArgVec *args_push(ParseCtx *c, ArgVec *av, const char *name, Node *e, DML
     if (!av)
         av = arena_alloc(c->arena, sizeof *av);
     int cap = av->cap;
-    grow(c->arena, (void **)&av->v, av->n, &cap, sizeof *av->v);
-    grow(c->arena, (void **)&av->names, av->n, &av->cap, sizeof *av->names);
+    if (!grow(c->arena, (void **)&av->v, av->n, &cap, sizeof *av->v) ||
+        !grow(c->arena, (void **)&av->names, av->n, &av->cap, sizeof *av->names))
+        return av;
     av->v[av->n] = e;
     av->names[av->n] = name;
     av->n++;
@@ -187,8 +224,8 @@ static LhsVec *lhss_push(ParseCtx *c, LhsVec *lv, Lhs x)
 {
     if (!lv)
         lv = arena_alloc(c->arena, sizeof *lv);
-    grow(c->arena, (void **)&lv->v, lv->n, &lv->cap, sizeof *lv->v);
-    lv->v[lv->n++] = x;
+    if (grow(c->arena, (void **)&lv->v, lv->n, &lv->cap, sizeof *lv->v))
+        lv->v[lv->n++] = x;
     return lv;
 }
 
@@ -196,8 +233,8 @@ static ParamVec *params_push(ParseCtx *c, ParamVec *pv, Param p)
 {
     if (!pv)
         pv = arena_alloc(c->arena, sizeof *pv);
-    grow(c->arena, (void **)&pv->v, pv->n, &pv->cap, sizeof *pv->v);
-    pv->v[pv->n++] = p;
+    if (grow(c->arena, (void **)&pv->v, pv->n, &pv->cap, sizeof *pv->v))
+        pv->v[pv->n++] = p;
     return pv;
 }
 
@@ -205,12 +242,12 @@ static OptVec *opts_push(ParseCtx *c, OptVec *ov, const char *name, Node *value,
 {
     if (!ov)
         ov = arena_alloc(c->arena, sizeof *ov);
-    grow(c->arena, (void **)&ov->v, ov->n, &ov->cap, sizeof *ov->v);
-    ov->v[ov->n++] = (LoopOpt){name, value, L(c, l)};
+    if (grow(c->arena, (void **)&ov->v, ov->n, &ov->cap, sizeof *ov->v))
+        ov->v[ov->n++] = (LoopOpt){name, value, L(c, l)};
     return ov;
 }
 
-/* pi, Inf and NaN read as variables are constants (DML.md §2). */
+/* pi, Inf and NaN read as variables are constants (doc/language.md, "names"). */
 static bool builtin_const(const char *name, double *d)
 {
     if (strcmp(name, "pi") == 0)
@@ -356,7 +393,7 @@ static bool seq_header(ParseCtx *c, Node *e, DML_YYLTYPE l, IterSpec *it)
     return true;
 }
 
-/* dataType '[' valueType ']' (DML.md §3.1). */
+/* dataType '[' valueType ']' (doc/language.md, "types"). */
 static bool mk_type(ParseCtx *c, const char *dt, ScalarType vt, DML_YYLTYPE l, TypeSpec *t)
 {
     static const struct { const char *name; TypeKind kind; } dts[] = {
@@ -457,7 +494,7 @@ static void nested_function(ParseCtx *c, DML_YYLTYPE l)
 %precedence THEN
 %precedence ELSE
 %precedence ';'
-/* Expressions, loosest first (DML.md §4.1). '!' sits below the comparisons:
+/* Expressions, loosest first (doc/language.md, "operators"). '!' sits below the comparisons:
  * !a == b is !(a == b). Unary minus binds tighter than %*% but looser than
  * '^', so -2^2 is -(2^2) and 2^-1 works. */
 %left '|' OROR
@@ -518,7 +555,7 @@ asg
     | ARROW
     ;
 
-/* ==== statements (DML.md §5) ==== */
+/* ==== statements (doc/language.md, "Control flow") ==== */
 stmt
     : ID asg expr                       { if (!check_target(ctx, $1, @1)) YYABORT;
                                           $$ = mk_assign(ctx, @$, mk_lhs(ctx, $1, @1, NULL), $3, false); }
@@ -589,7 +626,7 @@ loop_opts
     | loop_opts ',' ID '=' expr         { $$ = opts_push(ctx, $1, $3, $5, span(@3, @5)); }
     ;
 
-/* ==== function definitions (top level only, DML.md §7.1) ==== */
+/* ==== function definitions (top level only, doc/language.md, "function") ==== */
 funcdef
     : ID asg FUNCTION '(' params_opt ')' outs_opt '{' block_list '}'
                                         { if ($9->n == 0) {
@@ -652,7 +689,7 @@ impl
     | impl ',' ID '=' STRING
     ;
 
-/* ==== expressions (DML.md §4) ==== */
+/* ==== expressions (doc/language.md, "operators") ==== */
 expr
     : expr '|' expr                     { $$ = ast_binary(ctx->arena, L(ctx, @$), OP_OR, $1, $3); }
     | expr OROR expr                    { $$ = ast_binary(ctx->arena, L(ctx, @$), OP_OROR, $1, $3); }
@@ -766,12 +803,16 @@ void parse_set_error(ParseCtx *ctx, const char *kind, int line, int col, bool in
     va_end(ap);
 }
 
-/* Bison calls this only for "memory exhausted" (parse stack deeper than
- * YYMAXDEPTH); syntax errors go through yyreport_syntax_error. */
+/* Bison calls this only for "memory exhausted": the parse stack deeper
+ * than YYMAXDEPTH, or out of memory (ours, or its stack's allocation, which
+ * leaves ENOMEM in errno); syntax errors go through yyreport_syntax_error. */
 static void dml_yyerror(const DML_YYLTYPE *loc, ParseCtx *ctx, const char *msg)
 {
-    parse_set_error(ctx, "syntax error", loc->first_line, loc->first_column, false,
-                    "program nested too deeply (%s)", msg);
+    if (ctx->oom || arena_failed(ctx->arena) || errno == ENOMEM)
+        parse_set_error(ctx, "error", loc->first_line, loc->first_column, false, "out of memory");
+    else
+        parse_set_error(ctx, "syntax error", loc->first_line, loc->first_column, false,
+                        "program nested too deeply (%s)", msg);
 }
 
 /* True for token classes shown as a word ("identifier") rather than quoted. */

@@ -7,6 +7,7 @@
  * is freed before returning, whatever happened. */
 #include "parse.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <locale.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "dml.tab.h"
+#include "runtime/failalloc.h"
 
 #define YYSTYPE DML_YYSTYPE
 #define YYLTYPE DML_YYLTYPE
@@ -23,8 +25,9 @@
 /* ==== token stream ==== */
 
 /* Scans one token into the look-ahead queue. After the end of input or a
- * lexical error the scanner is not called again: the queue repeats END. */
-static void scan_one(ParseCtx *c)
+ * lexical error the scanner is not called again: the queue repeats END.
+ * False when the queue cannot grow (out of memory, c->oom set). */
+static bool scan_one(ParseCtx *c)
 {
     if (c->nbuf == c->cap) {
         if (c->head > 0) {      /* reuse the consumed front of the queue */
@@ -35,8 +38,8 @@ static void scan_one(ParseCtx *c)
             int ncap = c->cap ? c->cap * 2 : 64;
             LexToken *nb = realloc(c->buf, (size_t)ncap * sizeof *nb);
             if (!nb) {
-                fputs("dml: out of memory\n", stderr);
-                abort();
+                c->oom = true;
+                return false;
             }
             c->buf = nb;
             c->cap = ncap;
@@ -65,13 +68,16 @@ static void scan_one(ParseCtx *c)
         c->end_line = t->loc.last_line;
         c->end_col = t->loc.last_column;
     }
+    return true;
 }
 
 /* The i-th token not yet delivered (0 = the next one). */
 static LexToken *peek(ParseCtx *c, int i)
 {
+    static const LexToken oom_token = {.kind = TOK_DML_YYerror};
     while (c->nbuf - c->head <= i)
-        scan_one(c);
+        if (!scan_one(c))
+            return (LexToken *)&oom_token;     /* read only: the parse ends here */
     return &c->buf[c->head + i];
 }
 
@@ -142,6 +148,14 @@ int dml_yylex(DML_YYSTYPE *lval, DML_YYLTYPE *lloc, ParseCtx *c)
         return c->prev1;
     }
     LexToken t = *peek(c, 0);
+    /* Out of memory in the queue, the scanner or an action's arena: the
+     * token's text may be missing, so stop before the parser sees it. */
+    if (c->oom || arena_failed(c->arena)) {
+        c->oom = true;
+        parse_set_error(c, "error", t.loc.first_line ? t.loc.first_line : 1,
+                        t.loc.first_column ? t.loc.first_column : 1, false, "out of memory");
+        return TOK_DML_YYerror;
+    }
     c->head++;
     if (t.kind == '[')
         t.kind = classify_bracket(c);
@@ -166,16 +180,17 @@ int dml_yylex(DML_YYSTYPE *lval, DML_YYLTYPE *lloc, ParseCtx *c)
 typedef struct Buf {
     char *s;
     size_t n, cap;
+    bool oom;
 } Buf;
 
 static void buf_add(Buf *b, const char *s, size_t n)
 {
     if (b->n + n + 1 > b->cap) {
         size_t cap = (b->n + n + 1) * 2;
-        char *ns = realloc(b->s, cap);
+        char *ns = b->oom ? NULL : realloc(b->s, cap);
         if (!ns) {
-            fputs("dml: out of memory\n", stderr);
-            abort();
+            b->oom = true;
+            return;
         }
         b->s = ns;
         b->cap = cap;
@@ -235,10 +250,26 @@ static char *format_error(const ParseCtx *c)
     for (; col < c->err_col; col++)
         buf_add(&b, " ", 1);
     buf_add(&b, "^", 1);
-    return b.s;
+    if (!b.oom)
+        return b.s;
+    /* No room for the caret display: the first line alone, or the reserve. */
+    free(b.s);
+    char line[1024];
+    snprintf(line, sizeof line, "%s:%d:%d: %s: %s", c->file, c->err_line, c->err_col, c->err_kind, c->err_msg);
+    return diag_dup(line);
 }
 
 /* ==== entry point ==== */
+
+/* The error for running out of memory before or while parsing. */
+static bool parse_oom(ParseCtx *c, ParseOut *out)
+{
+    if (!c->file)
+        c->file = "<input>";
+    parse_set_error(c, "error", 1, 1, false, "out of memory");
+    out->error = format_error(c);
+    return false;
+}
 
 bool parse_source(Arena *arena, const char *file, const char *text, size_t len, ParseMode mode,
                   ParseOut *out)
@@ -248,6 +279,8 @@ bool parse_source(Arena *arena, const char *file, const char *text, size_t len, 
     memset(&c, 0, sizeof c);
     c.arena = arena;
     c.file = arena_strdup(arena, file ? file : "<input>");
+    if (!c.file)
+        return parse_oom(&c, out);
     c.text = text ? text : "";
     c.len = text ? len : 0;
     if (c.len >= 3 && memcmp(c.text, "\xEF\xBB\xBF", 3) == 0) {    /* UTF-8 byte order mark */
@@ -267,11 +300,22 @@ bool parse_source(Arena *arena, const char *file, const char *text, size_t len, 
     c.c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
     yyscan_t scanner;
     if (!c.c_locale || lex_yylex_init_extra(&c, &scanner) != 0) {
-        fputs("dml: out of memory\n", stderr);
-        abort();
+        if (c.c_locale)
+            freelocale(c.c_locale);
+        return parse_oom(&c, out);
     }
     c.scanner = scanner;
+    /* flex cannot continue after a failed allocation of its own; its
+     * YY_FATAL_ERROR jumps back here and what it had allocated is freed. */
+    if (setjmp(c.lex_oom)) {
+        for (size_t i = 0; i < sizeof c.lex_allocs / sizeof c.lex_allocs[0]; i++)
+            free(c.lex_allocs[i]);
+        freelocale(c.c_locale);
+        free(c.buf);
+        return parse_oom(&c, out);
+    }
     YY_BUFFER_STATE buf = lex_yy_scan_bytes(c.text, (int)c.len, scanner);
+    errno = 0;      /* ENOMEM afterwards tells dml_yyerror that bison's stack could not grow */
 
     int rc = dml_yyparse(&c);
 
@@ -280,6 +324,8 @@ bool parse_source(Arena *arena, const char *file, const char *text, size_t len, 
     freelocale(c.c_locale);
     free(c.buf);
 
+    if (rc == 0 && !c.failed && arena_failed(arena))
+        parse_set_error(&c, "error", 1, 1, false, "out of memory");
     if (rc == 0 && !c.failed) {
         out->stmts = c.stmts;
         out->n = c.nstmts;

@@ -5,16 +5,24 @@
 #ifndef DML_RUNTIME_ARENA_H
 #define DML_RUNTIME_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct Arena Arena;
 
+/* NULL when out of memory. */
 Arena *arena_new(void);
 /* Frees every block the arena handed out. NULL is fine. */
 void arena_free(Arena *a);
-/* Zero-filled, 16-byte aligned memory; aborts only if malloc itself fails. */
+/* Zero-filled, 16-byte aligned memory. Out of memory marks the arena
+ * failed (for good) and returns a shared scratch area for requests of up to
+ * 512 bytes, NULL for larger ones: whoever fills an arena checks
+ * arena_failed() before using what it built. */
 void *arena_alloc(Arena *a, size_t size);
-/* Copy of s[0..n) with a terminating NUL. */
+/* True once an allocation from 'a' has failed. */
+bool arena_failed(const Arena *a);
+/* Copy of s[0..n) with a terminating NUL; NULL (arena failed) when out of
+ * memory, for any length. */
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_strdup(Arena *a, const char *s);
 

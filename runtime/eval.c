@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include "../builtins/registry.h"
+#include "hitters.h"
 #include "fuse.h"
 #include "ops.h"
+#include "suggest.h"
 
 Status interp_raise_interrupt(Interp *I, const Loc *loc)
 {
@@ -79,9 +81,8 @@ static Status eval_binary(Interp *I, const Node *n, Value *out)
         if (b.kind == VAL_DOUBLE && fast_dd(op, (double)a.i, b.d, out))
             return ST_OK;
     }
-    if (ops_binary_take(I, op, a, b, out) != ST_OK)
-        return err_stamp(I, &n->loc);
-    return ST_OK;
+    Status st = HITTERS_TIMED(I, hitters_binop_name(op), ops_binary_take(I, op, a, b, out));
+    return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
 }
 
 static Status eval_exprlist(Interp *I, const Node *n, Value *out)
@@ -100,8 +101,21 @@ static Status eval_exprlist(Interp *I, const Node *n, Value *out)
     return ST_OK;
 }
 
+/* "undefined variable 'x'", naming a close bound variable if there is one.
+ * Out of line: its buffer stays off eval_expr's (recursive) stack frame. */
+static __attribute__((noinline, cold)) Status err_undefined_var(Interp *I, const Node *n)
+{
+    char hint[160];
+    return err_at(I, &n->loc, "undefined variable '%s'%s", n->ident.name,
+                  suggest_variable(I->frame, n->ident.name, hint, sizeof hint));
+}
+
 Status eval_expr(Interp *I, const Node *n, Value *out)
 {
+    /* Index chains and unary operators recurse through here as well as
+     * binary ones (a script may nest X[1][1]...[1] 10^5 deep). */
+    if (interp_stack_low(I))
+        return err_at(I, &n->loc, "stack overflow: expression nested too deeply");
     switch (n->kind) {
     case N_INT: *out = val_int(n->lit.i); return ST_OK;
     case N_DOUBLE: *out = val_double(n->lit.d); return ST_OK;
@@ -111,7 +125,7 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
     case N_IDENT: {
         int s = n->ident.slot;
         if (s >= I->frame->nslots || I->frame->slots[s].kind == VAL_NONE)
-            return err_at(I, &n->loc, "undefined variable '%s'", n->ident.name);
+            return err_undefined_var(I, n);
         *out = val_ref(I->frame->slots[s]);
         return ST_OK;
     }
@@ -134,9 +148,8 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
             if (a.kind == VAL_DOUBLE) { *out = val_double(-a.d); return ST_OK; }
             if (a.kind == VAL_INT && a.i != INT64_MIN) { *out = val_int(-a.i); return ST_OK; }
         }
-        if (ops_unary_take(I, n->unary.op, a, out) != ST_OK)
-            return err_stamp(I, &n->loc);
-        return ST_OK;
+        Status st = HITTERS_TIMED(I, hitters_unop_name(n->unary.op), ops_unary_take(I, n->unary.op, a, out));
+        return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
     }
     case N_CALL:
         if (fuse_candidate(n)) {
@@ -235,6 +248,11 @@ static Status check_output(Interp *I, const FuncDef *f, const Param *o, Value *v
         *v = val_int((int64_t)v->d);
         return ST_OK;
     }
+    /* Upstream checks output value types only where the compiler can infer
+     * them, and passes the value through unchanged at run time: a fractional
+     * (or NaN, infinite) double in an int output stays a double. */
+    if (want == VAL_INT && v->kind == VAL_DOUBLE)
+        return ST_OK;
     return err_set(I, "return variable '%s' of %s() is declared %s but holds a %s", o->name, f->name,
                    o->vtype == ST_INT ? "int" : o->vtype == ST_DOUBLE ? "double"
                    : o->vtype == ST_BOOLEAN ? "boolean" : "string", value_word(*v));
@@ -288,6 +306,9 @@ static Status run_function(Interp *I, const FuncDef *f, Frame *frame, const bool
         /* Several outputs may share a slot ('return (X, X)'): retain, not move. */
         outs[i] = val_ref(frame->slots[f->out_slots[i]]);
     }
+    /* x = f() with f declaring no outputs leaves x undefined (COMPAT.md 4). */
+    for (int i = d->nouts; i < nout; i++)
+        outs[i] = val_none();
 done:
     I->depth--;
     I->frame = frame->parent;
@@ -300,9 +321,11 @@ done:
 
 enum { SMALL_FRAME = 16 };
 
-static Status call_user(Interp *I, const Node *n, Value *outs, int nout)
+/* Call user function f with n's arguments bound by 'argmap'. 'first', when
+ * not VAL_NONE, is argument 0 already evaluated (taken). */
+static Status call_user(Interp *I, const Node *n, const FuncDef *f, const int *argmap, Value first, Value *outs,
+                        int nout)
 {
-    const FuncDef *f = n->call.fn;
     int ns = f->slots.n;
     Value small[SMALL_FRAME];
     Value *slots = ns <= SMALL_FRAME ? small : calloc((size_t)ns, sizeof *slots);
@@ -312,6 +335,7 @@ static Status call_user(Interp *I, const Node *n, Value *outs, int nout)
     if (!slots || !given) {
         if (slots != small) free(slots);
         if (given != given_small) free(given);
+        val_release(first);
         return err_at(I, &n->loc, "out of memory");
     }
     memset(slots, 0, sizeof *slots * (size_t)ns);
@@ -319,9 +343,11 @@ static Status call_user(Interp *I, const Node *n, Value *outs, int nout)
     Status st = ST_OK;
     for (int i = 0; i < n->call.nargs; i++) {
         Value v;
-        if ((st = eval_expr(I, n->call.args[i], &v)) != ST_OK)
+        if (i == 0 && first.kind != VAL_NONE)
+            v = first;
+        else if ((st = eval_expr(I, n->call.args[i], &v)) != ST_OK)
             break;
-        int pi = n->call.argmap[i];
+        int pi = argmap[i];
         if ((st = bind_param(I, f, &f->decl->params[pi], v, &slots[pi])) != ST_OK) {
             err_stamp(I, &n->call.args[i]->loc);
             break;
@@ -415,7 +441,7 @@ static Status call_builtin(Interp *I, const Node *n, Value *outs, int nout)
         memset(res, 0, sizeof res);
         BArgs a = {.def = bi, .v = argv, .names = bi->bind == BIND_VARIADIC ? n->call.argnames : NULL,
                    .n = np, .loc = &n->loc, .nout = nout};
-        st = bi->fn(I, &a, res);
+        st = HITTERS_TIMED(I, bi->name, bi->fn(I, &a, res));
         if (st == ST_OK) {
             int produced = bi->nout < MAX_OUT ? bi->nout : MAX_OUT;
             for (int i = 0; i < produced; i++) {
@@ -437,10 +463,33 @@ static Status call_builtin(Interp *I, const Node *n, Value *outs, int nout)
     return st;
 }
 
+/* f(...) where f's file defines m_f and/or s_f: a matrix or list first
+ * argument picks m_f, anything else (or no argument) s_f (COMPAT.md 1). */
+static Status call_variant(Interp *I, const Node *n, Value *outs, int nout)
+{
+    const CallVariants *cv = n->call.variants;
+    Value first = val_none();
+    if (n->call.nargs > 0)
+        TRY(eval_expr(I, n->call.args[0], &first));
+    int v = first.kind == VAL_MATRIX || first.kind == VAL_LIST ? 0 : 1;
+    if (!cv->fn[v]) {
+        val_release(first);
+        return err_at(I, &n->loc, "Builtin function '%s_%s': script loaded but function not found. Is there a "
+                      "typo in the function name?", v == 0 ? "m" : "s", cv->name);
+    }
+    if (cv->bind_err[v]) {
+        val_release(first);
+        return err_at(I, &n->loc, "%s", cv->bind_err[v]);
+    }
+    return call_user(I, n, cv->fn[v], cv->argmap[v], first, outs, nout);
+}
+
 Status eval_call(Interp *I, const Node *n, Value *outs, int nout, bool stmt)
 {
     (void)stmt;
+    if (n->call.variants)
+        return call_variant(I, n, outs, nout);
     if (n->call.fn)
-        return call_user(I, n, outs, nout);
+        return call_user(I, n, n->call.fn, n->call.argmap, val_none(), outs, nout);
     return call_builtin(I, n, outs, nout);
 }

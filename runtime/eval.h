@@ -18,8 +18,9 @@ Status exec_left_index(Interp *I, const Lhs *l, Value v, bool accum, const Loc *
 /* Predicate of if/while as a boolean. */
 Status eval_pred(Interp *I, const Node *n, bool *out);
 /* Give the top-level frame room for every slot the program has declared
- * (the REPL grows the table between inputs). */
-void interp_sync_top(Interp *I, Frame *top);
+ * (the REPL grows the table between inputs). ST_ERR (out of memory, error
+ * set) leaves the frame as it was: nothing may run in it then. */
+Status interp_sync_top(Interp *I, Frame *top);
 /* Store v (owned) in slot s of the current frame. */
 static inline void slot_set(Interp *I, int s, Value v)
 {
@@ -28,7 +29,7 @@ static inline void slot_set(Interp *I, int s, Value v)
     *p = v;
     val_release(old);
 }
-/* A scalar as a 1-based index (ints, integral doubles truncated as DML.md 3.2). */
+/* A scalar as a 1-based index (ints, integral doubles truncated as doc/language.md, "types"). */
 Status eval_index_value(Interp *I, Value v, int64_t *out);
 /* Set the interrupted error at 'loc'. */
 Status interp_raise_interrupt(Interp *I, const Loc *loc);

@@ -10,17 +10,18 @@
 #include "ops.h"
 #include "parfor.h"
 
-void interp_sync_top(Interp *I, Frame *top)
+Status interp_sync_top(Interp *I, Frame *top)
 {
     int want = I->prog->top.n;
     if (top->nslots >= want)
-        return;
+        return ST_OK;
     Value *s = realloc(top->slots, sizeof *s * (size_t)want);
     if (!s)
-        abort();
+        return err_set(I, "out of memory");
     memset(s + top->nslots, 0, sizeof *s * (size_t)(want - top->nslots));
     top->slots = s;
     top->nslots = want;
+    return ST_OK;
 }
 
 Status eval_pred(Interp *I, const Node *n, bool *out)
@@ -90,14 +91,21 @@ static Status exec_multi(Interp *I, const Node *s)
     return st;
 }
 
-/* Bounds of a for loop: from, to and the optional step, evaluated once. */
-static Status loop_bound(Interp *I, const Node *n, double *out)
+/* Bounds of a for loop: from, to and the optional step, evaluated once.
+ * Ints are taken exactly (a bound past 2^53 must not round through a
+ * double); a double must be finite and inside the int64 range, and is
+ * truncated (DML.md 5.3). */
+static Status loop_bound(Interp *I, const Node *n, int64_t *out)
 {
     Value v;
     TRY(eval_expr(I, n, &v));
     double d;
-    if (v.kind == VAL_INT || v.kind == VAL_DOUBLE || v.kind == VAL_BOOL)
-        d = val_num(v);
+    if (v.kind == VAL_INT || v.kind == VAL_BOOL) {
+        *out = v.kind == VAL_INT ? v.i : (int64_t)v.b;
+        return ST_OK;
+    }
+    if (v.kind == VAL_DOUBLE)
+        d = v.d;
     else if (v.kind == VAL_MATRIX && v.m->rows == 1 && v.m->cols == 1)
         d = v.m->data[0];
     else {
@@ -107,17 +115,20 @@ static Status loop_bound(Interp *I, const Node *n, double *out)
     val_release(v);
     if (!isfinite(d))
         return err_at(I, &n->loc, "for-loop bound is not a finite number");
-    /* Bounds and step are integers, fractional ones truncated (DML.md 5.3). */
-    *out = (double)ops_d2i(d);
+    /* Bounds and step are integers, fractional ones truncated (doc/language.md, "for"). */
+    if (d >= 0x1p63 || d < -0x1p63)
+        return err_at(I, &n->loc, "for-loop bound %.17g is outside the 64-bit integer range", d);
+    *out = ops_d2i(d);
     return ST_OK;
 }
 
 /* for (i in a:b) / for (i in seq(a, b, inc)): a:b steps by +1 or -1 (so 1:0
  * runs twice, as upstream); with an explicit step of the wrong sign the loop
- * runs zero times. The loop variable is an int. */
+ * runs zero times. The loop variable is an int. The arithmetic is unsigned
+ * so that every int64 range works: INT64_MIN:INT64_MAX has 2^64 values. */
 static Status exec_for(Interp *I, const Node *s)
 {
-    double a, b, inc;
+    int64_t a, b, inc;
     TRY(loop_bound(I, s->loop.from, &a));
     TRY(loop_bound(I, s->loop.to, &b));
     if (s->loop.by) {
@@ -126,18 +137,31 @@ static Status exec_for(Interp *I, const Node *s)
             return err_at(I, &s->loop.by->loc, "for-loop increment must not be zero");
     } else
         inc = a <= b ? 1 : -1;
-    double span = (b - a) / inc;
-    int64_t count = span < 0 ? 0 : (int64_t)floor(span + 1e-10) + 1;
-    if (s->loop.parfor && count > 0)
-        return exec_parfor(I, s, (int64_t)a, (int64_t)inc, count);
+    if (s->loop.parfor)
+        TRY(parfor_check_entry(I, s));
+    if (inc > 0 ? b < a : b > a)
+        return ST_OK;
+    /* 'last': the index of the final iteration (the count minus one, which
+     * always fits where the count itself may not). */
+    uint64_t span = inc > 0 ? (uint64_t)b - (uint64_t)a : (uint64_t)a - (uint64_t)b;
+    uint64_t step = inc > 0 ? (uint64_t)inc : 0 - (uint64_t)inc;
+    uint64_t last = span / step;
+    if (s->loop.parfor) {
+        if (last >= (uint64_t)INT64_MAX)
+            return err_at(I, &s->loc, "parfor: more than 2^63-1 iterations");
+        return exec_parfor(I, s, a, inc, (int64_t)last + 1);
+    }
     int slot = s->loop.var_slot;
-    for (int64_t k = 0; k < count; k++) {
+    int64_t i = a;
+    for (uint64_t k = 0;; k++) {
         if (interp_interrupted(I))
             return interp_raise_interrupt(I, &s->loc);
-        slot_set(I, slot, val_int((int64_t)a + k * (int64_t)inc));
+        slot_set(I, slot, val_int(i));
         TRY(exec_block(I, s->loop.body, s->loop.nbody));
+        if (k == last)
+            return ST_OK;
+        i = (int64_t)((uint64_t)i + (uint64_t)inc);
     }
-    return ST_OK;
 }
 
 static Status exec_while(Interp *I, const Node *s)

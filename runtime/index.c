@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * Indexing (DML.md 6): right indexing X[r, c] of matrices and L[i] of lists,
+ * Indexing (doc/language.md, "indexing"): right indexing X[r, c] of matrices and L[i] of lists,
  * and left indexing X[r, c] = v / L[i] = v. Index parts are 1-based and
  * inclusive; an empty part means "all". Left indexing mutates in place when
  * the variable holds the only reference, else it copies (value semantics). */
@@ -212,19 +212,24 @@ Status eval_index(Interp *I, const Node *n, Value *out)
 
 /* ---- left indexing ---- */
 
-static Status assign_matrix(Interp *I, const Lhs *l, Matrix *m, Value v, bool accum, const Loc *loc, Matrix **res)
+/* Writes v into the cells rs x cs of m (owned; *res is what the variable
+ * holds afterwards). The spans were computed before m left its variable. */
+static Status assign_matrix(Interp *I, Matrix *m, Span rs, Span cs, Value v, bool accum, const Loc *loc,
+                            Matrix **res)
 {
-    Span rs, cs;
     *res = m;
-    TRY(matrix_spans(I, m, &l->rows, &l->cols, l->has_cols, loc, &rs, &cs));
     int64_t nr = rs.hi - rs.lo, nc = cs.hi - cs.lo;
     if (accum) {
         Matrix *cur = slice(I, m, rs, cs);
-        if (!cur)
+        if (!cur) {
+            val_release(v);
             return err_stamp(I, loc);
+        }
         Value sum;
-        if (ops_binary_take(I, OP_ADD, val_matrix_take(cur), val_ref(v), &sum) != ST_OK)
+        if (ops_binary_take(I, OP_ADD, val_matrix_take(cur), val_ref(v), &sum) != ST_OK) {
+            val_release(v);
             return err_stamp(I, loc);
+        }
         val_release(v);
         v = sum;
     }
@@ -267,40 +272,42 @@ out:
     return st;
 }
 
-static Status assign_list(Interp *I, const Lhs *l, List *L, Value v, const Loc *loc, List **res)
+/* Where a list left-index writes: entries [lo, hi] (0-based), or, when
+ * lo < 0, a new entry appended under the name 'key' (owned). */
+typedef struct ListTarget {
+    int64_t lo, hi;
+    Value key;
+} ListTarget;
+
+static Status list_target(Interp *I, const Lhs *l, const List *L, const Loc *loc, ListTarget *t)
+{
+    t->key = val_none();
+    if (l->has_cols && l->cols.kind != IX_ALL)
+        return err_at(I, loc, "a list takes one index: L[i] = v, L[a:b] = list(...) or L[\"name\"] = v");
+    if (l->rows.kind == IX_ALL) {
+        t->lo = 0;
+        t->hi = L->n - 1;
+        return ST_OK;
+    }
+    TRY(list_pos(I, L, l->rows.lo, &t->lo, l->rows.kind == IX_ONE));
+    if (l->rows.kind == IX_RANGE)
+        TRY(list_pos(I, L, l->rows.hi, &t->hi, false));
+    else
+        t->hi = t->lo;
+    if (t->lo < 0)
+        TRY(eval_expr(I, l->rows.lo, &t->key));
+    return ST_OK;
+}
+
+static Status assign_list(Interp *I, List *L, ListTarget *t, Value v, const Loc *loc, List **res)
 {
     *res = L;
-    if (l->has_cols && l->cols.kind != IX_ALL) {
-        val_release(v);
-        return err_at(I, loc, "a list takes one index: L[i] = v, L[a:b] = list(...) or L[\"name\"] = v");
-    }
-    int64_t lo, hi;
-    const char *newname = NULL;
     Status st = ST_OK;
-    if (l->rows.kind == IX_ALL) {
-        lo = 0;
-        hi = L->n - 1;
-    } else {
-        st = list_pos(I, L, l->rows.lo, &lo, l->rows.kind == IX_ONE);
-        if (st == ST_OK && l->rows.kind == IX_RANGE)
-            st = list_pos(I, L, l->rows.hi, &hi, false);
-        else
-            hi = lo;
-    }
-    if (st != ST_OK) {
-        val_release(v);
-        return st;
-    }
+    int64_t lo = t->lo, hi = t->hi;
     if (lo < 0) {
         /* New name in a named list: append an entry. */
-        Value key;
-        if (eval_expr(I, l->rows.lo, &key) != ST_OK) {
-            val_release(v);
-            return ST_ERR;
-        }
         List *c = list_clone(L);
-        bool ok = c && list_push_take(c, v, key.s->s);
-        val_release(key);
+        bool ok = c && list_push_take(c, v, t->key.s->s);
         if (!ok) {
             if (c)
                 val_release(val_list_take(c));
@@ -310,7 +317,6 @@ static Status assign_list(Interp *I, const Lhs *l, List *L, Value v, const Loc *
         *res = c;
         return ST_OK;
     }
-    (void)newname;
     int64_t cnt = hi - lo + 1;
     List *c = list_clone(L);
     if (!c) {
@@ -358,13 +364,22 @@ Status exec_left_index(Interp *I, const Lhs *l, Value v, bool accum, const Loc *
         val_release(v);
         return err_at(I, loc, "variable '%s' must be defined before left indexing (%s[...] = ...)", l->name, l->name);
     }
+    /* The index expressions are evaluated while the variable still holds its
+     * value (they may read it: A[nrow(A), 1] = 5); only then is the value
+     * moved out of the slot, so that, when the variable held the only
+     * reference, the update happens in place. */
     if (slot->kind == VAL_MATRIX) {
-        /* Move the matrix out of the slot so that, when the variable held the
-         * only reference, the update happens in place. */
+        Span rs, cs;
+        Matrix *cur = slot->m;
+        if (matrix_spans(I, cur, &l->rows, &l->cols, l->has_cols, loc, &rs, &cs) != ST_OK) {
+            val_release(v);
+            return ST_ERR;
+        }
+        slot = &I->frame->slots[l->slot];
         Matrix *m = slot->m;
         *slot = val_none();
         Matrix *res;
-        Status st = assign_matrix(I, l, m, v, accum, loc, &res);
+        Status st = assign_matrix(I, m, rs, cs, v, accum, loc, &res);
         if (res)
             *slot = val_matrix_take(res);
         return st;
@@ -374,11 +389,19 @@ Status exec_left_index(Interp *I, const Lhs *l, Value v, bool accum, const Loc *
             val_release(v);
             return err_at(I, loc, "+= is not supported on list elements");
         }
+        ListTarget t;
+        if (list_target(I, l, slot->l, loc, &t) != ST_OK) {
+            val_release(t.key);
+            val_release(v);
+            return ST_ERR;
+        }
+        slot = &I->frame->slots[l->slot];
         List *L = slot->l;
         *slot = val_none();
         List *res;
-        Status st = assign_list(I, l, L, v, loc, &res);
+        Status st = assign_list(I, L, &t, v, loc, &res);
         *slot = val_list_take(res);
+        val_release(t.key);
         return st;
     }
     val_release(v);

@@ -8,12 +8,14 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "failalloc.h"
 #include "program.h"
 
 void interp_init(Interp *I, Program *prog, uint64_t seed)
 {
     memset(I, 0, sizeof *I);
     I->prog = prog;
+    I->hh = prog ? prog->hh : NULL;     /* --stats: every thread adds to one table */
     I->out = stdout;
     I->blas_threads = 0;
     rng_seed(&I->rng, seed);
@@ -58,7 +60,7 @@ static Status err_vset(Interp *I, const Loc *loc, const char *fmt, va_list ap)
     if (msg)
         vsnprintf(msg, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
-    I->err.msg = msg;
+    I->err.msg = msg ? msg : diag_dup("out of memory");   /* no room for the real message */
     if (loc) {
         I->err.loc = *loc;
         I->err.has_loc = loc->file != NULL;

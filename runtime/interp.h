@@ -56,6 +56,7 @@ typedef struct Interp {
     atomic_int *interrupt;  /* set asynchronously (SIGINT, paramserv abort); may be NULL */
     int blas_threads;       /* BLAS threads this thread may use (1 on workers) */
     Stats *stats;           /* NULL unless --stats */
+    struct Hitters *hh;     /* --stats heavy hitters (from Program.hh; hitters.h); NULL when off */
     void *user;             /* owner's context (e.g. paramserv worker) */
     bool in_parallel;       /* a parfor/paramserv worker: nested parfor runs sequentially */
     const char *stack_base; /* near the top of this thread's stack */

@@ -8,10 +8,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "../builtins/paramserv/psmpi.h"
+#include "../builtins/help.h"
 #include "blas.h"
 #include "cli.h"
 #include "clock.h"
 #include "eval.h"
+#include "hitters.h"
 #include "program.h"
 #include "repl.h"
 #include "stats.h"
@@ -27,6 +30,7 @@ static const char usage_text[] =
     "       dml -s 'SCRIPT TEXT' [options]\n"
     "       dml test [-v] [-j N] [--timeout S] [--update] [DIR|FILE ...]\n"
     "       dml                 start the interactive REPL\n"
+    "       dml help TOPIC      the reference entry of a builtin, nn layer or keyword\n"
     "       dml --help | --version\n"
     "\n"
     "Run a DML (Apache SystemDS) script.\n"
@@ -36,7 +40,8 @@ static const char usage_text[] =
     "  -nvargs N=V ...        named script parameters $N\n"
     "  --seed N, -seed N      seed every random stream (rand, sample, paramserv) for a\n"
     "                         reproducible run\n"
-    "  --stats, -stats        print run statistics at the end\n"
+    "  --stats [N], -stats [N]  print run statistics at the end, with the N (default\n"
+    "                         10) most expensive builtins and operators\n"
     "  --threads N            thread budget: BLAS and kernel threads, and workers x threads\n"
     "                         each for parfor/paramserv (default: all cores; also DML_THREADS)\n"
     "  --dump-ast             print the syntax tree of FILE and exit\n"
@@ -45,6 +50,9 @@ static const char usage_text[] =
     "sourcing script's folder, each folder of DML_PATH (colon-separated), then the\n"
     "stdlib installed with dml (DML_STDLIB overrides it), so source(\"nn/layers/\n"
     "affine.dml\") works from any folder.\n"
+    "\n"
+    "In the REPL: help() lists the topics, help(rowSums) or ?rowSums shows one,\n"
+    "ls() the variables, describe(x) a one-line summary of a value.\n"
     "\n"
     "environment: DML_PATH, DML_STDLIB, DML_THREADS, OPENBLAS_CORETYPE.\n";
 
@@ -62,6 +70,7 @@ typedef struct RunOpts {
     CmdArg *args;
     int nargs;
     bool have_seed, stats, dump_ast;
+    int stats_top;          /* --stats N: heavy hitters shown */
     uint64_t seed;
     int threads;
 } RunOpts;
@@ -126,8 +135,14 @@ static int parse_run_opts(int argc, char **argv, int i, RunOpts *o)
             o->have_seed = true;
         } else if (strcmp(a, "--stats") == 0 || strcmp(a, "-stats") == 0) {
             o->stats = true;
-            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
-                i++;    /* upstream's -stats N (heavy hitter count) */
+            o->stats_top = 10;
+            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') {
+                char *end;
+                long t = strtol(argv[++i], &end, 10);
+                if (*end || t < 0 || t > 100000)
+                    return usage_error("--stats: '%s' is not a count of heavy hitters", argv[i]);
+                o->stats_top = (int)t;
+            }
         } else if (strcmp(a, "--threads") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a number", a);
@@ -160,6 +175,8 @@ static void free_run_opts(RunOpts *o)
 static Program *new_program(const RunOpts *o)
 {
     Program *p = program_new();
+    if (!p)
+        return NULL;
     char *dir = cli_exe_dir();
     if (dir) {
         p->exe_dir = arena_strdup(p->arena, dir);
@@ -167,6 +184,22 @@ static Program *new_program(const RunOpts *o)
     }
     program_set_args(p, o->args, o->nargs);
     return p;
+}
+
+/* The end of --stats: peak matrix memory and the heavy-hitter table. */
+static void print_heavy_hitters(const Hitters *hh, int top)
+{
+    uint64_t live, peak;
+    mat_mem_stats(&live, &peak);
+    printf("Peak matrix memory:\t\t%.3f MB (%llu bytes).\n", (double)peak / 1e6, (unsigned long long)peak);
+    if (!hh || top <= 0)
+        return;
+    StrBuf b;
+    sb_init(&b);
+    hitters_report(hh, top, &b);
+    if (b.len)
+        fwrite(b.p, 1, b.len, stdout);
+    sb_free(&b);
 }
 
 static int run_script(RunOpts *o)
@@ -177,6 +210,10 @@ static int run_script(RunOpts *o)
     const char *name;
     if (o->inline_text) {
         text = strdup(o->inline_text);
+        if (!text) {
+            fputs("dml: out of memory\n", stderr);
+            return 1;
+        }
         len = strlen(text);
         name = "<inline>";
     } else {
@@ -190,6 +227,11 @@ static int run_script(RunOpts *o)
         name = o->file;
     }
     Program *p = new_program(o);
+    if (!p) {
+        free(text);
+        fputs("dml: out of memory\n", stderr);
+        return 1;
+    }
     Node **stmts = NULL;
     int n = 0;
     char *err = program_load_main(p, name, text, len, &stmts, &n);
@@ -208,19 +250,25 @@ static int run_script(RunOpts *o)
         return 0;
     }
     double t1 = clock_now_sec();
+    if (o->stats) {
+        p->hh = hitters_new();     /* before interp_init: every Interp copies it */
+        mat_mem_track(true);
+    }
     Interp I;
     interp_init(&I, p, o->have_seed ? o->seed : rng_fresh_seed());
     I.interrupt = &cli_interrupt_flag;
     Frame top = {0};
+    top.names = &p->top;    /* exists("x"), ls() and messages read names */
     I.frame = &top;
-    interp_sync_top(&I, &top);
+    Status st = interp_sync_top(&I, &top);
     Stats stats;
     memset(&stats, 0, sizeof stats);
     sb_init(&stats.report);
     if (o->stats)
         I.stats = &stats;
     cli_install_sigint();
-    Status st = exec_block(&I, stmts, n);
+    if (st == ST_OK)
+        st = exec_block(&I, stmts, n);
     fflush(stdout);
     int rc = 0;
     if (st != ST_OK) {
@@ -238,9 +286,12 @@ static int run_script(RunOpts *o)
                blas_budget_total());
         if (stats.report.len)
             fwrite(stats.report.p, 1, stats.report.len, stdout);
+        print_heavy_hitters(p->hh, o->stats_top);
         fflush(stdout);
     }
     sb_free(&stats.report);
+    hitters_free(p->hh);
+    p->hh = NULL;
     for (int i = 0; i < top.nslots; i++)
         val_release(top.slots[i]);
     free(top.slots);
@@ -271,12 +322,40 @@ static void tune_malloc(void)
     mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
 }
 
+static int run_main(int argc, char **argv);
+static bool is_help_flag(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "-help") == 0;
+}
+
+/* dml help TOPIC...: the reference entries (doc/), as help() in the REPL.
+ * Exit status 1 when a topic has no entry. */
+static int help_main(int n, char **topics)
+{
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        StrBuf b;
+        sb_init(&b);
+        if (i)
+            sb_puts(&b, "\n");
+        bool found = help_topic(topics[i], &b);
+        fwrite(b.p, 1, b.len, found ? stdout : stderr);
+        sb_free(&b);
+        if (!found)
+            rc = 1;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     tune_malloc();
     blas_preinit_argv(argv);
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-                      strcmp(argv[1], "-help") == 0 || strcmp(argv[1], "help") == 0)) {
+    if (argc >= 3 && strcmp(argv[1], "help") == 0)
+        return help_main(argc - 2, argv + 2);
+    if (argc >= 2 && (is_help_flag(argv[1]) || strcmp(argv[1], "help") == 0 ||
+                      ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "-f") == 0) && argc >= 3 &&
+                       is_help_flag(argv[2])))) {
         fputs(usage_text, stdout);
         return 0;
     }
@@ -290,6 +369,19 @@ int main(int argc, char **argv)
         free(self);
         return rc;
     }
+    /* Under mpirun, ranks 1..N-1 serve paramserv calls and never run the
+     * script; rank 0 goes on, and tells them to exit when it is done. */
+    int mpi_status;
+    if (ps_mpi_launch(&mpi_status))
+        return mpi_status;
+    int rc = run_main(argc, argv);
+    ps_mpi_finish(rc);
+    return rc;
+}
+
+/* dml [repl] | dml run FILE | dml -f FILE | dml -s TEXT, with options. */
+static int run_main(int argc, char **argv)
+{
     RunOpts o = {0};
     int rc;
     if (argc == 1 || (argc >= 2 && strcmp(argv[1], "repl") == 0)) {
@@ -298,7 +390,12 @@ int main(int argc, char **argv)
             return rc;
         apply_threads(o.threads);
         Program *p = new_program(&o);
-        rc = repl_main(p, o.have_seed ? o.seed : rng_fresh_seed());
+        if (p)
+            rc = repl_main(p, o.have_seed ? o.seed : rng_fresh_seed());
+        else {
+            fputs("dml: out of memory\n", stderr);
+            rc = 1;
+        }
         program_free(p);
         free_run_opts(&o);
         return rc;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * DML operators (DML.md 4.2, 4.3) and scalar conversions (DML.md 3.2).
+ * DML operators (doc/language.md, "operators") and scalar conversions (doc/language.md, "types").
  * Scalar op scalar never allocates (it runs once per operator node of the
  * tree walker). Cell-wise matrix loops are specialised per operator at
  * compile time (cell() is force-inlined with a constant op), so each loop is
@@ -338,7 +338,7 @@ static Status scalar_scalar(Interp *I, BinOp op, Value a, Value b, Value *out)
  * strings
  * ================================================================== */
 
-/* The string form of scalar v (DML.md 11) as a pointer and length; 'buf'
+/* The string form of scalar v (doc/language.md, "types") as a pointer and length; 'buf'
  * (32 bytes) holds it unless v is a string. */
 static const char *scalar_form(Value v, char *buf, size_t *n)
 {
@@ -396,11 +396,22 @@ static Status string_op(Interp *I, BinOp op, Value a, Value b, Value *out)
     return err_string_op(I, op_sym(op));
 }
 
+/* A string and a matrix: upstream's message, plus what the user most
+ * likely meant ("v=" + X with X 1x1 wants the cell's value). */
+static Status err_string_matrix(Interp *I, BinOp op, Value a, Value b)
+{
+    const Matrix *m = a.kind == VAL_MATRIX ? a.m : b.m;
+    if (op == OP_ADD && m->rows == 1 && m->cols == 1)
+        return err_set(I, "Arithmetic '+' not supported over string inputs. (The matrix is 1x1: "
+                          "as.scalar(X) gives its value to concatenate.)");
+    return err_string_op(I, op_sym(op));
+}
+
 /* ==================================================================
  * matrices
  * ================================================================== */
 
-/* How the operands line up (DML.md 4.3). */
+/* How the operands line up (doc/language.md, "operators"). */
 typedef enum Shape {
     SH_MM,      /* same shape, cell by cell */
     SH_MS,      /* matrix op scalar (also an m x n op 1 x 1 matrix) */
@@ -559,7 +570,7 @@ static __attribute__((noinline)) Status binary_obj_take(Interp *I, BinOp op, Val
         return matmul_take(I, a, b, out);
     } else if (a.kind == VAL_STRING || b.kind == VAL_STRING) {
         if (a.kind == VAL_MATRIX || b.kind == VAL_MATRIX)
-            st = op >= OP_ANDAND ? err_bad_op(I, op, a.kind, b.kind) : err_string_op(I, op_sym(op));
+            st = op >= OP_ANDAND ? err_bad_op(I, op, a.kind, b.kind) : err_string_matrix(I, op, a, b);
         else
             st = string_op(I, op, a, b, out);
     } else if (op >= OP_ANDAND) {
@@ -653,7 +664,7 @@ Status ops_unary_take(Interp *I, UnOp op, Value a, Value *out)
 }
 
 /* ==================================================================
- * conversions (DML.md 3.2)
+ * conversions (doc/language.md, "types")
  * ================================================================== */
 
 /* Java's (long) cast of sign(d)*floor(|d| + 2^-53): saturating, NaN -> 0. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * The operators of DML on values: scalar/scalar, matrix/scalar, matrix/matrix
- * with row- and column-vector broadcasting (DML.md 4.2, 4.3), and unary
+ * with row- and column-vector broadcasting (doc/language.md, "operators"), and unary
  * minus/not. Used by the evaluator and by builtins such as min/max/ifelse.
  *
  * The _take functions consume both operands. When an operand matrix is
@@ -25,13 +25,13 @@ Status ops_unary_take(Interp *I, UnOp op, Value a, Value *out);
 /* Scalar double kernel of a cell-wise operator (used by outer(), min/max). */
 double ops_apply_d(BinOp op, double x, double y);
 
-/* Conversions of DML.md 3.2. */
+/* Conversions of doc/language.md, "types". */
 int64_t ops_d2i(double d);                 /* truncation after adding 2^-53 to |d| */
 /* Scalar to boolean/int/double/string; errors for non-scalars or non-numeric strings. */
 Status ops_to_bool(Interp *I, Value v, bool *out);
 Status ops_to_int(Interp *I, Value v, int64_t *out);
 Status ops_to_double(Interp *I, Value v, double *out);
-/* String form (DML.md 11) of a scalar; owned Str. */
+/* String form (doc/language.md, "types") of a scalar; owned Str. */
 Status ops_to_str(Interp *I, Value v, Str **out);
 /* Convert scalar v to value type 'vt' (int/double/boolean/string) for
  * parameter binding; consumes v. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * parfor (DML.md 5.6): iterations split into contiguous chunks, one chunk per
+ * parfor (doc/language.md, "parfor"): iterations split into contiguous chunks, one chunk per
  * thread, each thread with its own Interp and a copy of the frame (values
  * are shared copy-on-write, so the copy is cheap). After all threads are
  * joined, the written variables are merged in chunk order, which is
@@ -64,7 +64,8 @@ static Status run_chunk(Interp *I, const Node *s, int64_t a, int64_t inc, uint64
     for (int64_t k = lo; k < hi; k++) {
         if (interp_interrupted(I))
             return interp_raise_interrupt(I, &s->loc);
-        slot_set(I, s->loop.var_slot, val_int(a + k * inc));
+        /* unsigned: a + k*inc stays in [a, b], but k*inc alone may not */
+        slot_set(I, s->loop.var_slot, val_int((int64_t)((uint64_t)a + (uint64_t)k * (uint64_t)inc)));
         rng_seed(&I->rng, iter_seed(seed, k));
         TRY(exec_block(I, s->loop.body, s->loop.nbody));
     }
@@ -105,11 +106,23 @@ static bool same_value(Value x, Value y)
 }
 
 /* Merge worker value v of one written slot into *res (owned), relative to
- * the pre-loop value 'orig'. */
-static Status merge_one(Interp *I, Value orig, Value v, bool accum, Value *res)
+ * the pre-loop value 'orig'. Lists of unchanged length merge entry by
+ * entry, each entry as a value of its own ('depth' bounds the nesting). */
+static Status merge_one(Interp *I, Value orig, Value v, bool accum, Value *res, int depth)
 {
     if (same_value(orig, v))
         return ST_OK;
+    if (orig.kind == VAL_LIST && v.kind == VAL_LIST && res->kind == VAL_LIST && v.l->n == orig.l->n &&
+        res->l->n == orig.l->n && depth < 64) {
+        List *c = list_clone(res->l);
+        if (!c)
+            return err_set(I, "out of memory merging parfor results");
+        val_release(*res);
+        *res = val_list_take(c);
+        for (int64_t k = 0; k < c->n; k++)
+            TRY(merge_one(I, orig.l->items[k], v.l->items[k], accum, &c->items[k], depth + 1));
+        return ST_OK;
+    }
     if (accum && val_is_number(orig) && val_is_number(v) && val_is_number(*res)) {
         Value d, r;
         TRY(ops_binary(I, OP_SUB, v, orig, &d));
@@ -141,6 +154,33 @@ static Status merge_one(Interp *I, Value orig, Value v, bool accum, Value *res)
     return ST_OK;
 }
 
+/* One thread runs every iteration in the caller's frame; as after a
+ * parallel run, outer scalars the body assigns (check=0) keep their
+ * pre-loop values. */
+static Status run_sequential(Interp *I, const Node *s, int64_t a, int64_t inc, uint64_t seed, int64_t count)
+{
+    int n = s->loop.nwritten;
+    Value small[8];
+    Value *kept = n <= 8 ? small : calloc((size_t)n, sizeof *kept);
+    if (!kept)
+        return err_at(I, &s->loc, "out of memory");
+    for (int j = 0; j < n; j++) {
+        Value v = I->frame->slots[s->loop.written[j]];
+        kept[j] = s->loop.candidate[j] && val_is_scalar(v) ? val_ref(v) : val_none();
+    }
+    Status st = run_chunk(I, s, a, inc, seed, 0, count);
+    for (int j = 0; j < n; j++)
+        if (kept[j].kind != VAL_NONE) {
+            if (st == ST_OK)
+                slot_set(I, s->loop.written[j], kept[j]);
+            else
+                val_release(kept[j]);
+        }
+    if (kept != small)
+        free(kept);
+    return st;
+}
+
 static int option_int(Interp *I, const Node *s, const char *name, int dflt)
 {
     for (int i = 0; i < s->loop.nopts; i++) {
@@ -168,7 +208,7 @@ Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t cou
         par = 1;
     int64_t T = count < par ? count : par;
     if (T <= 1 || I->in_parallel)
-        return run_chunk(I, s, a, inc, seed, 0, count);
+        return run_sequential(I, s, a, inc, seed, count);
 
     Pf pf = {.s = s, .caller = I, .a = a, .inc = inc, .seed = seed};
     pthread_mutex_init(&pf.mu, NULL);
@@ -239,9 +279,11 @@ Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t cou
         for (int j = 0; j < s->loop.nwritten && st == ST_OK; j++) {
             int slot = s->loop.written[j];
             Value orig = cf->slots[slot];
+            if (s->loop.candidate[j] && val_is_scalar(orig))
+                continue;   /* not a result (check=0): keeps its value */
             Value res = val_ref(orig);
             for (int t = 0; t < started && st == ST_OK; t++)
-                st = merge_one(I, orig, w[t].frame.slots[slot], s->loop.accum_only[j], &res);
+                st = merge_one(I, orig, w[t].frame.slots[slot], s->loop.accum_only[j], &res, 0);
             if (st == ST_OK)
                 slot_set(I, slot, res);
             else

@@ -434,32 +434,58 @@ static void matrix_tostring_sb(StrBuf *b, const Matrix *m, const ToStringOpts *o
     }
 }
 
-/* Contract in print.h. Nested lists recurse; depth is what the script built. */
+/* Contract in print.h. Nested lists are walked with an explicit stack of
+ * (list, next item) so any depth the script built prints without
+ * recursion; if that stack cannot grow, the buffer is marked out of memory. */
 void val_tostring_sb(StrBuf *b, Value v, const ToStringOpts *o)
 {
-    switch (v.kind) {
-    case VAL_MATRIX:
+    if (v.kind == VAL_MATRIX) {
         matrix_tostring_sb(b, v.m, o);
-        break;
-    case VAL_LIST:
-        sb_puts(b, "List containing:\n[");
-        for (int64_t i = 0; i < v.l->n; i++) {
-            if (i)
-                sb_puts(b, ", ");
-            Value e = v.l->items[i];
-            if (e.kind == VAL_MATRIX) {
-                sb_puts(b, "\nMatrix:\n");
-                matrix_tostring_sb(b, e.m, o);
-            } else {
-                val_tostring_sb(b, e, o);
-            }
-        }
-        sb_puts(b, "]");
-        break;
-    default:
-        scalar_tostring_sb(b, v);
-        break;
+        return;
     }
+    if (v.kind != VAL_LIST) {
+        scalar_tostring_sb(b, v);
+        return;
+    }
+    typedef struct Pos { const List *l; int64_t i; } Pos;
+    Pos small[16], *st = small;
+    size_t n = 0, cap = 16;
+    st[n++] = (Pos){v.l, 0};
+    sb_puts(b, "List containing:\n[");
+    while (n > 0 && !b->oom) {
+        Pos *p = &st[n - 1];
+        if (p->i == p->l->n) {
+            sb_puts(b, "]");
+            n--;
+            continue;
+        }
+        int64_t i = p->i++;
+        if (i)
+            sb_puts(b, ", ");
+        Value e = p->l->items[i];
+        if (e.kind == VAL_MATRIX) {
+            sb_puts(b, "\nMatrix:\n");
+            matrix_tostring_sb(b, e.m, o);
+        } else if (e.kind == VAL_LIST) {
+            if (n == cap) {
+                Pos *g = st == small ? malloc(sizeof *g * cap * 2) : realloc(st, sizeof *g * cap * 2);
+                if (!g) {
+                    b->oom = true;
+                    break;
+                }
+                if (st == small)
+                    memcpy(g, small, sizeof small);
+                st = g;
+                cap *= 2;
+            }
+            st[n++] = (Pos){e.l, 0};
+            sb_puts(b, "List containing:\n[");
+        } else {
+            scalar_tostring_sb(b, e);
+        }
+    }
+    if (st != small)
+        free(st);
 }
 
 Status val_tostring(Interp *I, Value v, const ToStringOpts *o, Str **out)
@@ -475,4 +501,64 @@ Status val_tostring(Interp *I, Value v, const ToStringOpts *o, Str **out)
     if (!*out)
         return err_set(I, "out of memory in toString()");
     return ST_OK;
+}
+
+/* ==================================================================
+ * REPL display (not upstream's: scripts never see it)
+ * ================================================================== */
+
+/* A nonzero finite cell that the 3-decimal form would show as 0.000 (or
+ * -0.000)? Then the whole matrix is shown with significant digits. */
+static bool needs_sig_digits(const Matrix *m, int64_t rows, int64_t cols)
+{
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) {
+            double x = m->data[i * m->cols + j];
+            if (x != 0 && isfinite(x) && fabs(x) < 0.0005)
+                return true;
+        }
+    return false;
+}
+
+/* Contract in print.h. */
+void matrix_display_sb(StrBuf *b, const Matrix *m, int64_t maxrows, int64_t maxcols)
+{
+    int64_t rows = m->rows < maxrows ? m->rows : maxrows;
+    int64_t cols = m->cols < maxcols ? m->cols : maxcols;
+    sb_printf(b, "[%lld x %lld matrix]\n", (long long)m->rows, (long long)m->cols);
+    if (!needs_sig_digits(m, rows, cols)) {
+        ToStringOpts o;
+        tostring_defaults(&o);
+        o.rows = rows;
+        o.cols = cols;
+        matrix_tostring_sb(b, m, &o);
+    } else {
+        /* Four significant digits, right-aligned to the widest cell. */
+        int width = 1;
+        char cell[40];
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++) {
+                int n = snprintf(cell, sizeof cell, "%.4g", m->data[i * m->cols + j]);
+                if (n > width)
+                    width = n;
+            }
+        for (int64_t i = 0; i < rows && !b->oom; i++) {
+            for (int64_t j = 0; j < cols; j++) {
+                double x = m->data[i * m->cols + j];
+                snprintf(cell, sizeof cell, "%.4g", x == 0 ? 0.0 : x);
+                sb_printf(b, "%s%*s", j ? " " : "", width, cell);
+            }
+            sb_puts(b, "\n");
+        }
+    }
+    if (rows < m->rows || cols < m->cols) {
+        sb_printf(b, "... showing %lld of %lld rows and %lld of %lld columns", (long long)rows,
+                  (long long)m->rows, (long long)cols, (long long)m->cols);
+        if (rows < m->rows)
+            sb_printf(b, "; X[%lld:%lld, ] shows more\n", (long long)rows + 1,
+                      (long long)(m->rows < 2 * rows ? m->rows : 2 * rows));
+        else
+            sb_printf(b, "; X[, %lld:%lld] shows more\n", (long long)cols + 1,
+                      (long long)(m->cols < 2 * cols ? m->cols : 2 * cols));
+    }
 }

@@ -34,10 +34,15 @@ typedef struct ToStringOpts {
 } ToStringOpts;
 void tostring_defaults(ToStringOpts *o);
 
-/* toString(target, ...) of any value as upstream formats it (BUILTINS.md 6). */
+/* toString(target, ...) of any value as upstream formats it (doc/builtins.md, "toString"). */
 Status val_tostring(Interp *I, Value v, const ToStringOpts *o, Str **out);
 /* Append the formatted value to b. */
 void val_tostring_sb(StrBuf *b, Value v, const ToStringOpts *o);
+/* How the REPL shows a matrix (never print()/toString(), which keep
+ * upstream's form): a "[R x C matrix]" line, at most maxrows x maxcols cells
+ * in toString()'s 3-decimal form, or with 4 significant digits when a
+ * nonzero cell would show as 0.000, then a line saying what was left out. */
+void matrix_display_sb(StrBuf *b, const Matrix *m, int64_t maxrows, int64_t maxcols);
 /* Java DecimalFormat with exactly 'decimal' fraction digits, HALF_EVEN. */
 void fmt_fixed(StrBuf *b, double d, int decimal);
 

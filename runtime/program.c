@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../parser/parse.h"
+#include "failalloc.h"
 #include "resolve.h"
 
 typedef struct SourceText {
@@ -24,11 +25,17 @@ typedef struct SourceText {
 
 Program *program_new(void)
 {
+    failalloc_reserve();
     Program *p = calloc(1, sizeof *p);
     if (!p)
-        abort();
+        return NULL;
     p->arena = arena_new();
-    p->main = program_add_module(p, ".defaultNS", "<main>");
+    pthread_mutex_init(&p->load_lock, NULL);
+    p->main = p->arena ? program_add_module(p, ".defaultNS", "<main>") : NULL;
+    if (!p->main) {
+        program_free(p);
+        return NULL;
+    }
     return p;
 }
 
@@ -64,12 +71,18 @@ void program_free(Program *p)
     }
     resolve_release_constants(p);
     arena_free(p->arena);
+    pthread_mutex_destroy(&p->load_lock);
     free(p);
 }
 
 void program_set_args(Program *p, CmdArg *args, int nargs)
 {
     p->args = arena_alloc(p->arena, sizeof *args * (size_t)(nargs > 0 ? nargs : 1));
+    if (arena_failed(p->arena)) {   /* reported when the program is loaded */
+        p->args = NULL;
+        p->nargs = 0;
+        return;
+    }
     for (int i = 0; i < nargs; i++) {
         p->args[i].name = arena_strdup(p->arena, args[i].name);
         p->args[i].text = arena_strdup(p->arena, args[i].text);
@@ -96,7 +109,7 @@ int slots_add(SlotTable *t, const char *name)
         int cap = t->cap ? t->cap * 2 : 16;
         const char **names = realloc(t->names, sizeof *names * (size_t)cap);
         if (!names)
-            abort();
+            return -1;
         t->names = names;
         t->cap = cap;
     }
@@ -108,18 +121,24 @@ int slots_add(SlotTable *t, const char *name)
 
 Module *program_add_module(Program *p, const char *key, const char *path)
 {
+    if (p->nmods == p->capmods) {
+        int cap = p->capmods ? p->capmods * 2 : 8;
+        Module **mods = realloc(p->mods, sizeof *p->mods * (size_t)cap);
+        if (!mods)
+            return NULL;
+        p->mods = mods;
+        p->capmods = cap;
+    }
     Module *m = calloc(1, sizeof *m);
     if (!m)
-        abort();
+        return NULL;
+    const char *slash = strrchr(path, '/');
     m->key = arena_strdup(p->arena, key);
     m->path = arena_strdup(p->arena, path);
-    const char *slash = strrchr(path, '/');
     m->dir = slash ? arena_strndup(p->arena, path, (size_t)(slash - path)) : ".";
-    if (p->nmods == p->capmods) {
-        p->capmods = p->capmods ? p->capmods * 2 : 8;
-        p->mods = realloc(p->mods, sizeof *p->mods * (size_t)p->capmods);
-        if (!p->mods)
-            abort();
+    if (!m->key || !m->path || !m->dir) {
+        free(m);
+        return NULL;
     }
     p->mods[p->nmods++] = m;
     return m;
@@ -132,7 +151,7 @@ char *program_normalize_key(const char *path)
     size_t n = strlen(path);
     char *out = malloc(n + 3);
     if (!out)
-        abort();
+        return NULL;
     size_t o = 0;
     bool abs = path[0] == '/';
     if (abs)
@@ -173,9 +192,9 @@ Module *program_find_module(const Program *p, const char *nskey)
     /* Accept "a/b.dml" for "./a/b.dml" and other spellings of the same path. */
     char *k = program_normalize_key(nskey);
     Module *found = NULL;
-    for (int i = 0; i < p->nmods && !found; i++) {
+    for (int i = 0; i < p->nmods && !found && k; i++) {
         char *mk = program_normalize_key(p->mods[i]->key);
-        if (strcmp(mk, k) == 0)
+        if (mk && strcmp(mk, k) == 0)
             found = p->mods[i];
         free(mk);
     }
@@ -189,6 +208,11 @@ FuncDef *module_find_func(const Module *m, const char *name)
         if (strcmp(m->funcs[i]->name, name) == 0)
             return m->funcs[i];
     return NULL;
+}
+
+bool module_is_builtin(const Module *m)
+{
+    return strncmp(m->key, "<builtin>/", 10) == 0;
 }
 
 Module *module_find_alias(const Module *m, const char *alias)
@@ -211,17 +235,29 @@ const char *program_add_text(Program *p, const char *file, const char *text, siz
 {
     SourceText *t = calloc(1, sizeof *t);
     if (!t)
-        abort();
+        return NULL;
     t->file = arena_strdup(p->arena, file);
-    t->text = malloc(len + 1);
-    if (!t->text)
-        abort();
+    t->text = t->file && len < (size_t)-1 ? malloc(len + 1) : NULL;
+    if (!t->text) {
+        free(t);
+        return NULL;
+    }
     memcpy(t->text, text, len);
     t->text[len] = '\0';
     t->len = len;
     t->next = p->texts;
     p->texts = t;
     return t->file;
+}
+
+const char *program_file_text(const Program *p, const char *file, size_t *len)
+{
+    for (const SourceText *t = p->texts; t; t = t->next)
+        if (t->file == file || strcmp(t->file, file) == 0) {
+            *len = t->len;
+            return t->text;
+        }
+    return NULL;
 }
 
 const char *program_source_line(const Program *p, const char *file, int line, size_t *len)
@@ -249,8 +285,15 @@ char *program_diag(const Program *p, const Loc *loc, const char *msg)
     const char *line = loc && loc->file ? program_source_line(p, loc->file, loc->line, &llen) : NULL;
     size_t cap = strlen(msg) + llen * 2 + 512;
     char *s = malloc(cap);
-    if (!s)
-        abort();
+    if (!s) {
+        /* The first line alone, or the reserve "out of memory". */
+        char first[1024];
+        if (loc && loc->file)
+            snprintf(first, sizeof first, "%s:%d:%d: %s", loc->file, loc->line, loc->col, msg);
+        else
+            snprintf(first, sizeof first, "%s", msg);
+        return diag_dup(first);
+    }
     int n;
     if (loc && loc->file)
         n = snprintf(s, cap, "%s:%d:%d: %s\n", loc->file, loc->line, loc->col, msg);
@@ -284,7 +327,21 @@ char *program_read_file(const char *path, size_t *len, char **err)
         if (err) {
             size_t cap = strlen(path) + 128;
             *err = malloc(cap);
-            snprintf(*err, cap, "cannot open '%s': %s", path, strerror(errno));
+            if (*err)
+                snprintf(*err, cap, "cannot open '%s': %s", path, strerror(errno));
+            else
+                *err = diag_dup("out of memory");
+        }
+        return NULL;
+    }
+    struct stat fst;
+    if (fstat(fileno(f), &fst) == 0 && S_ISDIR(fst.st_mode)) {
+        fclose(f);
+        if (err) {
+            size_t ecap = strlen(path) + 64;
+            *err = malloc(ecap);
+            if (*err)
+                snprintf(*err, ecap, "cannot read '%s': is a directory", path);
         }
         return NULL;
     }
@@ -306,11 +363,15 @@ char *program_read_file(const char *path, size_t *len, char **err)
     bool bad = ferror(f);
     fclose(f);
     if (!buf || bad) {
+        bool oom = !buf;
         free(buf);
         if (err) {
             size_t ecap = strlen(path) + 64;
             *err = malloc(ecap);
-            snprintf(*err, ecap, "cannot read '%s'", path);
+            if (*err)
+                snprintf(*err, ecap, "cannot read '%s'%s", path, oom ? ": out of memory" : "");
+            else
+                *err = diag_dup("out of memory");
         }
         return NULL;
     }
@@ -386,14 +447,33 @@ bool program_find_stdlib(const Program *p, const char *path, char *out, size_t c
     return false;
 }
 
+bool program_find_data(const Program *p, const char *path, char *out, size_t cap)
+{
+    if (strncmp(path, "data/", 5) != 0 || is_file(path) || !p->exe_dir)
+        return false;
+    /* bin/dml -> share/dml/data; build/<mode>/dml -> the tree's data/. */
+    static const char *const rels[] = {"../share/dml", "../.."};
+    char dir[PATH_MAX];
+    for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", p->exe_dir, rels[i]);
+        if (try_path(out, cap, dir, path))
+            return true;
+    }
+    return false;
+}
+
 /* ---- loading ---- */
 
 char *program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n)
 {
     const char *file = program_add_text(p, path, text, len);
+    if (!file)
+        return diag_dup("out of memory");
     p->main->path = file;
     const char *slash = strrchr(path, '/');
     p->main->dir = slash ? arena_strndup(p->arena, path, (size_t)(slash - path)) : ".";
+    if (!p->main->dir)
+        return diag_dup("out of memory");
     ParseOut po = {0};
     if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po))
         return po.error;
@@ -408,7 +488,10 @@ char *program_load_main(Program *p, const char *path, const char *text, size_t l
 char *program_load_chunk(Program *p, const char *name, const char *text, size_t len, Node ***stmts, int *n,
                          bool *incomplete)
 {
+    *incomplete = false;
     const char *file = program_add_text(p, name, text, len);
+    if (!file)
+        return diag_dup("out of memory");
     ParseOut po = {0};
     *incomplete = false;
     if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
@@ -426,6 +509,8 @@ char *program_load_chunk(Program *p, const char *name, const char *text, size_t 
 char *program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr)
 {
     const char *file = program_add_text(p, name, text, len);
+    if (!file)
+        return diag_dup("out of memory");
     ParseOut po = {0};
     if (!parse_source(p->arena, file, text, len, PARSE_EXPR, &po))
         return po.error;

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Program: the loaded code. Modules (one per source file, keyed by the
- * namespace key of DML.md 5.7), their functions and namespace aliases, the
+ * namespace key of doc/language.md, "source"), their functions and namespace aliases, the
  * command-line $parameters, and the main script's statements. Built on one
  * thread (loading + resolve); read-only while more than one thread runs. */
 #ifndef DML_RUNTIME_PROGRAM_H
 #define DML_RUNTIME_PROGRAM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "../parser/ast.h"
@@ -28,6 +29,19 @@ struct FuncDef {
     int *out_slots;         /* slot of each output */
 };
 
+/* A call to a DML builtin written the SystemDS way: its file defines m_f
+ * (first argument a matrix or list) and/or s_f (anything else), and the
+ * variant is chosen at run time by the first argument (COMPAT.md 1).
+ * fn[0]/argmap[0] = m_f, fn[1]/argmap[1] = s_f; a missing one is NULL. */
+typedef struct CallVariants {
+    const char *name;       /* f */
+    FuncDef *fn[2];
+    int *argmap[2];
+    int nparams[2];
+    const char *bind_err[2];    /* the call's arguments do not fit fn[i]: why */
+    FuncDef *fnbound;       /* a variant they fit (the resolver's n->call.fn) */
+} CallVariants;
+
 typedef struct NsAlias { const char *alias; Module *mod; } NsAlias;
 
 struct Module {
@@ -41,6 +55,11 @@ struct Module {
 
 typedef struct CmdArg { const char *name; const char *text; } CmdArg;
 
+/* A source file rank 0 loaded, shipped to an Open MPI worker rank (which
+ * has no shared filesystem): source() and DML-bodied builtins look their
+ * namespace key up here instead of searching the disk. */
+typedef struct ShippedFile { const char *key, *path, *text; size_t len; } ShippedFile;
+
 struct Program {
     Arena *arena;
     Module **mods; int nmods, capmods;
@@ -51,6 +70,12 @@ struct Program {
     const char *exe_dir;    /* folder of the dml executable (stdlib search) */
     bool ran_main;          /* statements of the main module executed */
     Value *consts; int nconsts, capconsts;  /* immortal constants made by resolve */
+    /* Guards loading DML builtins while scripts run (eval of a builtin not
+     * yet loaded): it alone grows 'mods', 'texts', 'consts' and the arena
+     * then, and eval's lookups in 'mods' take it. */
+    pthread_mutex_t load_lock;
+    const ShippedFile *shipped; int nshipped;   /* worker rank: the only files there are (borrowed) */
+    struct Hitters *hh;     /* --stats heavy-hitter table, set before any Interp; owned by main */
 };
 
 Program *program_new(void);
@@ -81,6 +106,10 @@ Module *module_find_alias(const Module *m, const char *alias);
 int slots_find(const SlotTable *t, const char *name);
 int slots_add(SlotTable *t, const char *name);   /* returns the slot (existing or new) */
 
+/* True for the module of a DML-bodied builtin (our stdlib's or a SystemDS
+ * tree's scripts/builtin/f.dml). */
+bool module_is_builtin(const Module *m);
+
 /* ---- used by the loader/resolver (and paramserv) ---- */
 Module *program_add_module(Program *p, const char *key, const char *path);
 /* Namespace key of a path: "./" + path with "." and empty parts removed.
@@ -97,8 +126,16 @@ bool program_find_source(const Program *p, const char *path, const char *from_di
 /* Find 'path' in the stdlib folders only (DML_STDLIB, next to the executable,
  * under the install prefix). */
 bool program_find_stdlib(const Program *p, const char *path, char *out, size_t cap);
+/* read("data/..."): when the relative path 'path' starts with "data/" and
+ * is not there in the working directory, the embedded data installed with
+ * dml (share/dml/data, or the source tree's data/ next to a build) is used,
+ * so the example scripts run from any folder. True (and the full path in
+ * 'out') when such a file exists; false leaves 'path' to be read as given. */
+bool program_find_data(const Program *p, const char *path, char *out, size_t cap);
 
 /* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */
+/* The whole text of a loaded file (the newest load of that name), or NULL. */
+const char *program_file_text(const Program *p, const char *file, size_t *len);
 const char *program_source_line(const Program *p, const char *file, int line, size_t *len);
 
 #endif

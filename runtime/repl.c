@@ -19,10 +19,12 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
 #include "cli.h"
 #include "eval.h"
+#include "failalloc.h"
 #include "print.h"
 
 #ifndef DML_VERSION
@@ -289,7 +291,6 @@ static char *cand_next(const char *text, int state)
  * complete file names (source("nn/la<Tab>), elsewhere only DML names. */
 static char **dml_complete(const char *text, int start, int end)
 {
-    (void)start;
     if (rl_completion_quote_character)
         return NULL;
     rl_attempted_completion_over = 1;
@@ -302,8 +303,9 @@ static char **dml_complete(const char *text, int start, int end)
         for (int i = 0; dml_keywords[i]; i++)
             if (strcmp(m[0], dml_keywords[i]) == 0)
                 is_kw = true;
-        /* No second '(' when completing "rowSu|(X)". */
-        if (is_func && rl_line_buffer[end] == '(')
+        /* No second '(' when completing "rowSu|(X)", and none after '?'
+         * ("?rowSu|" asks for help on a name, not a call). */
+        if (is_func && (rl_line_buffer[end] == '(' || (start > 0 && rl_line_buffer[start - 1] == '?')))
             is_func = false;
         rl_completion_append_character = is_func ? '(' : is_kw ? ' ' : '\0';
     }
@@ -398,32 +400,58 @@ static void report_runtime_error(Repl *r)
     r->had_error = true;
 }
 
-/* Shows a value the way the REPL echoes results: scalars in their print()
- * form, matrices and lists as toString() with default options. */
+/* Most rows and columns of a matrix the REPL shows (toString()'s default). */
+#define SHOW_MAX 100
+
+/* Appends v as the REPL echoes it: scalars in their print() form, matrices
+ * with their dimensions and what was left out (matrix_display_sb), lists
+ * entry by entry with their names ($name, or [[i]] when unnamed), as R does.
+ * 'path' is the label of v inside an enclosing list ("" at the top). */
+static void show_sb(StrBuf *b, Value v, const char *path, int depth)
+{
+    if (v.kind == VAL_MATRIX) {
+        matrix_display_sb(b, v.m, SHOW_MAX, SHOW_MAX);
+        return;
+    }
+    if (v.kind != VAL_LIST) {
+        ToStringOpts o;
+        tostring_defaults(&o);
+        val_tostring_sb(b, v, &o);
+        sb_puts(b, "\n");
+        return;
+    }
+    const List *l = v.l;
+    if (l->n == 0) {
+        sb_puts(b, "[empty list]\n");
+        return;
+    }
+    if (depth >= 16) {      /* lists nest only as deep as a script built them */
+        sb_printf(b, "[list of %lld]\n", (long long)l->n);
+        return;
+    }
+    for (int64_t i = 0; i < l->n && !b->oom; i++) {
+        char label[256];
+        if (l->names && l->names[i])
+            snprintf(label, sizeof label, "%s$%s", path, l->names[i]->s);
+        else
+            snprintf(label, sizeof label, "%s[[%lld]]", path, (long long)i + 1);
+        sb_printf(b, "%s%s\n", i ? "\n" : "", label);
+        show_sb(b, l->items[i], label, depth + 1);
+    }
+}
+
 static void show_value(Repl *r, Value v)
 {
     if (v.kind == VAL_NONE)
         return;
     FILE *out = r->I.out ? r->I.out : stdout;
-    if (v.kind == VAL_MATRIX && (v.m->rows == 0 || v.m->cols == 0)) {
-        /* toString() of an empty matrix is "", which would look like nothing. */
-        fprintf(out, "<%lld x %lld matrix>\n", (long long)v.m->rows, (long long)v.m->cols);
-        fflush(out);
-        return;
-    }
-    ToStringOpts o;
-    tostring_defaults(&o);
     StrBuf b;
     sb_init(&b);
-    val_tostring_sb(&b, v, &o);
-    if (b.oom) {
+    show_sb(&b, v, "", 0);
+    if (b.oom)
         fputs("(value too large to show)\n", out);
-    } else {
-        if (b.len)
-            fwrite(b.p, 1, b.len, out);
-        if (b.len == 0 || b.p[b.len - 1] != '\n')
-            fputc('\n', out);
-    }
+    else if (b.len)
+        fwrite(b.p, 1, b.len, out);
     sb_free(&b);
     fflush(out);
 }
@@ -436,6 +464,13 @@ static bool try_parse(const char *name, const char *text, size_t len, ParseMode 
 {
     Arena *a = arena_new();
     ParseOut po = {0};
+    if (!a) {
+        if (incomplete)
+            *incomplete = false;
+        if (err)
+            *err = diag_dup("out of memory");
+        return false;
+    }
     bool ok = parse_source(a, name, text, len, mode, &po);
     arena_free(a);
     if (incomplete)
@@ -447,14 +482,17 @@ static bool try_parse(const char *name, const char *text, size_t len, ParseMode 
     return ok;
 }
 
-static void prepare_run(Repl *r)
+/* False (error set) when the top frame cannot grow: nothing may run. */
+static bool prepare_run(Repl *r)
 {
-    interp_sync_top(&r->I, &r->top);
     r->I.frame = &r->top;
     r->I.depth = 0;
     err_clear(&r->I);
+    if (interp_sync_top(&r->I, &r->top) != ST_OK)
+        return false;
     /* A Ctrl-C typed before this input was sent must not abort it. */
     atomic_store(&cli_interrupt_flag, 0);
+    return true;
 }
 
 static void finish_run(Repl *r)
@@ -470,10 +508,10 @@ static void finish_run(Repl *r)
  * anything else is evaluated and its value shown. */
 static void run_expr(Repl *r, const Node *e)
 {
-    prepare_run(r);
     Interp *I = &r->I;
-    Status st;
-    if (e->kind == N_CALL && (e->call.fn || (e->call.bi && (e->call.bi->flags & (BF_STATEMENT | BF_MULTI))))) {
+    Status st = ST_ERR;
+    if (!prepare_run(r)) {
+    } else if (e->kind == N_CALL && (e->call.fn || (e->call.bi && (e->call.bi->flags & (BF_STATEMENT | BF_MULTI))))) {
         int nout;
         if (e->call.fn)
             nout = e->call.fn->decl->nouts;
@@ -506,8 +544,7 @@ static void run_expr(Repl *r, const Node *e)
 
 static void run_stmts(Repl *r, Node **stmts, int n)
 {
-    prepare_run(r);
-    Status st = exec_block(&r->I, stmts, n);
+    Status st = prepare_run(r) ? exec_block(&r->I, stmts, n) : ST_ERR;
     fflush(stdout);
     if (st != ST_OK)
         report_runtime_error(r);
@@ -555,6 +592,71 @@ static char *pick_error(const char *name, char *eerr, bool einc, char *perr, boo
     return keep ? keep : strdup("syntax error");
 }
 
+/* "?name", "?"name"" and "help(name)" with a bare name (which would
+ * otherwise be an undefined variable) print the reference entry for name.
+ * Returns false when 'text' is not such a request (help("name") and help()
+ * are ordinary calls of the help builtin). */
+static bool repl_help(Repl *r, const char *text)
+{
+    const char *p = text;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    bool call = false;
+    if (*p == '?') {
+        p++;
+    } else if (strncmp(p, "help", 4) == 0 && !program_find_func(r->prog, NULL, "help")) {
+        p += 4;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != '(')
+            return false;
+        p++;
+        call = true;
+    } else {
+        return false;
+    }
+    while (*p == ' ' || *p == '\t')
+        p++;
+    bool quoted = *p == '"' || *p == '\'';
+    char q = *p;
+    if (quoted)
+        p++;
+    const char *start = p;
+    while (*p && (strchr("._:/", *p) || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9')))
+        p++;
+    size_t n = (size_t)(p - start);
+    if (quoted) {
+        if (*p != q)
+            return false;
+        p++;
+    }
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (call) {
+        if (*p != ')' || (n == 0 && !quoted) || quoted)
+            return false;       /* help(), help("x"): the builtin */
+        p++;
+    }
+    while (*p == ' ' || *p == '\t' || *p == ';')
+        p++;
+    if (*p || n == 0 || n > 200)
+        return false;
+    char topic[256];
+    memcpy(topic, start, n);
+    topic[n] = '\0';
+    StrBuf b;
+    sb_init(&b);
+    help_topic(topic, &b);
+    FILE *out = r->I.out ? r->I.out : stdout;
+    if (b.len)
+        fwrite(b.p, 1, b.len, out);
+    fflush(out);
+    sb_free(&b);
+    r->ninput++;
+    return true;
+}
+
 /* Handles the accumulated input. Returns false when more lines are needed
  * (the input ends inside an open construct). */
 static bool handle_input(Repl *r)
@@ -565,6 +667,8 @@ static bool handle_input(Repl *r)
     snprintf(name, sizeof name, "<%s#%d>", r->tty ? "repl" : "stdin", r->ninput + 1);
     bool einc = false, pinc = false;
     char *eerr = NULL, *perr = NULL;
+    if (repl_help(r, text))
+        return true;
     if (try_parse(name, text, len, PARSE_EXPR, &einc, &eerr)) {
         r->ninput++;
         if (is_quit(r, text)) {
@@ -617,7 +721,8 @@ static bool only_blank(const char *s)
     return true;
 }
 
-static void buf_append(Repl *r, const char *line)
+/* False when out of memory (the input so far is dropped). */
+static bool buf_append(Repl *r, const char *line)
 {
     size_t n = strlen(line);
     size_t need = r->len + n + 2;
@@ -627,7 +732,7 @@ static void buf_append(Repl *r, const char *line)
             cap *= 2;
         char *b = realloc(r->buf, cap);
         if (!b)
-            abort();
+            return false;
         r->buf = b;
         r->cap = cap;
     }
@@ -636,6 +741,7 @@ static void buf_append(Repl *r, const char *line)
     memcpy(r->buf + r->len, line, n);
     r->len += n;
     r->buf[r->len] = '\0';
+    return true;
 }
 
 /* ==== the loop =========================================================== */
@@ -652,7 +758,7 @@ static void setup_readline(Repl *r)
     rl_attempted_completion_function = dml_complete;
     /* ':' is not a break so "nn::aff" completes as one word; '.' neither
      * (as.scalar). */
-    rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{}()[],+-*/%^!~";
+    rl_basic_word_break_characters = " \t\n\"'`@$><=;|&{}()[],+-*/%^!~?";
     rl_completer_quote_characters = "\"'";
     history_start(r);
 }
@@ -703,11 +809,15 @@ int repl_main(Program *prog, uint64_t seed)
     r.I.interrupt = &cli_interrupt_flag;
     r.top.names = &prog->top;
     r.I.frame = &r.top;
-    interp_sync_top(&r.I, &r.top);
+    if (interp_sync_top(&r.I, &r.top) != ST_OK) {
+        fputs("dml: out of memory\n", stderr);
+        interp_destroy(&r.I);
+        return 1;
+    }
 
     if (r.tty) {
         setup_readline(&r);
-        printf("dml %s \xe2\x80\x94 DML interpreter. Ctrl-D to exit, help: dml --help\n", DML_VERSION);
+        printf("dml %s \xe2\x80\x94 DML interpreter. Ctrl-D to exit, help() for help\n", DML_VERSION);
         fflush(stdout);
         install_signals();
     } else {
@@ -748,7 +858,12 @@ int repl_main(Program *prog, uint64_t seed)
             free(line);
             continue;
         }
-        buf_append(&r, line);
+        if (!buf_append(&r, line)) {
+            free(line);
+            fputs("out of memory: input dropped\n", stderr);
+            r.len = 0;
+            continue;
+        }
         free(line);
         if (!handle_input(&r))
             continue;

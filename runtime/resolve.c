@@ -14,9 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
+#include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
+#include "dtcheck.h"
+#include "parfor.h"
+#include "stack.h"
 
 typedef struct Pending {
     FuncDef **fns;
@@ -29,13 +35,17 @@ typedef struct Res {
     SlotTable *slots;       /* frame layout being filled */
     const FuncDef *fn;      /* function being bound, NULL at top level */
     char *err;              /* first error (diagnostic) */
+    char err_msg[1024];     /* its message alone (no position, no caret) */
     bool repl;
     Pending *pending;
+    StackGuard stack;       /* deep trees are an error, not a crash */
+    int depth;              /* expressions and statements being bound */
 } Res;
 
 /* Where a call stands: inside an expression, as a statement, as the right
- * side of [a, b] = ..., or as a bare REPL input (anything goes). */
-enum CallCtx { CTX_EXPR, CTX_STMT, CTX_MULTI, CTX_REPL };
+ * side of [a, b] = ..., as a bare REPL input (anything goes), or as the
+ * whole right side of x = ... */
+enum CallCtx { CTX_EXPR, CTX_STMT, CTX_MULTI, CTX_REPL, CTX_ASSIGN /* x = f(...) */ };
 
 static void rerr(Res *r, const Loc *loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void rerr(Res *r, const Loc *loc, const char *fmt, ...)
@@ -47,21 +57,63 @@ static void rerr(Res *r, const Loc *loc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    snprintf(r->err_msg, sizeof r->err_msg, "%s", msg);
     r->err = program_diag(r->p, loc, msg);
 }
 
-static Value add_const(Program *p, Value v)
+/* The error for a failed allocation; 'loc' may be NULL. */
+static void oom(Res *r, const Loc *loc)
 {
+    rerr(r, loc, "out of memory");
+}
+
+/* Arena memory for the resolver; NULL (error set) when out of memory. */
+static void *res_alloc(Res *r, size_t size, const Loc *loc)
+{
+    void *p = arena_alloc(r->p->arena, size);
+    if (!p || arena_failed(r->p->arena)) {
+        oom(r, loc);
+        return NULL;
+    }
+    return p;
+}
+
+/* Registers the parse-time constant 'v' (taking it); a string that could
+ * not be made (NULL) or no room in the table is an error, and the constant
+ * is then none. */
+static Value add_const(Res *r, Value v, const Loc *loc)
+{
+    Program *p = r->p;
+    if (v.kind == VAL_STRING && !v.s) {
+        oom(r, loc);
+        return val_none();
+    }
+    if (p->nconsts == p->capconsts) {
+        int cap = p->capconsts ? p->capconsts * 2 : 32;
+        Value *c = realloc(p->consts, sizeof *p->consts * (size_t)cap);
+        if (!c) {
+            val_release(v);
+            oom(r, loc);
+            return val_none();
+        }
+        p->consts = c;
+        p->capconsts = cap;
+    }
     if (val_is_obj(v))
         obj_make_immortal(v.o);
-    if (p->nconsts == p->capconsts) {
-        p->capconsts = p->capconsts ? p->capconsts * 2 : 32;
-        p->consts = realloc(p->consts, sizeof *p->consts * (size_t)p->capconsts);
-        if (!p->consts)
-            abort();
-    }
     p->consts[p->nconsts++] = v;
     return v;
+}
+
+/* slots_add, with running out of memory as an error (the slot is then 0,
+ * never used: the resolve fails). */
+static int add_slot(Res *r, SlotTable *t, const char *name, const Loc *loc)
+{
+    int s = slots_add(t, name);
+    if (s >= 0)
+        return s;
+    oom(r, loc);
+    return 0;
 }
 
 void resolve_release_constants(Program *p)
@@ -78,15 +130,18 @@ void resolve_release_constants(Program *p)
     p->nconsts = p->capconsts = 0;
 }
 
-static void pending_add(Pending *pd, FuncDef *f)
+static bool pending_add(Pending *pd, FuncDef *f)
 {
     if (pd->n == pd->cap) {
-        pd->cap = pd->cap ? pd->cap * 2 : 16;
-        pd->fns = realloc(pd->fns, sizeof *pd->fns * (size_t)pd->cap);
-        if (!pd->fns)
-            abort();
+        int cap = pd->cap ? pd->cap * 2 : 16;
+        FuncDef **fns = realloc(pd->fns, sizeof *pd->fns * (size_t)cap);
+        if (!fns)
+            return false;
+        pd->fns = fns;
+        pd->cap = cap;
     }
     pd->fns[pd->n++] = f;
+    return true;
 }
 
 /* ================= phase 1: declarations and source() ================= */
@@ -102,10 +157,14 @@ static void add_alias(Res *r, Module *m, const char *alias, Module *target, cons
         return;
     }
     if (m->naliases == m->capaliases) {
-        m->capaliases = m->capaliases ? m->capaliases * 2 : 8;
-        m->aliases = realloc(m->aliases, sizeof *m->aliases * (size_t)m->capaliases);
-        if (!m->aliases)
-            abort();
+        int cap = m->capaliases ? m->capaliases * 2 : 8;
+        void *na = realloc(m->aliases, sizeof *m->aliases * (size_t)cap);
+        if (!na) {
+            oom(r, loc);
+            return;
+        }
+        m->aliases = na;
+        m->capaliases = cap;
     }
     m->aliases[m->naliases].alias = alias;
     m->aliases[m->naliases].mod = target;
@@ -120,6 +179,37 @@ static Module *module_by_key(const Program *p, const char *key)
     return NULL;
 }
 
+/* Parse and declare text[0..len) read from 'found' as a new module keyed
+ * 'key'. NULL (error set) on failure. */
+static Module *load_module_text(Res *r, const char *key, const char *found, const char *text, size_t len,
+                               const Loc *loc)
+{
+    const char *fname = program_add_text(r->p, found, text, len);
+    if (!fname) {
+        oom(r, loc);
+        return NULL;
+    }
+    ParseOut po = {0};
+    bool ok = parse_source(r->p->arena, fname, text, len, PARSE_PROGRAM, &po);
+    if (!ok) {
+        if (!r->err)
+            r->err = po.error;
+        else
+            free(po.error);
+        return NULL;
+    }
+    Module *target = program_add_module(r->p, key, fname);
+    if (!target) {
+        oom(r, loc);
+        return NULL;
+    }
+    Module *saved = r->m;
+    r->m = target;
+    declare(r, target, po.stmts, po.n);
+    r->m = saved;
+    return target;
+}
+
 /* Read, parse and declare the file 'found' as a new module keyed 'key'.
  * NULL (error set) on failure. */
 static Module *load_module_file(Res *r, const char *key, const char *found, const Loc *loc)
@@ -132,23 +222,21 @@ static Module *load_module_file(Res *r, const char *key, const char *found, cons
         free(ferr);
         return NULL;
     }
-    const char *fname = program_add_text(r->p, found, text, len);
-    ParseOut po = {0};
-    bool ok = parse_source(r->p->arena, fname, text, len, PARSE_PROGRAM, &po);
+    Module *m = load_module_text(r, key, found, text, len, loc);
     free(text);
-    if (!ok) {
-        if (!r->err)
-            r->err = po.error;
-        else
-            free(po.error);
-        return NULL;
+    return m;
+}
+
+/* Worker rank: the module keyed 'key' from the files rank 0 shipped. */
+static Module *load_shipped(Res *r, const char *key, const Loc *loc)
+{
+    for (int i = 0; i < r->p->nshipped; i++) {
+        const ShippedFile *f = &r->p->shipped[i];
+        if (strcmp(f->key, key) == 0)
+            return load_module_text(r, key, f->path, f->text, f->len, loc);
     }
-    Module *target = program_add_module(r->p, key, fname);
-    Module *saved = r->m;
-    r->m = target;
-    declare(r, target, po.stmts, po.n);
-    r->m = saved;
-    return target;
+    rerr(r, loc, "source file '%s' was not shipped by rank 0", key);
+    return NULL;
 }
 
 static void load_source(Res *r, Module *m, const Node *s)
@@ -162,40 +250,97 @@ static void load_source(Res *r, Module *m, const Node *s)
     else
         snprintf(joined, sizeof joined, "%s/%s", wd, path);
     char *key = program_normalize_key(joined);
+    if (!key) {
+        oom(r, &s->loc);
+        return;
+    }
     Module *target = module_by_key(r->p, key);
     if (!target) {
         char found[PATH_MAX];
+        if (r->p->shipped) {
+            target = load_shipped(r, key, &s->loc);
+            goto have;
+        }
         /* Search with the working-dir-joined path minus a leading "./". */
         const char *rel = joined;
         while (rel[0] == '.' && rel[1] == '/')
             rel += 2;
-        if (!program_find_source(r->p, rel, m->dir, found, sizeof found))
+        struct stat st;
+        bool ok = program_find_source(r->p, rel, m->dir, found, sizeof found);
+        if (!ok && stat(rel, &st) == 0 && S_ISDIR(st.st_mode))
+            rerr(r, &s->loc, "cannot source '%s': is a directory", path);
+        else if (!ok)
             rerr(r, &s->loc, "cannot find source file '%s' (searched the working directory, scripts/, "
                  "the sourcing file's folder, DML_PATH and the dml stdlib)", path);
         else
             target = load_module_file(r, key, found, &s->loc);
     }
+have:
     free(key);
     if (target)
         add_alias(r, m, s->source.alias, target, &s->loc);
 }
 
-/* DML-bodied builtins (DML.md 7.3 rule 3): a call to an unknown f loads
- * stdlib/builtin/f.dml, once, and binds to its function f. */
-static FuncDef *dml_builtin(Res *r, const char *name, const Loc *loc)
+/* ---- DML-bodied builtins (COMPAT.md 1) ----
+ * A call to an unknown f loads f's file once (module key "<builtin>/f.dml")
+ * from the first of: the working directory's scripts/builtin/f.dml (then
+ * scripts/scripts/builtin/f.dml, upstream's second try), the SystemDS tree
+ * named by $SYSTEMDS_ROOT, and our stdlib's builtin/f.dml. A SystemDS tree
+ * thus wins over our stdlib; a native builtin wins over both. The file
+ * defines f (our stdlib's convention) or m_f/s_f/f_f (upstream's). */
+static bool find_builtin_file(const Program *p, const char *name, char *out, size_t cap)
 {
-    char rel[PATH_MAX], key[PATH_MAX], found[PATH_MAX];
-    snprintf(rel, sizeof rel, "builtin/%s.dml", name);
+    char rel[PATH_MAX];
+    snprintf(rel, sizeof rel, "scripts/builtin/%s.dml", name);
+    static const char *const local[] = {NULL, "scripts"};
+    for (size_t i = 0; i < sizeof local / sizeof local[0]; i++) {
+        int k = local[i] ? snprintf(out, cap, "%s/%s", local[i], rel) : snprintf(out, cap, "%s", rel);
+        FILE *f = k > 0 && (size_t)k < cap ? fopen(out, "r") : NULL;
+        if (f) {
+            fclose(f);
+            return true;
+        }
+    }
+    const char *root = getenv("SYSTEMDS_ROOT");
+    if (root && *root) {
+        int k = snprintf(out, cap, "%s/%s", root, rel);
+        FILE *f = k > 0 && (size_t)k < cap ? fopen(out, "r") : NULL;
+        if (f) {
+            fclose(f);
+            return true;
+        }
+    }
+    return program_find_stdlib(p, rel + strlen("scripts/"), out, cap);
+}
+
+/* The module of builtin 'name', loading it on first use; NULL if no file
+ * defines it (or on a load error, then set in r). */
+static Module *builtin_module(Res *r, const char *name, const Loc *loc)
+{
+    char key[PATH_MAX], found[PATH_MAX];
     snprintf(key, sizeof key, "<builtin>/%s.dml", name);
     Module *m = module_by_key(r->p, key);
-    if (!m) {
-        if (!program_find_stdlib(r->p, rel, found, sizeof found))
-            return NULL;
-        m = load_module_file(r, key, found, loc);
-        if (!m)
-            return NULL;
+    if (m)
+        return m;
+    if (r->p->shipped) {
+        /* An Open MPI worker rank reads no files: the builtin's file is one
+         * rank 0 shipped, under the same module key. */
+        for (int i = 0; i < r->p->nshipped; i++)
+            if (strcmp(r->p->shipped[i].key, key) == 0)
+                return load_shipped(r, key, loc);
+        return NULL;
     }
-    return module_find_func(m, name);
+    if (!find_builtin_file(r->p, name, found, sizeof found))
+        return NULL;
+    return load_module_file(r, key, found, loc);
+}
+
+/* Function pfx+name of module m, or NULL. */
+static FuncDef *variant_func(const Module *m, const char *pfx, const char *name)
+{
+    char fn[512];
+    snprintf(fn, sizeof fn, "%s%s", pfx, name);
+    return module_find_func(m, fn);
 }
 
 static void declare_func(Res *r, Module *m, Node *s)
@@ -212,14 +357,20 @@ static void declare_func(Res *r, Module *m, Node *s)
     }
     FuncDef *f = old;
     if (!f) {
-        f = calloc(1, sizeof *f);
-        if (!f)
-            abort();
         if (m->nfuncs == m->capfuncs) {
-            m->capfuncs = m->capfuncs ? m->capfuncs * 2 : 16;
-            m->funcs = realloc(m->funcs, sizeof *m->funcs * (size_t)m->capfuncs);
-            if (!m->funcs)
-                abort();
+            int cap = m->capfuncs ? m->capfuncs * 2 : 16;
+            FuncDef **fs = realloc(m->funcs, sizeof *m->funcs * (size_t)cap);
+            if (!fs) {
+                oom(r, &s->loc);
+                return;
+            }
+            m->funcs = fs;
+            m->capfuncs = cap;
+        }
+        f = calloc(1, sizeof *f);
+        if (!f) {
+            oom(r, &s->loc);
+            return;
         }
         m->funcs[m->nfuncs++] = f;
     } else {
@@ -234,7 +385,8 @@ static void declare_func(Res *r, Module *m, Node *s)
     f->decl = d;
     if (d->nbody == 0)
         rerr(r, &s->loc, "function '%s' has no statements (functions with no statements are not allowed)", d->name);
-    pending_add(r->pending, f);
+    if (!pending_add(r->pending, f))
+        oom(r, &s->loc);
 }
 
 static void declare(Res *r, Module *m, Node **stmts, int n)
@@ -256,8 +408,8 @@ static void expr(Res *r, Node *n, bool allow_list);
 static void stmts_bind(Res *r, Node **s, int n);
 static void collect_writes(Res *r, Node *loop);
 
-/* "$name" -> a typed constant (DML.md 10). */
-static Value cmdarg_value(Program *p, const char *text)
+/* "$name" -> a typed constant (doc/language.md, "ifdef"). */
+static Value cmdarg_value(Res *r, const char *text, const Loc *loc)
 {
     if (strcmp(text, "TRUE") == 0)
         return val_bool(true);
@@ -273,8 +425,8 @@ static Value cmdarg_value(Program *p, const char *text)
         return val_double(d);
     size_t len = strlen(text);
     if (len >= 2 && (text[0] == '"' || text[0] == '\'') && text[len - 1] == text[0])
-        return add_const(p, val_str_take(str_new(text + 1, len - 2)));
-    return add_const(p, val_str_take(str_new(text, len)));
+        return add_const(r, val_str_take(str_new(text + 1, len - 2)), loc);
+    return add_const(r, val_str_take(str_new(text, len)), loc);
 }
 
 static const CmdArg *find_arg(const Program *p, const char *name)
@@ -293,7 +445,7 @@ static void make_const(Res *r, Node *n, const char *name)
              "default value.", name);
         return;
     }
-    Value v = cmdarg_value(r->p, a->text);
+    Value v = cmdarg_value(r, a->text, &n->loc);
     n->kind = N_CONST;
     n->konst = v;
 }
@@ -330,6 +482,94 @@ static void signature(const FuncDef *f, char *buf, size_t cap)
     buf[o < cap ? o : cap - 1] = '\0';
 }
 
+/* ---- inlining, as upstream decides it (COMPAT.md 3, 4) ----
+ * Upstream inlines a call to f when f's body is one basic block (no
+ * if/for/while/parfor), every user function it calls is inlinable too, and
+ * f is not a DML builtin. Inlining decides whether named arguments may
+ * precede positional ones and whether y = f() may drop outputs. Judged on
+ * the syntax, so it works before f's body is bound; 'budget' bounds the
+ * walk (cycles, call fan-out). */
+static bool func_inlinable(const Program *p, const FuncDef *f, int *budget);
+
+static bool expr_inlinable(const Program *p, const Module *m, const Node *e, int *budget)
+{
+    if (!e)
+        return true;
+    switch (e->kind) {
+    case N_BINARY:
+        return expr_inlinable(p, m, e->binary.lhs, budget) && expr_inlinable(p, m, e->binary.rhs, budget);
+    case N_UNARY:
+        return expr_inlinable(p, m, e->unary.operand, budget);
+    case N_INDEX:
+        return expr_inlinable(p, m, e->index.target, budget) && expr_inlinable(p, m, e->index.rows.lo, budget)
+            && expr_inlinable(p, m, e->index.rows.hi, budget) && expr_inlinable(p, m, e->index.cols.lo, budget)
+            && expr_inlinable(p, m, e->index.cols.hi, budget);
+    case N_EXPRLIST:
+        for (int i = 0; i < e->list.n; i++)
+            if (!expr_inlinable(p, m, e->list.items[i], budget))
+                return false;
+        return true;
+    case N_CALL: {
+        const FuncDef *g = NULL;
+        if (e->call.ns) {
+            const Module *t = module_find_alias(m, e->call.ns);
+            g = t ? module_find_func(t, e->call.name) : NULL;
+            if (!g)
+                return false;
+        } else {
+            g = module_find_func(m, e->call.name);
+            if (!g && !builtin_find(e->call.name))
+                return false;   /* a DML builtin: never inlined */
+        }
+        if (g && !func_inlinable(p, g, budget))
+            return false;
+        for (int i = 0; i < e->call.nargs; i++)
+            if (!expr_inlinable(p, m, e->call.args[i], budget))
+                return false;
+        return true;
+    }
+    default:
+        return true;
+    }
+}
+
+static bool func_inlinable(const Program *p, const FuncDef *f, int *budget)
+{
+    if (--*budget < 0 || module_is_builtin(f->mod))
+        return false;
+    const FuncDecl *d = f->decl;
+    for (int i = 0; i < d->nbody; i++) {
+        const Node *s = d->body[i];
+        switch (s->kind) {
+        case N_ASSIGN:
+            if (!expr_inlinable(p, f->mod, s->assign.value, budget))
+                return false;
+            break;
+        case N_MULTIASSIGN:
+            if (!expr_inlinable(p, f->mod, s->multi.call, budget))
+                return false;
+            break;
+        case N_EXPRSTMT:
+            if (!expr_inlinable(p, f->mod, s->expr.e, budget))
+                return false;
+            break;
+        case N_IFDEF:
+            if (!expr_inlinable(p, f->mod, s->ifdef.dflt, budget))
+                return false;
+            break;
+        default:
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool inlinable(const Program *p, const FuncDef *f)
+{
+    int budget = 64;
+    return func_inlinable(p, f, &budget);
+}
+
 static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
 {
     char name[300];
@@ -337,18 +577,38 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
     const FuncDecl *d = f->decl;
     n->call.fn = f;
     n->call.nparams = d->nparams;
-    n->call.argmap = arena_alloc(r->p->arena, sizeof(int) * (size_t)(n->call.nargs + 1));
-    bool *bound = calloc((size_t)d->nparams + 1, 1);
-    bool seen_named = false;
+    /* A positional argument after a named one: upstream binds it by position
+     * when it inlines the call, and rejects the call otherwise. */
+    bool mixed = false, seen_named = false;
+    for (int i = 0; i < n->call.nargs; i++) {
+        if (n->call.argnames[i])
+            seen_named = true;
+        else if (seen_named)
+            mixed = true;
+    }
+    if (mixed) {
+        if (ctx == CTX_EXPR || !inlinable(r->p, f)) {
+            rerr(r, &n->loc, " In DML, functions can only have named parameters (e.g., name1=value1, "
+                 "name2=value2) or unnamed parameters (e.g, value1, value2). %s has both parameter types.",
+                 n->call.name);
+            return;
+        }
+        if (n->call.nargs != d->nparams) {
+            rerr(r, &n->loc, "Wrong number of function input arguments: %d found, but %d expected.",
+                 n->call.nargs, d->nparams);
+            return;
+        }
+    }
+    n->call.argmap = res_alloc(r, sizeof(int) * (size_t)(n->call.nargs + 1), &n->loc);
+    bool *bound = n->call.argmap ? calloc((size_t)d->nparams + 1, 1) : NULL;
+    if (!bound) {
+        oom(r, &n->loc);
+        return;
+    }
     for (int i = 0; i < n->call.nargs && !r->err; i++) {
         const char *an = n->call.argnames[i];
         int pi;
         if (!an) {
-            if (seen_named) {
-                rerr(r, &n->call.args[i]->loc, "positional argument after named arguments in call to function '%s'",
-                     name);
-                break;
-            }
             pi = i;
             if (pi >= d->nparams) {
                 rerr(r, &n->loc, "too many arguments in call to function '%s': it takes %d, got %d", name,
@@ -356,11 +616,15 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
                 break;
             }
         } else {
-            seen_named = true;
             pi = -1;
             for (int j = 0; j < d->nparams; j++)
                 if (strcmp(d->params[j].name, an) == 0)
                     pi = j;
+            if (pi < 0 && mixed) {
+                rerr(r, &n->call.args[i]->loc, "Non-existing named function argument '%s' in call to %s.", an,
+                     n->call.name);
+                break;
+            }
             if (pi < 0) {
                 char sig[512];
                 signature(f, sig, sizeof sig);
@@ -385,7 +649,11 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
     free(bound);
     if (r->err)
         return;
-    if (ctx == CTX_EXPR && d->nouts != 1) {
+    /* y = f(...): the first of several outputs, as upstream does for calls it
+     * does not inline; an f without outputs leaves y alone (COMPAT.md 4). */
+    if (ctx == CTX_ASSIGN && d->nouts > 1 && inlinable(r->p, f))
+        rerr(r, &n->loc, "Assignment statement cannot return multiple values");
+    else if (ctx == CTX_EXPR && d->nouts != 1) {
         if (d->nouts == 0)
             rerr(r, &n->loc, "function '%s' returns no value and cannot be used in an expression", name);
         else
@@ -402,9 +670,19 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
         rerr(r, &n->loc, "%s() can only be used as a statement, not inside an expression", name);
         return;
     }
+    if (ctx == CTX_STMT && !(bi->flags & BF_STATEMENT)) {
+        /* Upstream: a value-returning builtin alone as a statement. */
+        rerr(r, &n->loc, "Missing variable assignment.");
+        return;
+    }
     if ((bi->flags & BF_MULTI) && ctx != CTX_MULTI && ctx != CTX_REPL) {
-        rerr(r, &n->loc, "%s() returns several values and needs to be called with multi-return assignment "
-             "([a, b] = %s(...))", name, name);
+        char up[64];
+        size_t k = 0;
+        for (; name[k] && k + 1 < sizeof up; k++)
+            up[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
+        up[k] = '\0';
+        rerr(r, &n->loc, "Function %s needs to be called with multi-return assignment. ([a, b] = %s(...))", up,
+             name);
         return;
     }
     if (ctx == CTX_MULTI && !(bi->flags & BF_MULTI)) {
@@ -420,16 +698,35 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
         return;
     }
     if (bi->flags & BF_NAMED_ONLY) {
-        /* Upstream lists every unnamed argument (test paramserv-wrong-args2). */
+        /* Upstream lists every unnamed argument and every unknown name, as
+         * "name=value", in one message (test paramserv-wrong-args2:
+         * "Invalid parameters for PARAMSERV: [modelList, val_featur=X_val]"). */
         char list[512];
         size_t o = 0;
+        bool unnamed = false;
         list[0] = '\0';
-        for (int i = 0; i < n->call.nargs && o + 64 < sizeof list; i++) {
-            if (n->call.argnames[i])
+        int np = builtin_nparams(bi);
+        for (int i = 0; i < n->call.nargs && o + 96 < sizeof list; i++) {
+            const char *an = n->call.argnames[i];
+            char pbuf[64];
+            int j = 0;
+            while (an && j < np && strcmp(builtin_param_name(bi, j, pbuf, sizeof pbuf), an) != 0)
+                j++;
+            if (an && j < np)
                 continue;
+            unnamed = unnamed || !an;
             const Node *a = n->call.args[i];
-            const char *txt = a->kind == N_IDENT ? a->ident.name : "<expression>";
-            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? ", " : "", txt);
+            char txt[48];
+            switch (a->kind) {
+            case N_IDENT: snprintf(txt, sizeof txt, "%s", a->ident.name); break;
+            case N_INT: snprintf(txt, sizeof txt, "%lld", (long long)a->lit.i); break;
+            case N_DOUBLE: snprintf(txt, sizeof txt, "%.17g", a->lit.d); break;
+            case N_BOOL: snprintf(txt, sizeof txt, "%s", a->lit.b ? "TRUE" : "FALSE"); break;
+            case N_STRING: snprintf(txt, sizeof txt, "%.40s", a->str.s); break;
+            default: snprintf(txt, sizeof txt, "<expression>"); break;
+            }
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s%s%s", o ? ", " : "", an ? an : "", an ? "=" : "",
+                                  txt);
         }
         if (o) {
             char up[64];
@@ -437,15 +734,29 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
             for (; name[k] && k + 1 < sizeof up; k++)
                 up[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
             up[k] = '\0';
-            rerr(r, &n->loc, "Invalid parameters for %s: [%s] (every argument of %s() must be named)", up, list,
-                 name);
+            if (unnamed) {
+                rerr(r, &n->loc, "Invalid parameters for %s: [%s] (every argument of %s() must be named)", up, list,
+                     name);
+                return;
+            }
+            char known[640];
+            size_t ko = 0;
+            char pbuf[64];
+            for (int j = 0; j < np && ko + 70 < sizeof known; j++)
+                ko += (size_t)snprintf(known + ko, sizeof known - ko, "%s%s", j ? ", " : "",
+                                       builtin_param_name(bi, j, pbuf, sizeof pbuf));
+            rerr(r, &n->loc, "Invalid parameters for %s: [%s] (%s() takes: %s)", up, list, name, known);
             return;
         }
     }
     int np = builtin_nparams(bi);
     n->call.nparams = np;
-    n->call.argmap = arena_alloc(r->p->arena, sizeof(int) * (size_t)(n->call.nargs + 1));
-    bool *bound = calloc((size_t)np + 1, 1);
+    n->call.argmap = res_alloc(r, sizeof(int) * (size_t)(n->call.nargs + 1), &n->loc);
+    bool *bound = n->call.argmap ? calloc((size_t)np + 1, 1) : NULL;
+    if (!bound) {
+        oom(r, &n->loc);
+        return;
+    }
     bool seen_named = false;
     int npos = 0;
     for (int i = 0; i < n->call.nargs && !r->err; i++) {
@@ -499,6 +810,56 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
     free(bound);
 }
 
+/* Bind a call to builtin file bm's m_f/s_f variants; the run time picks
+ * one by the first argument (COMPAT.md 1). */
+static void bind_variants(Res *r, Node *n, Module *bm, enum CallCtx ctx)
+{
+    const char *name = n->call.name;
+    CallVariants *cv = arena_alloc(r->p->arena, sizeof *cv);
+    memset(cv, 0, sizeof *cv);
+    cv->name = name;
+    cv->fn[0] = variant_func(bm, "m_", name);
+    cv->fn[1] = variant_func(bm, "s_", name);
+    if (!cv->fn[0] && !cv->fn[1]) {
+        if (variant_func(bm, "f_", name))
+            rerr(r, &n->loc, "Builtin function 'f_%s' works on frames, which dml does not support yet (%s)", name,
+                 bm->path);
+        else
+            rerr(r, &n->loc, "Builtin function 'm_%s': script loaded but function not found. Is there a typo in "
+                 "the function name?", name);
+        return;
+    }
+    /* Upstream checks the arguments against the chosen variant only, so a
+     * variant they do not fit fails only if the run time picks it. */
+    char *first_err = NULL;
+    int ok = 0;
+    for (int v = 1; v >= 0; v--) {
+        if (!cv->fn[v])
+            continue;
+        bind_user_call(r, n, cv->fn[v], ctx);
+        if (r->err) {
+            cv->bind_err[v] = arena_strdup(r->p->arena, r->err_msg);
+            free(first_err);
+            first_err = r->err;
+            r->err = NULL;
+            continue;
+        }
+        ok++;
+        cv->argmap[v] = n->call.argmap;
+        cv->nparams[v] = n->call.nparams;
+        cv->fnbound = cv->fn[v];
+    }
+    if (!ok) {
+        r->err = first_err;
+        return;
+    }
+    free(first_err);
+    n->call.fn = cv->fnbound;
+    n->call.argmap = cv->argmap[cv->fnbound == cv->fn[0] ? 0 : 1];
+    n->call.nparams = cv->nparams[cv->fnbound == cv->fn[0] ? 0 : 1];
+    n->call.variants = cv;
+}
+
 static void call_bind(Res *r, Node *n, enum CallCtx ctx)
 {
     FuncDef *f = NULL;
@@ -512,7 +873,7 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         }
         f = module_find_func(target, n->call.name);
         if (!f) {
-            rerr(r, &n->loc, "function %s is undefined in namespace %s (%s)", n->call.name, n->call.ns,
+            rerr(r, &n->loc, "Function %s() is undefined in namespace '%s'. (%s)", n->call.name, n->call.ns,
                  target->key);
             return;
         }
@@ -520,14 +881,37 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         f = module_find_func(r->m, n->call.name);
         if (!f)
             bi = builtin_find(n->call.name);
-        if (!f && !bi)
-            f = dml_builtin(r, n->call.name, &n->loc);
+        /* Upstream matches only the data generator rand case-insensitively. */
+        if (!f && !bi && strcasecmp(n->call.name, "rand") == 0)
+            bi = builtin_find("rand");
+        Module *bm = !f && !bi ? builtin_module(r, n->call.name, &n->loc) : NULL;
         if (r->err)
             return;
+        if (bm) {
+            f = module_find_func(bm, n->call.name);
+            if (!f) {
+                for (int i = 0; i < n->call.nargs && !r->err; i++)
+                    expr(r, n->call.args[i], false);
+                bind_variants(r, n, bm, ctx);
+                return;
+            }
+        }
         if (!f && !bi) {
-            rerr(r, &n->loc, "function %s is undefined", n->call.name);
+            char hint[160];
+            rerr(r, &n->loc, "Function %s() is undefined.%s", n->call.name,
+                 help_suggest_function(r->m, n->call.name, hint, sizeof hint));
             return;
         }
+    }
+    /* exists(X) asks whether X is bound, so an unbound X is FALSE, not an
+     * error: it becomes exists("X"), the lookup by name. */
+    if (bi && strcmp(bi->name, "exists") == 0 && n->call.nargs == 1 && n->call.args[0]->kind == N_IDENT) {
+        Node *id = n->call.args[0];
+        Node *sn = ast_node(r->p->arena, N_STRING, id->loc);
+        sn->str.s = id->ident.name;
+        sn->str.len = (int64_t)strlen(id->ident.name);
+        sn->str.v = val_none();
+        n->call.args[0] = sn;
     }
     for (int i = 0; i < n->call.nargs && !r->err; i++)
         expr(r, n->call.args[i], bi != NULL && n->call.argnames[i] != NULL);
@@ -539,19 +923,48 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         bind_builtin_call(r, n, bi, ctx);
 }
 
+/* The error for a tree nested deeper than the C stack allows: a chain of
+ * 10^5 operators or indexes is valid syntax that bison reads without
+ * growing its own stack. */
+enum { RES_MAX_DEPTH = 10000 };
+
+static bool too_deep(Res *r, const Loc *loc)
+{
+    /* The cap keeps the evaluator's recursion over an accepted tree (a few
+     * C frames per level) well inside any C stack, and inside the 64K-frame
+     * shadow stacks of the sanitizers; the guard covers smaller stacks. */
+    if (r->depth >= RES_MAX_DEPTH) {
+        rerr(r, loc, "expression or statements nested too deeply (more than %d levels)", RES_MAX_DEPTH);
+        return true;
+    }
+    if (!stack_guard_low(&r->stack))
+        return false;
+    rerr(r, loc, "stack overflow: expression or statements nested too deeply");
+    return true;
+}
+
+static void expr_node(Res *r, Node *n, bool allow_list);
+
 static void expr(Res *r, Node *n, bool allow_list)
 {
-    if (!n || r->err)
+    if (!n || r->err || too_deep(r, &n->loc))
         return;
+    r->depth++;
+    expr_node(r, n, allow_list);
+    r->depth--;
+}
+
+static void expr_node(Res *r, Node *n, bool allow_list)
+{
     switch (n->kind) {
     case N_INT: case N_DOUBLE: case N_BOOL: case N_CONST:
         break;
     case N_STRING:
         if (n->str.v.kind == VAL_NONE)
-            n->str.v = add_const(r->p, val_str_take(str_new(n->str.s, (size_t)n->str.len)));
+            n->str.v = add_const(r, val_str_take(str_new(n->str.s, (size_t)n->str.len)), &n->loc);
         break;
     case N_IDENT:
-        n->ident.slot = slots_add(r->slots, n->ident.name);
+        n->ident.slot = add_slot(r, r->slots, n->ident.name, &n->loc);
         break;
     case N_CMDARG:
         make_const(r, n, n->cmdarg.name);
@@ -601,17 +1014,38 @@ static void lhs_bind(Res *r, Lhs *l)
         if (l->has_cols)
             index_part(r, &l->cols);
     }
-    l->slot = slots_add(r->slots, l->name);
+    l->slot = add_slot(r, r->slots, l->name, &l->loc);
 }
+
+/* The options a parfor header accepts (DML.md 5.6). */
+static bool parfor_option_known(const char *name)
+{
+    static const char *const known[] = {"check", "par", "mode", "taskpartitioner", "tasksize", "datapartitioner",
+                                        "resultmerge", "opt", "log", "profile"};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strcmp(name, known[i]) == 0)
+            return true;
+    return false;
+}
+
+static void stmt_node(Res *r, Node *s);
 
 static void stmt(Res *r, Node *s)
 {
-    if (r->err)
+    if (r->err || too_deep(r, &s->loc))
         return;
+    r->depth++;
+    stmt_node(r, s);
+    r->depth--;
+}
+
+static void stmt_node(Res *r, Node *s)
+{
     switch (s->kind) {
     case N_ASSIGN:
         if (s->assign.value->kind == N_CALL) {
-            call_bind(r, s->assign.value, CTX_EXPR);
+            bool plain = !s->assign.target.indexed && !s->assign.accum;
+            call_bind(r, s->assign.value, plain ? CTX_ASSIGN : CTX_EXPR);
         } else
             expr(r, s->assign.value, false);
         lhs_bind(r, &s->assign.target);
@@ -643,8 +1077,12 @@ static void stmt(Res *r, Node *s)
     case N_IFDEF: {
         const CmdArg *a = find_arg(r->p, s->ifdef.param);
         if (a) {
-            Node *c = ast_node(r->p->arena, N_CONST, s->ifdef.dflt ? s->ifdef.dflt->loc : s->loc);
-            c->konst = cmdarg_value(r->p, a->text);
+            Node *c = res_alloc(r, sizeof *c, &s->loc);
+            if (!c)
+                return;
+            c->kind = N_CONST;
+            c->loc = s->ifdef.dflt ? s->ifdef.dflt->loc : s->loc;
+            c->konst = cmdarg_value(r, a->text, &s->loc);
             s->ifdef.dflt = c;
         } else
             expr(r, s->ifdef.dflt, false);
@@ -668,14 +1106,24 @@ static void stmt(Res *r, Node *s)
         expr(r, s->loop.to, false);
         expr(r, s->loop.by, false);
         for (int i = 0; i < s->loop.nopts; i++) {
+            if (s->loop.parfor && !parfor_option_known(s->loop.opts[i].name))
+                rerr(r, &s->loop.opts[i].loc, "PARFOR: The specified parameter '%s' is no valid parfor parameter.",
+                     s->loop.opts[i].name);
             Node *v = s->loop.opts[i].value;
             if (v && v->kind == N_CMDARG)
                 make_const(r, v, v->cmdarg.name);
         }
-        s->loop.var_slot = slots_add(r->slots, s->loop.var);
+        s->loop.var_slot = add_slot(r, r->slots, s->loop.var, &s->loc);
         stmts_bind(r, s->loop.body, s->loop.nbody);
-        if (s->loop.parfor && !r->err)
+        if (s->loop.parfor && !r->err) {
+            const Node *bad = parfor_forbidden_call(s);
+            if (bad)
+                rerr(r, &bad->loc, "PARFOR loop dependency analysis: %s() statement is not allowed inside a parfor "
+                     "loop body.", bad->call.name);
             collect_writes(r, s);
+            if (!parfor_analyze(r->p->arena, s))
+                rerr(r, &s->loc, "out of memory");
+        }
         break;
     case N_WHILE:
         expr(r, s->loop.cond, false);
@@ -698,6 +1146,7 @@ typedef struct Writes {
     int *slot;
     bool *accum_only;
     int n, cap;
+    bool oom;               /* an array could not grow */
 } Writes;
 
 static void note_write(Writes *w, int slot, bool accum)
@@ -709,11 +1158,17 @@ static void note_write(Writes *w, int slot, bool accum)
         }
     }
     if (w->n == w->cap) {
-        w->cap = w->cap ? w->cap * 2 : 8;
-        w->slot = realloc(w->slot, sizeof *w->slot * (size_t)w->cap);
-        w->accum_only = realloc(w->accum_only, sizeof *w->accum_only * (size_t)w->cap);
-        if (!w->slot || !w->accum_only)
-            abort();
+        int cap = w->cap ? w->cap * 2 : 8;
+        int *ns = realloc(w->slot, sizeof *w->slot * (size_t)cap);
+        if (ns)
+            w->slot = ns;
+        bool *na = ns ? realloc(w->accum_only, sizeof *w->accum_only * (size_t)cap) : NULL;
+        if (!na) {
+            w->oom = true;
+            return;
+        }
+        w->accum_only = na;
+        w->cap = cap;
     }
     w->slot[w->n] = slot;
     w->accum_only[w->n] = accum;
@@ -755,11 +1210,16 @@ static void collect_writes(Res *r, Node *loop)
     Writes w = {0};
     note_write(&w, loop->loop.var_slot, false);
     writes_of(&w, loop->loop.body, loop->loop.nbody);
-    loop->loop.written = arena_alloc(r->p->arena, sizeof(int) * (size_t)w.n);
-    loop->loop.accum_only = arena_alloc(r->p->arena, sizeof(bool) * (size_t)w.n);
-    memcpy(loop->loop.written, w.slot, sizeof(int) * (size_t)w.n);
-    memcpy(loop->loop.accum_only, w.accum_only, sizeof(bool) * (size_t)w.n);
-    loop->loop.nwritten = w.n;
+    int *written = w.oom ? NULL : res_alloc(r, sizeof(int) * (size_t)w.n, &loop->loc);
+    bool *accum_only = written ? res_alloc(r, sizeof(bool) * (size_t)w.n, &loop->loc) : NULL;
+    if (accum_only) {
+        loop->loop.written = written;
+        loop->loop.accum_only = accum_only;
+        memcpy(loop->loop.written, w.slot, sizeof(int) * (size_t)w.n);
+        memcpy(loop->loop.accum_only, w.accum_only, sizeof(bool) * (size_t)w.n);
+        loop->loop.nwritten = w.n;
+    } else
+        oom(r, &loop->loc);
     free(w.slot);
     free(w.accum_only);
 }
@@ -793,23 +1253,27 @@ static void func_bind(Res *r, FuncDef *f)
     for (int i = 0; i < d->nparams && !r->err; i++) {
         if (slots_find(&f->slots, d->params[i].name) >= 0)
             rerr(r, &d->params[i].loc, "duplicate parameter '%s' in function '%s'", d->params[i].name, d->name);
-        slots_add(&f->slots, d->params[i].name);
+        add_slot(r, &f->slots, d->params[i].name, &d->params[i].loc);
         if (d->params[i].type == TY_MATRIX && d->params[i].vtype != ST_DOUBLE && d->params[i].vtype != ST_UNKNOWN)
             rerr(r, &d->params[i].loc, "parameter '%s' of function '%s': matrix[%s] has an unsupported value type "
                  "(use matrix[double])", d->params[i].name, d->name, scalar_type_name(d->params[i].vtype));
-        if (d->params[i].type == TY_FRAME)
+        /* A builtin file's frame variant (f_f) may sit next to the matrix
+         * one; it only fails if called (its argument is never a frame). */
+        if (d->params[i].type == TY_FRAME && !module_is_builtin(f->mod))
             rerr(r, &d->params[i].loc, "frame parameters are not supported yet (parameter '%s')", d->params[i].name);
     }
     f->out_slots = calloc((size_t)d->nouts + 1, sizeof(int));
     if (!f->out_slots)
-        abort();
+        oom(r, &d->loc);
     for (int i = 0; i < d->nouts && !r->err; i++)
-        f->out_slots[i] = slots_add(&f->slots, d->outs[i].name);
+        f->out_slots[i] = add_slot(r, &f->slots, d->outs[i].name, &d->outs[i].loc);
     /* Defaults are evaluated in the callee's frame, after the arguments that
      * were given are bound, so a default may refer to an earlier parameter. */
     for (int i = 0; i < d->nparams && !r->err; i++)
         expr(r, d->params[i].dflt, false);
     stmts_bind(r, d->body, d->nbody);
+    if (!r->err)
+        r->err = dtcheck_body(r->p, &f->slots, d, d->body, d->nbody, 0);
     r->m = saved_m;
     r->slots = saved_slots;
     r->fn = saved_fn;
@@ -819,6 +1283,8 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
 {
     Pending pd = {0};
     Res r = {.p = p, .m = m, .slots = &p->top, .repl = repl, .pending = &pd};
+    stack_guard_init(&r.stack);
+    int known = p->top.n;
     declare(&r, m, stmts, n);
     /* Binding a body may load a DML-bodied builtin, which appends its
      * functions to the pending list: re-read pd.n each time round. */
@@ -829,10 +1295,14 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
     r.fn = NULL;
     int bound = pd.n;
     stmts_bind(&r, stmts, n);
+    if (!r.err)
+        r.err = dtcheck_body(p, &p->top, NULL, stmts, n, known);
     /* ... and so may the top-level statements. */
     for (int i = bound; i < pd.n && !r.err; i++)
         func_bind(&r, pd.fns[i]);
     free(pd.fns);
+    if (!r.err && arena_failed(p->arena))
+        oom(&r, NULL);
     return r.err;
 }
 
@@ -840,6 +1310,7 @@ char *resolve_expr(Program *p, Module *m, Node *e)
 {
     Pending pd = {0};
     Res r = {.p = p, .m = m, .slots = &p->top, .repl = true, .pending = &pd};
+    stack_guard_init(&r.stack);
     if (e->kind == N_CALL)
         call_bind(&r, e, CTX_REPL);
     else
@@ -847,5 +1318,27 @@ char *resolve_expr(Program *p, Module *m, Node *e)
     for (int i = 0; i < pd.n && !r.err; i++)
         func_bind(&r, pd.fns[i]);
     free(pd.fns);
+    if (!r.err && arena_failed(p->arena))
+        oom(&r, NULL);
     return r.err;
+}
+
+Module *resolve_builtin_module(Program *p, const char *name, char **err)
+{
+    Pending pd = {0};
+    Res r = {.p = p, .m = p->main, .slots = &p->top, .pending = &pd};
+    int before = p->nmods;
+    *err = NULL;
+    Module *m = builtin_module(&r, name, NULL);
+    for (int i = 0; i < pd.n && !r.err; i++)
+        func_bind(&r, pd.fns[i]);
+    free(pd.fns);
+    if (r.err) {
+        /* Half-bound modules must never be found again: hide them. */
+        for (int i = before; i < p->nmods; i++)
+            p->mods[i]->key = "<failed>";
+        *err = r.err;
+        return NULL;
+    }
+    return m;
 }

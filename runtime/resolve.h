@@ -15,6 +15,11 @@
 char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl);
 /* Resolve a bare expression against the top-level scope (REPL). */
 char *resolve_expr(Program *p, Module *m, Node *e);
+/* The module of DML-bodied builtin 'name' (COMPAT.md 1), loading and
+ * binding its file if needed; for eval while scripts run. NULL when no
+ * file defines it, or on a load error (then *err is a malloc'd diagnostic).
+ * The caller holds p->load_lock. */
+Module *resolve_builtin_module(Program *p, const char *name, char **err);
 /* Free the constants the resolver created (called by program_free). */
 void resolve_release_constants(Program *p);
 

@@ -208,7 +208,8 @@ static void usage(FILE *f)
           "Runs script tests: X.dml with a golden X.out (stdout, exit 0), an X.err\n"
           "(first stderr line, exit 1 or the number in X.status), or a first line\n"
           "containing '# test' (must exit 0). X.args holds command-line arguments.\n"
-          "Other .dml files found in folders are helpers and skipped; a .dml file\n"
+          "Other .dml files found in folders are helpers: skipped, counted before the\n"
+          "summary line (-v names them). A .dml file\n"
           "named explicitly is always run (exit 0 expected; --update writes X.out).\n"
           "  -v, --verbose     print 'ok path' for passing tests\n"
           "  --timeout N       seconds per test (default 60)\n"
@@ -1049,8 +1050,10 @@ done:
  * ====================================================================== */
 
 /* Collects the tests named by the operands, sorted by path, without
- * duplicates. Returns false (after a message) on a bad operand. */
-static bool collect(const Opts *o, Test **tests, size_t *ntests)
+ * duplicates; the .dml files found in folders that are not tests (no X.out,
+ * X.err or "# test" line) go to 'skipped'. Returns false (after a message)
+ * on a bad operand. */
+static bool collect(const Opts *o, Test **tests, size_t *ntests, StrList *skipped)
 {
     StrList found = {0}, explicit_files = {0};
     bool ok = true;
@@ -1095,10 +1098,13 @@ static bool collect(const Opts *o, Test **tests, size_t *ntests)
         bool expl = explicit_files.n > 0
                     && bsearch(&found.v[i], explicit_files.v, explicit_files.n,
                                sizeof *explicit_files.v, cmp_str) != NULL;
-        if (test_init(&v[k], found.v[i], expl))
+        if (test_init(&v[k], found.v[i], expl)) {
             k++;
-        else
+        } else {
             test_free(&v[k]);
+            if (!expl)
+                sl_push(skipped, xstrdup(found.v[i]));
+        }
     }
     sl_free(&found);
     sl_free(&explicit_files);
@@ -1174,13 +1180,16 @@ int testrun_main(const char *self_exe, int argc, char **argv)
     Test *tests = NULL;
     size_t n = 0;
     RunCtx c;
-    if (!collect(&o, &tests, &n)) {
+    StrList skipped = {0};
+    if (!collect(&o, &tests, &n, &skipped)) {
+        sl_free(&skipped);
         sl_free(&o.operands);
         sl_free(&o.wrap);
         free(tests);
         return 2;
     }
     if (!ctx_init(&c, self_exe, &o.wrap)) {
+        sl_free(&skipped);
         ctx_free(&c);
         for (size_t i = 0; i < n; i++)
             test_free(&tests[i]);
@@ -1263,6 +1272,15 @@ int testrun_main(const char *self_exe, int argc, char **argv)
     sigprocmask(SIG_SETMASK, &c.child_mask, NULL);
     sigaction(SIGCHLD, &old_chld, NULL);
 
+    /* Files that look like tests but have no expectation would otherwise
+     * vanish silently; helpers (sourced files, libraries) land here too. */
+    if (o.verbose)
+        for (size_t i = 0; i < skipped.n; i++)
+            printf("skip %s (no .out, .err or '# test' line)\n", skipped.v[i]);
+    if (skipped.n)
+        printf("%zu .dml file%s skipped: no .out, .err or '# test' line%s\n", skipped.n,
+               skipped.n > 1 ? "s" : "", o.verbose ? "" : " (-v lists them)");
+    sl_free(&skipped);
     printf("%d passed, %d failed\n", passed, failed);
     fflush(stdout);
     for (size_t i = 0; i < n; i++)

@@ -51,9 +51,81 @@ static void str_release_name(Str *s)
         val_release(val_str_take(s));
 }
 
-/* Called by val_release when the last reference goes. Releasing a list's
- * items may recurse into nested lists; DML values form no cycles, and
- * nesting depth is bounded by what the script built. */
+/* Bytes of matrix data alive now and at most so far (--stats "peak matrix
+ * memory"). Process-wide on purpose: a matrix made by one thread may be
+ * freed by another, and the peak is of the whole process. Counted only
+ * once mat_mem_track() turned it on (a locked add per matrix is not free);
+ * a matrix made before and freed after that only lowers 'live' a little,
+ * hence signed. */
+static atomic_bool mem_on;
+static _Atomic int64_t mat_live_bytes, mat_peak_bytes;
+
+static void mem_add(int64_t bytes)
+{
+    int64_t now = atomic_fetch_add_explicit(&mat_live_bytes, bytes, memory_order_relaxed) + bytes;
+    int64_t peak = atomic_load_explicit(&mat_peak_bytes, memory_order_relaxed);
+    while (now > peak &&
+           !atomic_compare_exchange_weak_explicit(&mat_peak_bytes, &peak, now, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
+void mat_mem_track(bool on)
+{
+    atomic_store_explicit(&mem_on, on, memory_order_relaxed);
+}
+
+void mat_mem_stats(uint64_t *live, uint64_t *peak)
+{
+    int64_t l = atomic_load_explicit(&mat_live_bytes, memory_order_relaxed);
+    int64_t p = atomic_load_explicit(&mat_peak_bytes, memory_order_relaxed);
+    *live = l > 0 ? (uint64_t)l : 0;
+    *peak = p > 0 ? (uint64_t)p : 0;
+}
+
+
+/* Drops one reference to a list and says whether it was the last (then the
+ * caller owns the dead list). The same ordering as val_release. */
+static bool list_release_last(List *l)
+{
+    if (atomic_load_explicit(&l->h.rc, memory_order_relaxed) >= OBJ_IMMORTAL)
+        return false;
+    return atomic_fetch_sub_explicit(&l->h.rc, 1, memory_order_acq_rel) == 1;
+}
+
+/* Frees a list whose count reached zero, and every list that dies with it,
+ * without recursion: a list nested 10^6 deep (L = list(L) in a loop) must
+ * not overflow the C stack. A dead list is emptied from its end; a dead
+ * child becomes the current list, linked back to its parent through
+ * 'dying_parent', so the walk needs no memory of its own. */
+static void list_free(List *l)
+{
+    l->dying_parent = NULL;
+    while (l) {
+        if (l->n > 0) {
+            int64_t i = --l->n;
+            Value v = l->items[i];
+            if (l->names)
+                str_release_name(l->names[i]);
+            if (v.kind == VAL_LIST) {
+                if (list_release_last(v.l)) {
+                    v.l->dying_parent = l;
+                    l = v.l;
+                }
+            } else {
+                val_release(v);
+            }
+            continue;
+        }
+        List *up = l->dying_parent;
+        free(l->items);
+        free(l->names);
+        free(l);
+        l = up;
+    }
+}
+
+/* Called by val_release when the last reference goes. */
 void obj_free(ValKind kind, Obj *o)
 {
     switch (kind) {
@@ -62,22 +134,15 @@ void obj_free(ValKind kind, Obj *o)
         break;
     case VAL_MATRIX: {
         Matrix *m = (Matrix *)o;
+        if (m->data && atomic_load_explicit(&mem_on, memory_order_relaxed))
+            atomic_fetch_sub_explicit(&mat_live_bytes, mat_len(m) * (int64_t)sizeof(double), memory_order_relaxed);
         data_free(m->data);
         free(m);
         break;
     }
-    case VAL_LIST: {
-        List *l = (List *)o;
-        for (int64_t i = 0; i < l->n; i++) {
-            val_release(l->items[i]);
-            if (l->names)
-                str_release_name(l->names[i]);
-        }
-        free(l->items);
-        free(l->names);
-        free(l);
+    case VAL_LIST:
+        list_free((List *)o);
         break;
-    }
     default:
         break;
     }
@@ -211,6 +276,8 @@ Matrix *mat_new_raw(int64_t rows, int64_t cols)
             return NULL;
         }
         m->data = p;
+        if (atomic_load_explicit(&mem_on, memory_order_relaxed))
+            mem_add((int64_t)bytes);
     }
     return m;
 }

@@ -58,6 +58,7 @@ typedef struct List {
     int64_t n, cap;
     Value *items;
     Str **names;
+    struct List *dying_parent;  /* obj_free's own: the list to go on freeing after this one */
 } List;
 
 struct Value {
@@ -138,6 +139,11 @@ Matrix *mat_new_raw(int64_t rows, int64_t cols);
 Matrix *mat_new_zero_raw(int64_t rows, int64_t cols);
 /* Deep copy; NULL on allocation failure. */
 Matrix *mat_clone_raw(const Matrix *m);
+/* Bytes of matrix data allocated and not yet freed, now and at the peak,
+ * over the whole process, counted from the time mat_mem_track(true) was
+ * called (--stats calls it before the script runs). Thread-safe. */
+void mat_mem_track(bool on);
+void mat_mem_stats(uint64_t *live, uint64_t *peak);
 static inline double *mat_row(Matrix *m, int64_t r) { return m->data + r * m->cols; }
 static inline int64_t mat_len(const Matrix *m) { return m->rows * m->cols; }
 

@@ -11,6 +11,7 @@
 #   JOBS          script tests run in parallel (default 1)
 #   TEST_TIMEOUT  seconds per script test (default 60, 600 under RUNNER)
 #   UNIT_TIMEOUT  seconds per unit-test binary (default 300, 1800 under RUNNER)
+#   SKIP_MPI      set to skip the Open MPI tests (tests/mpi/run_mpi_tests.sh)
 # Unit binaries print "N passed, N failed"; one that exits non-zero without
 # such a line counts as 1 failed. Script tests are run by `dml test tests/`.
 
@@ -121,6 +122,18 @@ else
     fi
 fi
 
+# ---- DML builtins through $SYSTEMDS_ROOT (needs the environment) --------
+if [ -x "$DML" ] && [ -f tests/compat/root_lookup.sh ]; then
+    last=$(DML="$DML" RUNNER="$RUNNER" sh tests/compat/root_lookup.sh 2>&1 | tee "$tmp/root.out" | tail -n 1)
+    if add_counts "$last"; then
+        [ "$f" -ne 0 ] && sed -n '1,30p' "$tmp/root.out"
+        echo "compat/root_lookup: $last"
+    else
+        total_fail=$((total_fail + 1))
+        echo "compat/root_lookup: FAILED (no summary line)"
+    fi
+fi
+
 # ---- the REPL in a real terminal (tmux) ---------------------------------
 if [ -x "$DML" ] && [ -f tests/repl/run_repl_tests.sh ] && [ -z "${SKIP_REPL:-}" ]; then
     DML="$DML" sh tests/repl/run_repl_tests.sh >"$tmp/repl.out" 2>&1
@@ -133,6 +146,37 @@ if [ -x "$DML" ] && [ -f tests/repl/run_repl_tests.sh ] && [ -z "${SKIP_REPL:-}"
         total_fail=$((total_fail + 1))
         echo "repl: FAILED (exit status $rc, no summary line)"
         sed -n '1,40p' "$tmp/repl.out"
+    fi
+fi
+
+# ---- paramserv on Open MPI (mpirun with 2-4 ranks) ----------------------
+if [ -x "$DML" ] && [ -f tests/mpi/run_mpi_tests.sh ] && [ -z "${SKIP_MPI:-}" ]; then
+    DML="$DML" sh tests/mpi/run_mpi_tests.sh >"$tmp/mpi.out" 2>&1
+    rc=$?
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/mpi.out" | tail -n 1)
+    grep '^note:' "$tmp/mpi.out"
+    if [ -n "$last" ] && add_counts "$last"; then
+        [ "$f" -ne 0 ] && grep -v '^ok ' "$tmp/mpi.out" | sed -n '1,80p'
+        echo "mpi: $last"
+    else
+        total_fail=$((total_fail + 1))
+        echo "mpi: FAILED (exit status $rc, no summary line)"
+        sed -n '1,40p' "$tmp/mpi.out"
+    fi
+fi
+
+# ---- the command line itself (help, dml test, an installed layout) ------------
+if [ -x "$DML" ] && [ -f tests/cli/run_cli_tests.sh ]; then
+    DML="$DML" sh tests/cli/run_cli_tests.sh >"$tmp/cli.out" 2>&1
+    rc=$?
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/cli.out" | tail -n 1)
+    if [ -n "$last" ] && add_counts "$last"; then
+        [ "$f" -ne 0 ] && sed -n '1,60p' "$tmp/cli.out"
+        echo "cli: $last"
+    else
+        total_fail=$((total_fail + 1))
+        echo "cli: FAILED (exit status $rc, no summary line)"
+        sed -n '1,40p' "$tmp/cli.out"
     fi
 fi
 

@@ -4,7 +4,9 @@
 #   tools/install-deps.sh --bench  also R, PyTorch and Fashion-MNIST for `make bench`
 # Run as root (or with sudo available). Safe to run again.
 set -eu
-PKGS="build-essential pkg-config flex bison libopenblas-dev libreadline-dev zlib1g-dev tmux clang"
+# openmpi-bin/libopenmpi-dev: paramserv across ranks (mpirun; mpi.h at build
+# time, libmpi loaded only under mpirun) and its tests in tests/mpi/.
+PKGS="build-essential pkg-config flex bison libopenblas-dev libreadline-dev zlib1g-dev libcairo2-dev fonts-dejavu-core tmux clang openmpi-bin libopenmpi-dev"
 if [ "${1:-}" = "--bench" ]; then
     PKGS="$PKGS r-base-core python3-torch python3-numpy dataset-fashion-mnist"
 fi

@@ -3,6 +3,7 @@
  * checked, and every "file::fn" function resolved and its signature
  * verified, before a single thread starts. Messages follow upstream where
  * upstream has one (its negative tests compare the text). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +68,11 @@ static Status want_int(Interp *I, const BArgs *a, int i, const char *name, int64
         *out = v.i;
         return ST_OK;
     }
-    if (v.kind == VAL_DOUBLE && v.d == (double)(int64_t)v.d) {
-        *out = (int64_t)v.d;
+    if (v.kind == VAL_DOUBLE && isfinite(v.d) && v.d == floor(v.d)) {
+        /* Whole numbers past the int64 range saturate, as upstream's
+         * (long) cast does (batchsize=1e300: one batch per worker); the
+         * cast itself would be undefined there. */
+        *out = v.d >= 0x1p63 ? INT64_MAX : v.d < -0x1p63 ? INT64_MIN : (int64_t)v.d;
         return ST_OK;
     }
     if (v.kind == VAL_STRING) {
@@ -209,73 +213,60 @@ static Status check_val(Interp *I, const FuncDef *f, const char *spec, bool have
     return ST_OK;
 }
 
-static bool truthy_text(Value v)
+/* A boolean option: TRUE/FALSE, or the text "true"/"false" in any case (what
+ * -nvargs modelAvg=true passes; upstream reads the option as text). Anything
+ * else, 0 and 1 and "yes" included, is a type error rather than a silent
+ * FALSE. */
+static Status want_bool(Interp *I, const BArgs *a, int i, const char *name, bool dflt, bool *out)
 {
-    if (v.kind == VAL_BOOL)
-        return v.b;
-    if (v.kind == VAL_STRING)
-        return strcasecmp(v.s->s, "true") == 0;
-    if (v.kind == VAL_INT)
-        return v.i != 0;
-    if (v.kind == VAL_DOUBLE)
-        return v.d != 0;
-    return false;
+    if (!arg_given(a, i)) {
+        *out = dflt;
+        return ST_OK;
+    }
+    Value v = a->v[i];
+    if (v.kind == VAL_BOOL) {
+        *out = v.b;
+        return ST_OK;
+    }
+    if (v.kind == VAL_STRING && (strcasecmp(v.s->s, "true") == 0 || strcasecmp(v.s->s, "false") == 0)) {
+        *out = strcasecmp(v.s->s, "true") == 0;
+        return ST_OK;
+    }
+    return err_set(I, "Input to PARAMSERV::%s must be of type 'SCALAR', 'BOOLEAN'. It should not be of type '%s', "
+                   "'%s'.", name, type_upper(v), vtype_upper(v));
 }
 
-Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
+/* Validation needs all three of val, val_features and val_labels. Upstream
+ * silently skips it when one is missing; a half-given set is almost always a
+ * typo, so it is an error naming what is missing. val_features and
+ * val_labels without val stay legal (upstream's LeNet test passes them so). */
+static Status check_val_args(Interp *I, const BArgs *a)
 {
-    memset(c, 0, sizeof *c);
-    bool any = false;
-    for (int i = 0; i < a->n; i++)
-        any = any || arg_given(a, i);
-    if (!any)
-        return err_set(I, "Should provide more arguments for function PARAMSERV");
-    TRY(need(I, a, A_MODEL, "model", false));
-    TRY(need(I, a, A_FEATURES, "features", false));
-    TRY(need(I, a, A_LABELS, "labels", false));
-    TRY(need(I, a, A_UPD, "upd", true));
-    TRY(need(I, a, A_AGG, "agg", true));
-    TRY(need(I, a, A_EPOCHS, "epochs", true));
-    TRY(want_kind(I, a, A_MODEL, "model", VAL_LIST));
-    TRY(want_kind(I, a, A_FEATURES, "features", VAL_MATRIX));
-    TRY(want_kind(I, a, A_LABELS, "labels", VAL_MATRIX));
-    c->model = a->v[A_MODEL].l;
-    c->X = a->v[A_FEATURES].m;
-    c->Y = a->v[A_LABELS].m;
-    TRY(ps_check_model(I, c->model, "model"));
-    if (c->model->n == 0)
-        return err_set(I, "paramserv: the model list is empty");
-    if (c->X->rows != c->Y->rows)
-        return err_set(I, "paramserv: features has %lld rows but labels has %lld", (long long)c->X->rows,
-                       (long long)c->Y->rows);
-    if (arg_given(a, A_VAL_FEATURES)) {
-        TRY(want_kind(I, a, A_VAL_FEATURES, "val_features", VAL_MATRIX));
-        c->Xv = a->v[A_VAL_FEATURES].m;
-    }
-    if (arg_given(a, A_VAL_LABELS)) {
-        TRY(want_kind(I, a, A_VAL_LABELS, "val_labels", VAL_MATRIX));
-        c->Yv = a->v[A_VAL_LABELS].m;
-    }
-    if (c->Xv && c->Yv && c->Xv->rows != c->Yv->rows)
-        return err_set(I, "paramserv: val_features has %lld rows but val_labels has %lld", (long long)c->Xv->rows,
-                       (long long)c->Yv->rows);
-    if (arg_given(a, A_HYPER)) {
-        TRY(want_kind(I, a, A_HYPER, "hyperparams", VAL_LIST));
-        c->hyper = a->v[A_HYPER].l;
-    }
-    const char *upd, *agg, *val, *mode, *utype, *freq, *scheme, *ckpt;
-    TRY(want_string(I, a, A_UPD, "upd", NULL, &upd));
-    TRY(want_string(I, a, A_AGG, "agg", NULL, &agg));
-    TRY(want_string(I, a, A_VAL, "val", NULL, &val));
-    TRY(want_string(I, a, A_MODE, "mode", "LOCAL", &mode));
+    bool f = arg_given(a, A_VAL_FEATURES), l = arg_given(a, A_VAL_LABELS), v = arg_given(a, A_VAL);
+    const char *missing, *given;
+    if (f && !l)
+        missing = "parameter 'val_labels'", given = "val_features";
+    else if (l && !f)
+        missing = "parameter 'val_features'", given = "val_labels";
+    else if (v && !f)
+        missing = "parameters 'val_features' and 'val_labels'", given = "val";
+    else
+        return ST_OK;
+    return err_set(I, "Named %s missing. Please specify the input. (paramserv got %s=, and validation needs val, "
+                   "val_features and val_labels together)", missing, given);
+}
+
+static Status parse_enums(Interp *I, const BArgs *a, PsConfig *c)
+{
+    const char *mode = NULL, *utype = NULL, *freq = NULL, *scheme = NULL, *ckpt = NULL;
+    TRY(want_string(I, a, A_MODE, "mode", NULL, &mode));
     TRY(want_string(I, a, A_UTYPE, "utype", "ASP", &utype));
     TRY(want_string(I, a, A_FREQ, "freq", "EPOCH", &freq));
     TRY(want_string(I, a, A_SCHEME, "scheme", "DISJOINT_CONTIGUOUS", &scheme));
     TRY(want_string(I, a, A_CKPT, "checkpointing", "NONE", &ckpt));
     TRY(want_string(I, a, A_CKPT_PATH, "checkpoint_path", "paramserv.ckpt", &c->ckpt_path));
 
-    if (strcmp(mode, "LOCAL") != 0)
-        return err_set(I, "Paramserv function: not support ps execution mode '%s' (dml runs mode=\"LOCAL\")", mode);
+    TRY(ps_pick_mode(I, mode, &c->remote));
     if (strcmp(utype, "BSP") == 0) c->utype = PS_BSP;
     else if (strcmp(utype, "ASP") == 0) c->utype = PS_ASP;
     else if (strcmp(utype, "SBP") == 0) c->utype = PS_SBP;
@@ -294,19 +285,37 @@ Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
     else if (strcmp(ckpt, "EPOCH") == 0) c->ckpt = PS_CKPT_EPOCH;
     else if (strcmp(ckpt, "EPOCH10") == 0) c->ckpt = PS_CKPT_EPOCH10;
     else return err_set(I, "Paramserv function: not support checkpointing '%s' (use NONE, EPOCH or EPOCH10)", ckpt);
+    return ST_OK;
+}
 
+/* The integers upstream types when it compiles the call. */
+static Status read_typed_ints(Interp *I, const BArgs *a, PsConfig *c)
+{
     TRY(want_int(I, a, A_EPOCHS, "epochs", 0, &c->epochs));
+    TRY(want_int(I, a, A_BATCHSIZE, "batchsize", 64, &c->batchsize));
+    long ncores = sysconf(_SC_NPROCESSORS_ONLN);
+    TRY(want_int(I, a, A_K, "k", c->remote ? ps_mpi_workers() : ncores > 0 ? ncores : 1, &c->k));
+    int64_t seed = -1;
+    TRY(want_int(I, a, A_SEED, "seed", -1, &seed));
+    c->seed_given = seed >= 0;
+    c->seed = seed >= 0 ? (uint64_t)seed : rng_next(&I->rng);
+    return ST_OK;
+}
+
+static Status parse_numbers(Interp *I, const BArgs *a, PsConfig *c)
+{
     if (c->epochs <= 0)
         return err_set(I, "Paramserv function: The argument 'epochs' could not be less than or equal to 0.");
-    TRY(want_int(I, a, A_BATCHSIZE, "batchsize", 64, &c->batchsize));
     if (c->batchsize <= 0)
         return err_set(I, "Paramserv function: the number of argument 'batchsize' could not be less than or equal "
                        "to 0.");
-    long ncores = sysconf(_SC_NPROCESSORS_ONLN);
-    TRY(want_int(I, a, A_K, "k", ncores > 0 ? ncores : 1, &c->k));
     if (c->k <= 0 || c->k > 4096)
         return err_set(I, "Paramserv function: the number of workers 'k' must be between 1 and 4096, got %lld",
                        (long long)c->k);
+    if (c->remote && c->k > ps_mpi_workers())
+        return err_set(I, "paramserv: k=%lld workers, but this job has only %d worker ranks (mpirun -np %d: rank 0 "
+                       "is the server); run with -np %lld or pass k <= %d", (long long)c->k, ps_mpi_workers(),
+                       ps_mpi_workers() + 1, (long long)c->k + 1, ps_mpi_workers());
     TRY(want_int(I, a, A_NBATCHES, "nbatches", 1, &c->nbatches));
     if (c->nbatches <= 0)
         return err_set(I, "Paramserv function: 'nbatches' must be at least 1, got %lld", (long long)c->nbatches);
@@ -317,27 +326,132 @@ Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
     TRY(want_int(I, a, A_STALENESS, "staleness", 1, &c->staleness));
     if (c->staleness < 0)
         return err_set(I, "Paramserv function: 'staleness' must be at least 0, got %lld", (long long)c->staleness);
-    int64_t seed = -1;
-    TRY(want_int(I, a, A_SEED, "seed", -1, &seed));
-    c->seed = seed >= 0 ? (uint64_t)seed : rng_next(&I->rng);
-    c->model_avg = arg_given(a, A_MODELAVG) && truthy_text(a->v[A_MODELAVG]);
     if (c->model_avg && c->utype == PS_ASP)
         return err_set(I, "Aggregation or validation service failed: modelAvg is not supported with utype ASP "
                        "(use BSP, SBP or SSP)");
-    c->verbose = !arg_given(a, A_VERBOSE) || truthy_text(a->v[A_VERBOSE]);
     for (int i = A_RUNTIME_BALANCING; i <= A_HE; i++)
         if (arg_given(a, i))
             return err_set(I, "paramserv: the federated-only arguments runtime_balancing, weighting and he are not "
                            "supported in LOCAL mode");
+    return ST_OK;
+}
+
+/* The data and the model's contents are looked at last: upstream first
+ * parses every option and resolves the functions, and only meets the model
+ * when it copies it to the workers, so its negative tests (a model that is a
+ * list of strings, say, with a bad utype) expect the option's message. */
+static Status check_data(Interp *I, PsConfig *c)
+{
+    TRY(ps_check_model(I, c->model, "model"));
+    if (c->model->n == 0)
+        return err_set(I, "paramserv: the model list is empty");
+    if (c->X->rows != c->Y->rows)
+        return err_set(I, "paramserv: features has %lld rows but labels has %lld", (long long)c->X->rows,
+                       (long long)c->Y->rows);
+    if (c->Xv && c->Yv && c->Xv->rows != c->Yv->rows)
+        return err_set(I, "paramserv: val_features has %lld rows but val_labels has %lld", (long long)c->Xv->rows,
+                       (long long)c->Yv->rows);
+    /* A batch or a group of batches never exceeds the rows of the data (no
+     * partition has more), so larger values are the same as the row count,
+     * and batch arithmetic can no longer overflow (batchsize=2^63-1). */
+    int64_t n = c->X->rows > 0 ? c->X->rows : 1;
+    if (c->batchsize > n)
+        c->batchsize = n;
+    if (c->nbatches > n)
+        c->nbatches = n;
+    return ST_OK;
+}
+
+Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
+{
+    memset(c, 0, sizeof *c);
+    bool any = false;
+    for (int i = 0; i < a->n; i++)
+        any = any || arg_given(a, i);
+    if (!any)
+        return err_set(I, "Should provide more arguments for function PARAMSERV");
+    /* What upstream checks when it compiles the call: presence, then types. */
+    TRY(need(I, a, A_MODEL, "model", false));
+    TRY(need(I, a, A_FEATURES, "features", false));
+    TRY(need(I, a, A_LABELS, "labels", false));
+    TRY(need(I, a, A_UPD, "upd", true));
+    TRY(need(I, a, A_AGG, "agg", true));
+    TRY(need(I, a, A_EPOCHS, "epochs", true));
+    TRY(want_kind(I, a, A_MODEL, "model", VAL_LIST));
+    TRY(want_kind(I, a, A_FEATURES, "features", VAL_MATRIX));
+    TRY(want_kind(I, a, A_LABELS, "labels", VAL_MATRIX));
+    c->model = a->v[A_MODEL].l;
+    c->X = a->v[A_FEATURES].m;
+    c->Y = a->v[A_LABELS].m;
+    if (arg_given(a, A_VAL_FEATURES)) {
+        TRY(want_kind(I, a, A_VAL_FEATURES, "val_features", VAL_MATRIX));
+        c->Xv = a->v[A_VAL_FEATURES].m;
+    }
+    if (arg_given(a, A_VAL_LABELS)) {
+        TRY(want_kind(I, a, A_VAL_LABELS, "val_labels", VAL_MATRIX));
+        c->Yv = a->v[A_VAL_LABELS].m;
+    }
+    if (arg_given(a, A_HYPER)) {
+        TRY(want_kind(I, a, A_HYPER, "hyperparams", VAL_LIST));
+        c->hyper = a->v[A_HYPER].l;
+    }
+    const char *upd = NULL, *agg = NULL, *val = NULL;
+    TRY(want_string(I, a, A_UPD, "upd", NULL, &upd));
+    TRY(want_string(I, a, A_AGG, "agg", NULL, &agg));
+    TRY(want_string(I, a, A_VAL, "val", NULL, &val));
+    TRY(read_typed_ints(I, a, c));
+    TRY(want_bool(I, a, A_MODELAVG, "modelAvg", false, &c->model_avg));
+    TRY(want_bool(I, a, A_VERBOSE, "verbose", true, &c->verbose));
+    /* Then what it checks when the call runs: option values, the
+     * functions, and last the data. */
+    TRY(parse_enums(I, a, c));
+    TRY(parse_numbers(I, a, c));
+    TRY(check_val_args(I, a));
 
     bool hyper = c->hyper != NULL;
     TRY(resolve_fn(I, upd, "upd", &c->upd));
     TRY(check_upd(I, c->upd, upd, hyper));
     TRY(resolve_fn(I, agg, "agg", &c->agg));
     TRY(check_agg(I, c->agg, agg, hyper));
-    if (val && c->Xv && c->Yv) {
+    c->upd_spec = upd;
+    c->agg_spec = agg;
+    if (val) {
         TRY(resolve_fn(I, val, "val", &c->val));
         TRY(check_val(I, c->val, val, hyper));
+    }
+    TRY(check_data(I, c));
+    if (!val && c->Xv && c->verbose)
+        fprintf(stderr, "[paramserv] warning: val_features and val_labels are given but no val function: no "
+                "validation\n");
+    return ST_OK;
+}
+
+void ps_config_free(PsConfig *c)
+{
+    free(c->ckpt_sig);
+    c->ckpt_sig = NULL;
+}
+
+Status ps_check_agg_result(Interp *I, const PsConfig *c, const List *model, Value result)
+{
+    const char *fn = c->agg_spec ? c->agg_spec : c->agg->name;
+    if (result.kind != VAL_LIST)
+        return err_set(I, "The output of the '%s' function should be type of list.", fn);
+    const List *r = result.l;
+    if (r->n != model->n)
+        return err_set(I, "agg function '%s' returned a list of length %lld for a model of %lld matrices",
+                       fn, (long long)r->n, (long long)model->n);
+    for (int64_t i = 0; i < r->n; i++) {
+        const Matrix *want = model->items[i].m;
+        if (r->items[i].kind != VAL_MATRIX)
+            return err_set(I, "agg function '%s' returned a %s as model entry %lld, which is a "
+                           "%lldx%lld matrix", fn, val_kind_name(r->items[i].kind), (long long)i + 1,
+                           (long long)want->rows, (long long)want->cols);
+        const Matrix *got = r->items[i].m;
+        if (got->rows != want->rows || got->cols != want->cols)
+            return err_set(I, "agg function '%s' returned a %lldx%lld matrix as model entry %lld, "
+                           "which is %lldx%lld", fn, (long long)got->rows, (long long)got->cols,
+                           (long long)i + 1, (long long)want->rows, (long long)want->cols);
     }
     return ST_OK;
 }

@@ -12,8 +12,13 @@
 static Status bi_paramserv(Interp *I, const BArgs *a, Value *out)
 {
     PsConfig c;
-    TRY(ps_config(I, a, &c));
-    return ps_run(I, &c, out);
+    Status st = ps_config(I, a, &c);
+    if (st == ST_OK && c.ckpt != PS_CKPT_NONE)
+        st = ps_ckpt_prepare(I, &c);
+    if (st == ST_OK)
+        st = ps_run(I, &c, out);
+    ps_config_free(&c);
+    return st;
 }
 
 const BuiltinDef bi_paramserv_table[] = {

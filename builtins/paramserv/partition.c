@@ -205,3 +205,49 @@ Status ps_list_scale_take(Interp *I, Value l, double s, Value *out)
     *out = val_list_take(a);
     return ST_OK;
 }
+
+/* ---- epoch bookkeeping ---- */
+
+void ps_epochs_init(PsEpochs *p, int64_t needed, int64_t first_epoch)
+{
+    *p = (PsEpochs){.needed = needed, .base = first_epoch};
+}
+
+Status ps_epochs_push(Interp *I, PsEpochs *p, int64_t e, bool *complete)
+{
+    *complete = false;
+    int64_t i = e - p->base;
+    if (i < 0)
+        return err_set(I, "paramserv: a push for epoch %lld arrived after that epoch was complete", (long long)e + 1);
+    if (i >= p->cap) {
+        int64_t cap = p->cap ? p->cap : 4;
+        while (cap <= i)
+            cap *= 2;
+        int64_t *nc = realloc(p->count, sizeof *nc * (size_t)cap);
+        if (!nc)
+            return err_set(I, "paramserv: out of memory counting pushes");
+        p->count = nc;
+        p->cap = cap;
+    }
+    for (; p->len <= i; p->len++)
+        p->count[p->len] = 0;
+    *complete = ++p->count[i] == p->needed;
+    /* Epochs complete in order (every worker pushes epoch e before e+1),
+     * so the finished ones leave from the front. */
+    int64_t drop = 0;
+    while (drop < p->len && p->count[drop] == p->needed)
+        drop++;
+    if (drop) {
+        memmove(p->count, p->count + drop, sizeof *p->count * (size_t)(p->len - drop));
+        p->len -= drop;
+        p->base += drop;
+    }
+    return ST_OK;
+}
+
+void ps_epochs_free(PsEpochs *p)
+{
+    free(p->count);
+    p->count = NULL;
+    p->len = p->cap = 0;
+}

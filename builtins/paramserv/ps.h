@@ -2,12 +2,19 @@
  * paramserv internals: the configuration checked before any thread starts,
  * the data partitions, and the shared state of one run (server + k workers).
  *
+ * Files: args.c checks the call, partition.c splits the data, run.c sets up
+ * and tears down one run, server.c and worker.c hold the server and worker
+ * logic, channel.c the messages between them, stats.c --stats, mpi_run.c
+ * the Open MPI transport (rank 0 and worker ranks), wire.c the byte format
+ * of what crosses it.
+ *
  * Threads: the calling thread starts one server thread and k worker
- * threads and joins them all. Workers and server talk only through
- * messages: a worker PUSHES a payload (gradients or, with modelAvg, its
- * local model) into the server's inbox and PULLS a model from its own
- * one-slot mailbox. Every field of PsRun below the "shared" marker is
- * protected by PsRun.mu; the condition variables say who waits on what. */
+ * threads (or, under Open MPI, bridges to k worker ranks) and joins them
+ * all. Workers and server talk only through the channel: a worker PUSHES a
+ * payload (gradients or, with modelAvg, its local model) into the server's
+ * inbox and PULLS a model from its own one-slot mailbox. Every field of
+ * PsRun below the "shared" marker is protected by PsRun.mu; the condition
+ * variables say who waits on what. */
 #ifndef DML_BUILTINS_PARAMSERV_PS_H
 #define DML_BUILTINS_PARAMSERV_PS_H
 
@@ -38,13 +45,28 @@ typedef struct PsConfig {
     int64_t epochs, batchsize, k, nbatches, backup, staleness;
     bool model_avg;
     uint64_t seed;              /* from seed= or the caller's RNG */
+    bool seed_given;            /* seed= was given (the run is then repeatable) */
+    const char *upd_spec, *agg_spec;    /* "ns::fn" as written */
     PsCkpt ckpt;
     const char *ckpt_path;
+    char *ckpt_sig;             /* owned: what a checkpoint of this call records (ps_ckpt_prepare) */
     bool verbose;               /* progress lines on stderr */
+    bool remote;                /* workers on Open MPI ranks (mode REMOTE_MPI/REMOTE_SPARK or default under mpirun) */
 } PsConfig;
 
-/* Parse and check the arguments of one call (every error names the argument). */
+/* Parse and check the arguments of one call (every error names the argument).
+ * Upstream's order: presence and types, option values, the functions, and
+ * only then the model's contents and the data. Clamps batchsize and nbatches
+ * to the number of rows (no partition has more). */
 Status ps_config(Interp *I, const BArgs *a, PsConfig *c);
+/* Frees what the config owns (not the borrowed values); safe after a failed
+ * ps_config and twice. */
+void ps_config_free(PsConfig *c);
+
+/* Checks what agg returned against the model it was given: a list of the
+ * same number of matrices, each of the same shape; the error names agg.
+ * Called after every agg call, on the server and in the workers. */
+Status ps_check_agg_result(Interp *I, const PsConfig *c, const List *model, Value result);
 
 /* One worker's rows of the data. */
 typedef struct PsPart {
@@ -65,12 +87,43 @@ Status ps_check_model(Interp *I, const List *l, const char *what);
 /* Bytes of matrix data in a list (what would cross a network). */
 uint64_t ps_list_bytes(const List *l);
 
-/* Checkpoints: the model and the number of completed epochs, written
- * atomically (temporary file + rename). */
-Status ps_ckpt_write(Interp *I, const char *path, const List *model, int64_t epochs_done);
-/* Loads a checkpoint compatible with 'like' (same matrix count and shapes).
- * *found is false when there is no file; a file that does not match is an error. */
-Status ps_ckpt_read(Interp *I, const char *path, const List *like, Value *model, int64_t *epochs_done, bool *found);
+/* Checkpoints (checkpoint.c): the model, the number of completed epochs and
+ * the signature of the call that wrote them (c->ckpt_sig: model shapes, a
+ * fingerprint of features and labels, the options that shape training),
+ * with a checksum over the whole file; written atomically (temporary file +
+ * rename).
+ *
+ * ps_ckpt_prepare runs before training when checkpointing is on: it builds
+ * c->ckpt_sig, removes temporaries that a killed run left next to the
+ * checkpoint, and proves that the checkpoint can be written (an unwritable
+ * folder is an error now, not after the first epoch). */
+Status ps_ckpt_prepare(Interp *I, PsConfig *c);
+Status ps_ckpt_write(Interp *I, const PsConfig *c, const List *model, int64_t epochs_done);
+/* Loads c->ckpt_path: *found is false when there is no file. A corrupt file,
+ * or one written by another call (other data, shapes or options), is an
+ * error saying what differs. With c->verbose, says what resuming skips. */
+Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epochs_done, bool *found);
+
+/* Epoch bookkeeping of the server: counts pushes per epoch and reports the
+ * epochs that complete, in order. Memory is proportional to how far the
+ * fastest worker is ahead of the slowest, never to 'epochs'. */
+typedef struct PsEpochs {
+    int64_t needed;             /* pushes that complete one epoch */
+    int64_t base;               /* oldest incomplete epoch */
+    int64_t *count;             /* count[i]: pushes of epoch base+i */
+    int64_t len, cap;
+} PsEpochs;
+void ps_epochs_init(PsEpochs *p, int64_t needed, int64_t first_epoch);
+/* Records one push of epoch e; *complete is true when it completes epoch e. */
+Status ps_epochs_push(Interp *I, PsEpochs *p, int64_t e, bool *complete);
+void ps_epochs_free(PsEpochs *p);
+
+/* a * b, or INT64_MAX when that overflows (push totals for huge 'epochs'). */
+static inline int64_t ps_mul_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
 
 /* Train: partition, start the server and k workers, join them; *out is the
  * final global model (owned). */
@@ -86,6 +139,7 @@ typedef struct PsWorkerStats {
 typedef struct PsMsg {
     int worker;
     int64_t epoch;
+    int64_t batch;              /* 1-based number of the last batch it covers */
     Value payload;              /* owned list */
 } PsMsg;
 
@@ -99,6 +153,9 @@ typedef struct PsWorker {
     int64_t nbatches;           /* batches per epoch of this worker */
     int64_t groups;             /* pulls/pushes per epoch */
     PsWorkerStats st;
+    bool remote;                /* runs on an MPI rank; mpi_run.c sends its mailbox */
+    int rank;                   /* that rank */
+    char *where;                /* "rank R on HOST" (malloc'd) or NULL */
     /* shared (PsRun.mu) */
     Value mailbox;              /* model waiting to be pulled, or NONE */
     pthread_cond_t cv;          /* the worker waits here for its mailbox */
@@ -117,22 +174,71 @@ typedef struct PsRun {
     int k;                      /* effective workers */
     int64_t start_epoch;
     double t_start;
+    bool remote;                /* workers are MPI ranks */
+    const char *where;          /* on a worker rank: "rank R on HOST", for messages */
+    double rpc_time;            /* rank 0: time its bridge spent sending and receiving */
     /* server-thread-only state */
     Interp SI;
     Frame stop;
     Value model;                /* the global model (owned) */
     int64_t epoch_pushes_needed;
+    PsEpochs epochs;            /* pushes received per epoch */
     double agg_time, val_time, ckpt_time, epoch_t0;
     int64_t updates, epoch_updates;
     /* shared: protected by mu */
     pthread_mutex_t mu;
-    pthread_cond_t server_cv;   /* the server waits here for pushes */
+    pthread_cond_t server_cv;   /* the server (or a worker rank's bridge) waits here for pushes */
+    pthread_cond_t pump_cv;     /* rank 0's MPI bridge waits here for deliveries to remote workers */
     PsMsg *inbox;
     int64_t ninbox, capinbox;
-    int64_t *epoch_pushes;      /* pushes received per epoch */
     atomic_int abort;           /* set on failure; polled by every Interp */
     char *failure;              /* first failure message (malloc'd) */
     int workers_done;
 } PsRun;
+
+/* Stack of each server/worker thread: DML recursion inside upd/agg gets the
+ * same room as on the main thread. */
+#define PS_STACK ((size_t)64 << 20)
+
+/* ---- channel.c: the seam between server and workers ---- */
+/* Record the first failure (I's pending error prefixed by 'who') and stop
+ * everyone. An "interrupted" error caused by an earlier abort is not a
+ * failure of its own. Any thread. */
+void ps_fail(PsRun *run, Interp *I, const char *who);
+/* The same with a finished message (a remote worker's). */
+void ps_fail_msg(PsRun *run, const char *msg);
+/* Worker: block until a model is in the mailbox; ST_ERR when aborted. */
+Status ps_pull(PsWorker *w, Value *model);
+/* Worker: queue 'payload' (consumed) for the server. */
+void ps_push(PsWorker *w, int64_t epoch, int64_t batch, Value payload);
+/* Append a push to the server's inbox (consumes payload, also on failure). */
+Status ps_enqueue_push(PsRun *run, int worker, int64_t epoch, int64_t batch, Value payload);
+/* Server: put the current model in w's mailbox. */
+void ps_deliver(PsRun *run, PsWorker *w);
+/* Server: wait for pushes and move them all to *batch; the count, or -1
+ * when the run was aborted (or interrupted by Ctrl-C). */
+int64_t ps_take_pushes(PsRun *run, PsMsg **batch, int64_t *cap);
+
+/* ---- worker.c / server.c / stats.c ---- */
+uint64_t ps_mix3(uint64_t a, uint64_t b, uint64_t c);
+Value ps_hyper_arg(const PsConfig *c);
+Status ps_call_named(Interp *I, const FuncDef *f, const char *const *names, const Value *vals, int n, Value *outs,
+                     int nout);
+Status ps_call_agg(Interp *I, const PsConfig *c, Value model, Value grads, Value *out);
+void *ps_worker_main(void *arg);         /* arg: PsWorker */
+void *ps_server_main(void *arg);         /* arg: PsRun */
+void ps_report_stats(PsRun *run, double total);
+
+/* ---- mpi_run.c: Open MPI ---- */
+/* Worker ranks of this job (mpirun -np N: N-1); 0 outside mpirun. */
+int ps_mpi_workers(void);
+/* "rank R on HOST" (malloc'd). */
+char *ps_mpi_where(int rank);
+/* mode= (NULL when not given) -> whether the workers are MPI ranks. */
+Status ps_pick_mode(Interp *I, const char *mode, bool *remote);
+/* Rank 0, on the calling thread once the server thread runs: ship the call
+ * to the worker ranks and bridge their messages until the call ends on
+ * every rank. Failures go through ps_fail_msg. */
+void ps_mpi_serve(PsRun *run, const PsConfig *c);
 
 #endif

@@ -52,6 +52,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     Program *p = program_new();
+    if (!p)
+        return 0;
     CmdArg args[2] = {{"n", "3"}, {"name", "abc"}};
     program_set_args(p, args, 2);
     Node **stmts = NULL;
@@ -69,11 +71,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     I.out = fopen("/dev/null", "w");
     Frame top = {0};
     I.frame = &top;
-    interp_sync_top(&I, &top);
     Watchdog w = {&flag, 0};
     pthread_t th;
     pthread_create(&th, NULL, watch, &w);
-    exec_block(&I, stmts, n);
+    if (interp_sync_top(&I, &top) == ST_OK)
+        exec_block(&I, stmts, n);
     atomic_store(&w.done, 1);
     pthread_join(th, NULL);
     char *msg = err_format(&I);

@@ -103,7 +103,7 @@ DML
 
 start s1
 if poll last_line_is "dml>"; then ok "banner and prompt"; else bad "banner and prompt" "no 'dml> ' prompt"; fi
-has_line 'dml [^ ]+ .* DML interpreter\. Ctrl-D to exit, help: dml --help' \
+has_line 'dml [^ ]+ .* DML interpreter\. Ctrl-D to exit, help\(\) for help' \
     && ok "banner line" || bad "banner line" "banner missing"
 
 expect "bare expression" "1+2" "3"
@@ -219,6 +219,44 @@ expect "variables are not carried over" "exists(\"x\")" "FALSE"
 poll at_prompt || true
 keys C-d
 poll has_line "DML-EXIT:0" && ok "second session exits 0" || bad "second session exits 0" "no DML-EXIT:0"
+
+# ---- session 3: help, ls(), describe(), did you mean, how values are shown ------
+start s3
+poll at_prompt || true
+expect "help(name) with a bare name" "help(rowSums)" "  rowSums\(X\) -> matrix nrow\(X\) x 1"
+has_after "help(rowSums)" "  Example:" && ok "help shows an example" || bad "help shows an example" "no 'Example:'"
+expect "?name" "?colMeans" "  colMeans\(X\) -> matrix 1 x ncol\(X\)"
+expect "help(\"name\") (the builtin)" 'help("affine")' "  forward\(X, W, b\) -> out"
+expect "help of an nn function by ns::f" "?affine::backward" "  backward\(dout, X, W, b\) -> dX, dW, db"
+expect "help() lists topics" "help()" "  Aggregates:"
+poll at_prompt || true
+tm send-keys -t "$S" -l -- "?rowIndexMa"
+keys Tab
+if poll has_line "dml> \\?rowIndexMax"; then ok "Tab completes after ?"; else bad "Tab completes after ?" "no '?rowIndexMax' on the line"; fi
+keys Enter
+poll has_after "?rowIndexMax" "  rowIndexMax\\(X\\) -> matrix nrow\\(X\\) x 1" \
+    && ok "completed ?name shows help" || bad "completed ?name shows help" "no entry"
+expect "help for a misspelt topic suggests" "?rowsum" "no help for 'rowsum' \(did you mean rowSums\?\).*"
+type_line 'M = matrix("1 2 3 4", rows=2, cols=2)'
+type_line 'lr = 0.01'
+expect "ls() lists variables with shapes" "ls()" "M +matrix 2x2, min 1\.0, max 4\.0, mean 2\.5"
+has_after "ls()" "lr +double 0\.01" && ok "ls() shows scalars" || bad "ls() shows scalars" "no 'lr  double 0.01'"
+expect "describe() summary" "describe(M)" "matrix 2x2, min 1\.0, max 4\.0, mean 2\.5"
+expect "did you mean: function" "rowsums(M)" ".*Function rowsums\(\) is undefined\. \(did you mean rowSums\?\)"
+expect "did you mean: variable" "lrr * 2" ".*undefined variable 'lrr' \(did you mean 'lr'\?\)"
+expect "string + 1x1 matrix hints as.scalar" '"v=" + M[1,1]' ".*as\.scalar\(X\) gives its value.*"
+expect "matrix shown with its dimensions" "M" "\[2 x 2 matrix\]"
+has_after "M" "1\.000 2\.000" && ok "matrix cells keep the 3-decimal form" || bad "matrix cells keep the 3-decimal form" "no 1.000 2.000"
+expect "a large matrix says what is left out" "matrix(1, rows=150, cols=2)" \
+    "\.\.\. showing 100 of 150 rows and 2 of 2 columns; X\[101:150, \] shows more"
+expect "tiny values with significant digits" "matrix(0.00001, rows=1, cols=2)" "1e-05 1e-05"
+expect "print() keeps upstream's format" "print(toString(matrix(0.00001, rows=1, cols=2)))" "0\.000 0\.000"
+expect "named list keeps its names" "list(W=M, b=3)" "\\\$b"
+has_after "list(W=M, b=3)" "\\\$W" && ok "named list shows each name" || bad "named list shows each name" "no \$W line"
+expect "unnamed list entries numbered" 'list(1, "a")' "\[\[2\]\]"
+poll at_prompt || true
+keys C-d
+poll has_line "DML-EXIT:0" && ok "third session exits 0" || bad "third session exits 0" "no DML-EXIT:0"
 
 # ---- piped input (no terminal): no prompts, values still shown ----------------
 out=$(printf 'x = 1 + 2\nx\nprint("hi")\nf = function(double a) return (double b) {\n  b = a + 1\n}\nf(1)\n' | "$DML" 2>&1)

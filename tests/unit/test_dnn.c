@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Unit tests for builtins/dnn_kernels.c: every kernel against reference loops
- * written straight from the formulas of BUILTINS.md section 9, on many
+ * written straight from the formulas of doc/builtins.md, "Deep learning", on many
  * shapes (strides 1-3, padding 0-2, C > 1, non-square images and filters,
  * N = 1 and 3, P or Q = 1) and with 1, 2 and automatic images per dgemm;
  * larger shapes with short last batches; plus centred finite-difference

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Unit tests of the operators (runtime/ops.c), the matrix kernels
  * (runtime/matrix.c, blas.c), value storage (value.c) and the RNG (rng.c):
- * exact results of DML.md 4.2/4.3 and 3.2, error messages, in-place reuse,
+ * exact results of doc/language.md, "operators" and "types", error messages, in-place reuse,
  * and kernels against naive loops on empty, vector and odd shapes. */
 #include <math.h>
 #include <stdint.h>

@@ -220,6 +220,34 @@ static void test_strbuf(void)
     val_release(val_str_take(s));
 }
 
+/* The REPL's display of a matrix (matrix_display_sb), as a static copy. */
+static const char *shown(Value v, int64_t maxr, int64_t maxc)
+{
+    static char out[1024];
+    StrBuf b;
+    sb_init(&b);
+    matrix_display_sb(&b, v.m, maxr, maxc);
+    snprintf(out, sizeof out, "%s", b.p ? b.p : "");
+    sb_free(&b);
+    val_release(v);
+    return out;
+}
+
+static void test_display(void)
+{
+    static const double a[] = {1, 2, 3, 4, 5, 6};
+    CHECK_STR(shown(mat(2, 3, a), 100, 100), "[2 x 3 matrix]\n1.000 2.000 3.000\n4.000 5.000 6.000\n");
+    CHECK_STR(shown(mat(2, 3, a), 1, 100),
+              "[2 x 3 matrix]\n1.000 2.000 3.000\n... showing 1 of 2 rows and 3 of 3 columns; X[2:2, ] shows more\n");
+    CHECK_STR(shown(mat(2, 3, a), 100, 2),
+              "[2 x 3 matrix]\n1.000 2.000\n4.000 5.000\n... showing 2 of 2 rows and 2 of 3 columns; "
+              "X[, 3:3] shows more\n");
+    /* A cell the 3-decimal form would print as 0.000: significant digits. */
+    static const double tiny[] = {1e-5, 0.5, 0, -2.5e-7};
+    CHECK_STR(shown(mat(2, 2, tiny), 100, 100), "[2 x 2 matrix]\n   1e-05      0.5\n       0 -2.5e-07\n");
+    CHECK_STR(shown(mat(0, 3, NULL), 100, 100), "[0 x 3 matrix]\n");
+}
+
 int main(void)
 {
     Interp I;
@@ -228,6 +256,7 @@ int main(void)
     test_fixed();
     test_tostring(&I);
     test_strbuf();
+    test_display();
     interp_destroy(&I);
     return CHECK_DONE();
 }

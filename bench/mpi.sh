@@ -1,0 +1,104 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# paramserv on Open MPI (issue 12); called by bench/run.sh as
+#   sh bench/mpi.sh path/to/dml
+# from the repository root; prints a Markdown section on stdout (progress on
+# stderr):
+#   (a) LeNet one epoch on PS_N images, BSP freq=BATCH, k=2: two worker
+#       threads in one process vs two worker ranks (mpirun -np 3) on this
+#       machine, over shared memory and TCP loopback: the transport overhead
+#   (b) bytes per update vs model size, from --stats, for LeNet and a
+#       3-weight linear model
+# Best of PS_REPS runs, configurations in turn. Skipped when mpirun is absent.
+set -eu
+DML=${1:-build/release/dml}
+case "$DML" in /*) ;; *) DML="$PWD/$DML" ;; esac
+N=${PS_N:-4096}
+REPS=${PS_REPS:-3}
+if ! command -v mpirun >/dev/null 2>&1; then
+    echo "## paramserv on Open MPI (issue 12)"
+    echo
+    echo "Not measured: mpirun is not installed (tools/install-deps.sh installs openmpi-bin)."
+    exit 0
+fi
+FASHION=/usr/share/datasets/fashion-mnist
+if [ -f "$FASHION/train-images-idx3-ubyte.gz" ]; then
+    IMAGES=$FASHION/train-images-idx3-ubyte.gz
+    LABELS=$FASHION/train-labels-idx1-ubyte.gz
+    DATA="Fashion-MNIST ($FASHION)"
+else
+    IMAGES=data/mnist-train-images-idx3-ubyte.gz
+    LABELS=data/mnist-train-labels-idx1-ubyte.gz
+    DATA="the embedded MNIST digits (Fashion-MNIST is not installed: tools/install-deps.sh --bench)"
+    [ "$N" -gt 8000 ] && N=8000
+fi
+MPIRUN="mpirun --oversubscribe"
+[ "$(id -u)" -eq 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
+ARGS="images=$IMAGES labels=$LABELS n=$N k=2 utype=BSP freq=BATCH"
+
+min() { if [ -z "$1" ] || awk "BEGIN{exit !($2 < $1)}"; then echo "$2"; else echo "$1"; fi; }
+secs() { awk '$1 == "lenet_ps" { print $2 }'; }
+local_run() { "$DML" run bench/dml/lenet_ps.dml -nvargs $ARGS mode=LOCAL 2>/dev/null | secs; }
+mpi_run() { $MPIRUN --mca btl "$1" -np 3 "$DML" run bench/dml/lenet_ps.dml -nvargs $ARGS mode=REMOTE_MPI 2>/dev/null | secs; }
+
+lo=""; sm=""; tc=""
+r=1
+while [ $r -le "$REPS" ]; do
+    echo "bench: paramserv LeNet local vs MPI ranks, round $r/$REPS" >&2
+    v=$(local_run); [ -n "$v" ] || { echo "mpi.sh: local run failed" >&2; exit 1; }
+    lo=$(min "$lo" "$v")
+    v=$(mpi_run self,vader); [ -n "$v" ] || { echo "mpi.sh: mpirun (vader) failed" >&2; exit 1; }
+    sm=$(min "$sm" "$v")
+    v=$(mpi_run self,tcp); [ -n "$v" ] || { echo "mpi.sh: mpirun (tcp) failed" >&2; exit 1; }
+    tc=$(min "$tc" "$v")
+    r=$((r + 1))
+done
+pct() { awk "BEGIN{printf \"%+.1f%%\", ($1 / $2 - 1) * 100}"; }
+f2() { awk "BEGIN{printf \"%.2f\", $1}"; }
+
+# (b) bytes per update, from --stats of one remote run each
+bpu() { # bpu SCRIPT ARGS...: "pulled pushed model" bytes
+    $MPIRUN -np 3 "$DML" run "$@" 2>/dev/null |
+        sed -n 's/^Paramserv bytes per update:[^0-9]*\([0-9]*\) pulled + \([0-9]*\) pushed (model: \([0-9]*\) bytes).*/\1 \2 \3/p'
+}
+lenet=$(bpu bench/dml/lenet_ps.dml --stats -nvargs images="$IMAGES" labels="$LABELS" n=512 k=2 utype=BSP \
+    freq=BATCH mode=REMOTE_MPI)
+lin=$(cd tests/mpi && bpu bits.dml --stats -nvargs mode=REMOTE_MPI utype=BSP freq=BATCH scheme=DISJOINT_RANDOM \
+    k=2 avg=FALSE upd=gradients out=/tmp/dml-bench-mpi)
+rm -f /tmp/dml-bench-mpi.*
+row() { # row NAME "pulled pushed model"
+    set -- "$1" $2
+    echo "| $1 | $4 | $2 | $3 |"
+}
+
+echo "## paramserv on Open MPI (issue 12)"
+echo
+echo "LeNet (scripts/mnist_lenet.dml) one epoch on the first $N images of $DATA, BSP, freq=BATCH,"
+echo "batch 64, k=2: two worker threads in one dml process vs two worker ranks under"
+echo "\`mpirun -np 3\` (rank 0 is the server) on this $(nproc)-core machine. Seconds of the paramserv"
+echo "call (time() in the script), best of $REPS runs, configurations in turn."
+echo
+echo "| backend | seconds | overhead vs threads | target |"
+echo "|---|---|---|---|"
+echo "| k=2 threads (mode=LOCAL) | $(f2 "$lo") | | |"
+echo "| 2 worker ranks, shared memory (\`--mca btl self,vader\`) | $(f2 "$sm") | $(pct "$sm" "$lo") | <= +10% |"
+echo "| 2 worker ranks, TCP loopback (\`--mca btl self,tcp\`) | $(f2 "$tc") | $(pct "$tc" "$lo") | <= +10% |"
+echo
+echo "Bytes per update (from \`--stats\`: one pull and one push per update and worker, each one copy"
+echo "of the model or gradients, plus a 48-byte header and the list's layout):"
+echo
+echo "| model | model bytes | bytes pulled per update | bytes pushed per update |"
+echo "|---|---|---|---|"
+row "LeNet (16 matrices; 8 gradients pushed)" "$lenet"
+row "linear model (3x1 + 1x1)" "$lin"
+echo
+echo "Scaling over k = 1, 2, 4, 8 ranks was not measured: no machine with 16 cores was available"
+echo "(this one has $(nproc)); on 2 cores, more than 2 worker ranks only time-share the cores."
+echo
+echo "Commands:"
+echo
+echo '```'
+echo "$DML run bench/dml/lenet_ps.dml -nvargs $ARGS mode=LOCAL"
+echo "$MPIRUN --mca btl self,vader -np 3 $DML run bench/dml/lenet_ps.dml -nvargs $ARGS mode=REMOTE_MPI"
+echo "$MPIRUN --mca btl self,tcp -np 3 $DML run bench/dml/lenet_ps.dml -nvargs $ARGS mode=REMOTE_MPI"
+echo '```'

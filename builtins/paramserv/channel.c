@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The channel between the paramserv server and its workers: a worker PULLS
+ * a model from its one-slot mailbox and PUSHES a payload into the server's
+ * inbox; the server DELIVERS a model into a worker's mailbox and TAKES the
+ * pushes that arrived. Server (server.c) and workers (worker.c) talk only
+ * through these calls, so the same logic runs with threads in one process
+ * and across Open MPI ranks (mpi_run.c bridges the two ends of a channel
+ * over MPI messages).
+ *
+ * Locking: PsRun.mu protects the inbox, every mailbox and the per-worker
+ * bookkeeping marked "shared" in ps.h. The server waits on server_cv for
+ * pushes; worker w waits on w->cv for its mailbox; an MPI bridge waits on
+ * pump_cv for deliveries. On failure the first failing thread records its
+ * message, sets 'abort' (which every Interp polls as its interrupt flag) and
+ * broadcasts every condition variable, so no thread can stay blocked. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../runtime/clock.h"
+#include "../../runtime/eval.h"
+#include "ps.h"
+
+/* ---- failure ---- */
+
+static void broadcast_all(PsRun *run)
+{
+    pthread_cond_broadcast(&run->server_cv);
+    pthread_cond_broadcast(&run->pump_cv);
+    for (int i = 0; i < run->k; i++)
+        pthread_cond_broadcast(&run->w[i].cv);
+}
+
+void ps_fail_msg(PsRun *run, const char *msg)
+{
+    pthread_mutex_lock(&run->mu);
+    if (!run->failure) {
+        run->failure = strdup(msg ? msg : "unknown error");
+        if (run->failure) {
+            size_t l = strlen(run->failure);
+            while (l > 0 && run->failure[l - 1] == '\n')
+                run->failure[--l] = '\0';
+        }
+    }
+    atomic_store(&run->abort, 1);
+    broadcast_all(run);
+    pthread_mutex_unlock(&run->mu);
+}
+
+void ps_fail(PsRun *run, Interp *I, const char *who)
+{
+    err_finish_trace(I);
+    char *msg = err_format(I);
+    pthread_mutex_lock(&run->mu);
+    if (!run->failure && !(I->err.interrupted && atomic_load(&run->abort))) {
+        size_t len = strlen(who) + (msg ? strlen(msg) : 0) + 64;
+        run->failure = malloc(len);
+        if (run->failure) {
+            snprintf(run->failure, len, "%s%s%s", who, *who ? ": " : "", msg ? msg : "unknown error");
+            size_t l = strlen(run->failure);
+            while (l > 0 && run->failure[l - 1] == '\n')
+                run->failure[--l] = '\0';
+        }
+    }
+    atomic_store(&run->abort, 1);
+    broadcast_all(run);
+    pthread_mutex_unlock(&run->mu);
+    free(msg);
+}
+
+/* ---- worker end ---- */
+
+Status ps_pull(PsWorker *w, Value *model)
+{
+    PsRun *run = w->run;
+    double t0 = clock_now_sec();
+    pthread_mutex_lock(&run->mu);
+    while (w->mailbox.kind == VAL_NONE && !atomic_load(&run->abort))
+        pthread_cond_wait(&w->cv, &run->mu);
+    bool ok = !atomic_load(&run->abort);
+    if (ok) {
+        *model = w->mailbox;
+        w->mailbox = val_none();
+    }
+    pthread_mutex_unlock(&run->mu);
+    w->st.wait += clock_now_sec() - t0;
+    if (!ok)
+        return ST_ERR;
+    w->st.pulls++;
+    w->st.bytes_pulled += ps_list_bytes(model->l);
+    return ST_OK;
+}
+
+void ps_push(PsWorker *w, int64_t epoch, int64_t batch, Value payload)
+{
+    PsRun *run = w->run;
+    w->st.pushes++;
+    w->st.bytes_pushed += ps_list_bytes(payload.l);
+    if (ps_enqueue_push(run, w->id, epoch, batch, payload) != ST_OK) {
+        err_set(&w->I, "paramserv: out of memory queueing a push");
+        ps_fail(run, &w->I, "");
+    }
+}
+
+/* ---- server end ---- */
+
+Status ps_enqueue_push(PsRun *run, int worker, int64_t epoch, int64_t batch, Value payload)
+{
+    pthread_mutex_lock(&run->mu);
+    if (run->ninbox == run->capinbox) {
+        int64_t cap = run->capinbox ? run->capinbox * 2 : 16;
+        PsMsg *nb = realloc(run->inbox, sizeof *nb * (size_t)cap);
+        if (!nb) {
+            pthread_mutex_unlock(&run->mu);
+            val_release(payload);
+            return ST_ERR;
+        }
+        run->inbox = nb;
+        run->capinbox = cap;
+    }
+    run->inbox[run->ninbox++] = (PsMsg){.worker = worker, .epoch = epoch, .batch = batch, .payload = payload};
+    pthread_cond_signal(&run->server_cv);
+    pthread_mutex_unlock(&run->mu);
+    return ST_OK;
+}
+
+/* The worker's previous model was pulled before it pushed, so the mailbox
+ * is empty here (a remote worker's bridge empties it when it sends). */
+void ps_deliver(PsRun *run, PsWorker *w)
+{
+    pthread_mutex_lock(&run->mu);
+    val_release(w->mailbox);
+    w->mailbox = val_ref(run->model);
+    pthread_cond_signal(&w->cv);
+    if (w->remote)
+        pthread_cond_signal(&run->pump_cv);
+    pthread_mutex_unlock(&run->mu);
+}
+
+int64_t ps_take_pushes(PsRun *run, PsMsg **batch, int64_t *cap)
+{
+    pthread_mutex_lock(&run->mu);
+    while (run->ninbox == 0 && !atomic_load(&run->abort)) {
+        clock_cond_wait_ms(&run->server_cv, &run->mu, 100);
+        if (interp_interrupted(run->caller) && !atomic_load(&run->abort)) {
+            pthread_mutex_unlock(&run->mu);
+            interp_raise_interrupt(&run->SI, NULL);
+            ps_fail(run, &run->SI, "");
+            pthread_mutex_lock(&run->mu);
+        }
+    }
+    if (atomic_load(&run->abort)) {
+        pthread_mutex_unlock(&run->mu);
+        return -1;
+    }
+    if (*cap < run->ninbox) {
+        PsMsg *nb = realloc(*batch, sizeof *nb * (size_t)run->ninbox);
+        if (!nb) {
+            pthread_mutex_unlock(&run->mu);
+            err_set(&run->SI, "paramserv: out of memory");
+            ps_fail(run, &run->SI, "");
+            return -1;
+        }
+        *batch = nb;
+        *cap = run->ninbox;
+    }
+    int64_t n = run->ninbox;
+    memcpy(*batch, run->inbox, sizeof **batch * (size_t)n);
+    run->ninbox = 0;
+    pthread_mutex_unlock(&run->mu);
+    return n;
+}

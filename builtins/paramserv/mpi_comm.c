@@ -1,0 +1,602 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Open MPI, loaded with dlopen when launched by mpirun (mpi_comm.h). A
+ * message is a 5-word header (tag MT_HDR) followed by its payload in
+ * chunks of at most DML_MPI_CHUNK bytes (tag MT_DATA, default 64 MiB), so
+ * no count passes MPI's int limit and partitions past 2 GiB travel. MPI
+ * keeps messages between two ranks with the same tag in order, so the
+ * chunks of a message follow its header. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../runtime/clock.h"
+#include "mpi_comm.h"
+#include "psmpi.h"
+
+#ifdef DML_HAVE_MPI
+#include <mpi.h>
+
+enum { MT_HDR = 7001, MT_DATA = 7002 };
+
+typedef struct Pending {
+    int64_t hdr[6];             /* type, worker, epoch, batch, payload bytes, matrices sent apart */
+    char *data;                 /* the payload, freed when every chunk is sent */
+    Value keep;                 /* whose matrices are being sent in place (released when sent) */
+    MPI_Request *reqs;
+    int nreq, next;             /* reqs[0..next) are complete */
+    struct Pending *next_p;
+} Pending;
+
+/* The process's one MPI connection. Written at start-up by the main
+ * thread; afterwards used only under 'lock'. */
+static struct {
+    void *lib;
+    int (*Init_thread)(int *, char ***, int, int *);
+    int (*Finalize)(void);
+    int (*Abort)(MPI_Comm, int);
+    int (*Comm_rank)(MPI_Comm, int *);
+    int (*Comm_size)(MPI_Comm, int *);
+    int (*Comm_set_errhandler)(MPI_Comm, MPI_Errhandler);
+    int (*Isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+    int (*Recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+    int (*Iprobe)(int, int, MPI_Comm, int *, MPI_Status *);
+    int (*Test)(MPI_Request *, int *, MPI_Status *);
+    int (*Error_string)(int, char *, int *);
+    MPI_Comm world;
+    MPI_Datatype byte;
+    MPI_Errhandler errors_return;
+    bool up, broken;
+    int rank, size;
+    char **hosts;               /* per rank, from the handshake */
+    size_t chunk;
+    double timeout;
+    Pending *pending;
+    char err[512];
+    pthread_mutex_t lock;
+} M = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool mpi_fail(int rc, const char *what)
+{
+    char s[256];
+    int n = 0;
+    s[0] = '\0';
+    if (M.Error_string)
+        M.Error_string(rc, s, &n);
+    snprintf(M.err, sizeof M.err, "Open MPI error in %s: %s", what, s);
+    return false;
+}
+
+bool mpi_up(void) { return M.up; }
+int mpi_rank(void) { return M.rank; }
+int mpi_size(void) { return M.size; }
+const char *mpi_error(void) { return M.err; }
+double mpi_timeout(void) { return M.timeout; }
+void mpi_mark_broken(void) { M.broken = true; }
+void mpi_lock(void) { pthread_mutex_lock(&M.lock); }
+void mpi_unlock(void) { pthread_mutex_unlock(&M.lock); }
+
+const char *mpi_host(int rank)
+{
+    return M.hosts && rank >= 0 && rank < M.size && M.hosts[rank] ? M.hosts[rank] : "?";
+}
+
+static void pending_free(Pending *p)
+{
+    val_release(p->keep);
+    free(p->data);
+    free(p->reqs);
+    free(p);
+}
+
+/* Isend len bytes at p in chunks; false (error set) on failure. */
+static bool send_chunks(Pending *pd, int dest, const char *p, size_t len)
+{
+    for (size_t off = 0; off < len; off += M.chunk) {
+        size_t n = len - off < M.chunk ? len - off : M.chunk;
+        int rc = M.Isend(p + off, (int)n, M.byte, dest, MT_DATA, M.world, &pd->reqs[pd->nreq]);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(rc, "MPI_Isend");
+        pd->nreq++;
+    }
+    return true;
+}
+
+/* The header, the payload (taken), then the cells of mats[0..nmats) in
+ * place (keep holds them alive until sent; taken). */
+static bool send_msg(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload, Value keep,
+                     Matrix **mats, int64_t nmats)
+{
+    size_t len = payload ? payload->len : 0;
+    if (payload && payload->oom) {
+        wb_free(payload);
+        val_release(keep);
+        snprintf(M.err, sizeof M.err, "out of memory encoding a message for rank %d", dest);
+        return false;
+    }
+    size_t nreq = 1 + (len + M.chunk - 1) / M.chunk;
+    for (int64_t i = 0; i < nmats; i++)
+        nreq += (sizeof(double) * (size_t)mat_len(mats[i]) + M.chunk - 1) / M.chunk;
+    Pending *p = calloc(1, sizeof *p);
+    MPI_Request *reqs = calloc(nreq, sizeof *reqs);
+    if (!p || !reqs) {
+        free(p);
+        free(reqs);
+        if (payload)
+            wb_free(payload);
+        val_release(keep);
+        snprintf(M.err, sizeof M.err, "out of memory sending to rank %d", dest);
+        return false;
+    }
+    p->hdr[0] = type;
+    p->hdr[1] = worker;
+    p->hdr[2] = epoch;
+    p->hdr[3] = batch;
+    p->hdr[4] = (int64_t)len;
+    p->hdr[5] = nmats;
+    p->reqs = reqs;
+    p->keep = keep;
+    if (payload) {
+        p->data = payload->p;
+        *payload = (WBuf){0};
+    }
+    /* Pending before the first Isend: a started request's buffers must
+     * live until it completes, even when a later Isend fails. */
+    p->next_p = M.pending;
+    M.pending = p;
+    int rc = M.Isend(p->hdr, (int)sizeof p->hdr, M.byte, dest, MT_HDR, M.world, &reqs[0]);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(rc, "MPI_Isend");
+    p->nreq = 1;
+    if (!send_chunks(p, dest, p->data, len))
+        return false;
+    for (int64_t i = 0; i < nmats; i++)
+        if (!send_chunks(p, dest, (const char *)mats[i]->data, sizeof(double) * (size_t)mat_len(mats[i])))
+            return false;
+    return true;
+}
+
+bool mpi_send(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload)
+{
+    return send_msg(dest, type, worker, epoch, batch, payload, val_none(), NULL, 0);
+}
+
+bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch, Value v)
+{
+    WBuf b = {0};
+    wb_value_layout(&b, v);
+    int64_t n = wire_matrices(v, NULL, 0);
+    Matrix **mats = calloc((size_t)n + 1, sizeof *mats);
+    if (!mats) {
+        wb_free(&b);
+        snprintf(M.err, sizeof M.err, "out of memory sending to rank %d", dest);
+        return false;
+    }
+    wire_matrices(v, mats, n);
+    bool ok = send_msg(dest, type, worker, epoch, batch, &b, val_ref(v), mats, n);
+    free(mats);
+    return ok;
+}
+
+bool mpi_progress(void)
+{
+    Pending **pp = &M.pending;
+    while (*pp) {
+        Pending *p = *pp;
+        while (p->next < p->nreq) {
+            int flag = 0;
+            int rc = M.Test(&p->reqs[p->next], &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                return mpi_fail(rc, "MPI_Test");
+            if (!flag)
+                break;
+            p->next++;
+        }
+        if (p->next == p->nreq) {
+            *pp = p->next_p;
+            pending_free(p);
+        } else {
+            pp = &p->next_p;
+        }
+    }
+    return true;
+}
+
+bool mpi_sends_pending(void) { return M.pending != NULL; }
+
+void mpi_msg_free(MpiMsg *m)
+{
+    free(m->data);
+    m->data = NULL;
+    m->len = 0;
+    val_release(m->value);
+    m->value = val_none();
+}
+
+/* Receive len bytes from src into p, in the chunks they were sent in. */
+static bool recv_chunks(int src, char *p, size_t len)
+{
+    for (size_t off = 0; off < len; off += M.chunk) {
+        size_t n = len - off < M.chunk ? len - off : M.chunk;
+        int rc = M.Recv(p + off, (int)n, M.byte, src, MT_DATA, M.world, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(rc, "MPI_Recv");
+    }
+    return true;
+}
+
+int mpi_poll(MpiMsg *m)
+{
+    int flag = 0;
+    MPI_Status st;
+    int rc = M.Iprobe(MPI_ANY_SOURCE, MT_HDR, M.world, &flag, &st);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(rc, "MPI_Iprobe"), -1;
+    if (!flag)
+        return 0;
+    int src = st.MPI_SOURCE;
+    int64_t hdr[6];
+    rc = M.Recv(hdr, (int)sizeof hdr, M.byte, src, MT_HDR, M.world, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(rc, "MPI_Recv"), -1;
+    *m = (MpiMsg){.src = src, .type = (int)hdr[0], .worker = (int)hdr[1], .epoch = hdr[2], .batch = hdr[3]};
+    m->value = val_none();
+    if (hdr[4] < 0 || hdr[5] < 0) {
+        snprintf(M.err, sizeof M.err, "malformed message from rank %d", src);
+        return -1;
+    }
+    size_t len = (size_t)hdr[4];
+    if (len) {
+        m->data = malloc(len);
+        if (!m->data) {
+            snprintf(M.err, sizeof M.err, "out of memory receiving %zu bytes from rank %d", len, src);
+            return -1;
+        }
+        /* The chunks were sent right after the header; wait for them. */
+        if (!recv_chunks(src, m->data, len)) {
+            mpi_msg_free(m);
+            return -1;
+        }
+        m->len = len;
+    }
+    if (hdr[5] > 0) {
+        /* A value whose matrices follow in place: allocate them from the
+         * layout, then receive each one's cells straight into it. */
+        WRead rd = {.p = m->data, .len = m->len};
+        Value v = wr_value_layout(&rd);
+        int64_t n = rd.bad ? -1 : wire_matrices(v, NULL, 0);
+        Matrix **mats = n == hdr[5] ? calloc((size_t)n, sizeof *mats) : NULL;
+        if (!mats) {
+            val_release(v);
+            mpi_msg_free(m);
+            snprintf(M.err, sizeof M.err, "malformed or too large message from rank %d", src);
+            return -1;
+        }
+        wire_matrices(v, mats, n);
+        for (int64_t i = 0; i < n; i++)
+            if (!recv_chunks(src, (char *)mats[i]->data, sizeof(double) * (size_t)mat_len(mats[i]))) {
+                free(mats);
+                val_release(v);
+                mpi_msg_free(m);
+                return -1;
+            }
+        free(mats);
+        m->value = v;
+    }
+    return 1;
+}
+
+/* Wait (polling) for the next message from 'src' of one of the types in
+ * 'types' (others are dropped), or until 'timeout' seconds pass. 1 got,
+ * 0 timed out, -1 MPI error. */
+static int wait_msg(int src, const int *types, int ntypes, double timeout, MpiMsg *m)
+{
+    double t0 = clock_now_sec();
+    for (;;) {
+        if (!mpi_progress())
+            return -1;
+        int got = mpi_poll(m);
+        if (got < 0)
+            return -1;
+        if (got) {
+            if (src < 0 || m->src == src)
+                for (int i = 0; i < ntypes; i++)
+                    if (m->type == types[i])
+                        return 1;
+            mpi_msg_free(m);
+            continue;
+        }
+        if (timeout >= 0 && clock_now_sec() - t0 > timeout)
+            return 0;
+        usleep(200);
+    }
+}
+
+/* ---- start-up: load libmpi, init, handshake ---- */
+
+static bool load_lib(void)
+{
+    static const char *const names[] = {"libmpi.so.40", "libmpi.so"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !M.lib; i++)
+        M.lib = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
+    if (!M.lib) {
+        snprintf(M.err, sizeof M.err, "cannot load Open MPI's libmpi.so.40 (install openmpi-bin): %s", dlerror());
+        return false;
+    }
+#define SYM(field, name)                                                                                \
+    do {                                                                                                \
+        *(void **)&M.field = dlsym(M.lib, name);                                                         \
+        if (!M.field) {                                                                                 \
+            snprintf(M.err, sizeof M.err, "libmpi.so has no '%s' (dml needs Open MPI 4 or later)", name); \
+            return false;                                                                               \
+        }                                                                                               \
+    } while (0)
+    SYM(Init_thread, "MPI_Init_thread");
+    SYM(Finalize, "MPI_Finalize");
+    SYM(Abort, "MPI_Abort");
+    SYM(Comm_rank, "MPI_Comm_rank");
+    SYM(Comm_size, "MPI_Comm_size");
+    SYM(Comm_set_errhandler, "MPI_Comm_set_errhandler");
+    SYM(Isend, "MPI_Isend");
+    SYM(Recv, "MPI_Recv");
+    SYM(Iprobe, "MPI_Iprobe");
+    SYM(Test, "MPI_Test");
+    SYM(Error_string, "MPI_Error_string");
+    /* Open MPI's predefined handles are the addresses of these objects. */
+    SYM(world, "ompi_mpi_comm_world");
+    SYM(byte, "ompi_mpi_byte");
+    SYM(errors_return, "ompi_mpi_errors_return");
+#undef SYM
+    return true;
+}
+
+/* The build id: a hash of this executable's bytes, so ranks agree only
+ * when they run the very same dml binary (wherever it is installed). */
+static uint64_t build_id(void)
+{
+    FILE *f = fopen("/proc/self/exe", "rb");
+    if (!f)
+        return 0;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    unsigned char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ buf[i]) * 0x100000001b3ULL;
+    fclose(f);
+    return h;
+}
+
+static double env_double(const char *name, double dflt)
+{
+    const char *s = getenv(name);
+    char *end;
+    if (!s || !*s)
+        return dflt;
+    double v = strtod(s, &end);
+    return *end || v <= 0 ? dflt : v;
+}
+
+static int start_failed(void)
+{
+    fprintf(stderr, "dml: %s\n", M.err);
+    return 1;
+}
+
+/* Rank 0 sends its build id to every rank; each answers with its own and
+ * its host name. A mismatch is reported by rank 0, naming the rank. */
+static bool handshake(int *status)
+{
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "?");
+    host[sizeof host - 1] = '\0';
+    M.hosts = calloc((size_t)M.size, sizeof *M.hosts);
+    if (!M.hosts)
+        return false;
+    M.hosts[M.rank] = strdup(host);
+    uint64_t id = build_id();
+    static const int hello[] = {MM_HELLO};
+    if (M.rank == 0) {
+        for (int r = 1; r < M.size; r++)
+            if (!mpi_send(r, MM_HELLO, 0, (int64_t)id, 0, NULL))
+                return false;
+        bool same = true;
+        for (int n = 1; n < M.size; n++) {
+            MpiMsg m;
+            int got = wait_msg(-1, hello, 1, M.timeout, &m);
+            if (got == 0)
+                snprintf(M.err, sizeof M.err, "%d of %d ranks did not answer rank 0 within %.0f s "
+                         "(DML_MPI_TIMEOUT): is every rank running dml?", M.size - n, M.size - 1, M.timeout);
+            if (got <= 0)
+                return false;
+            WRead rd = {.p = m.data, .len = m.len};
+            char *h = wr_str(&rd);
+            free(M.hosts[m.src]);
+            M.hosts[m.src] = h ? h : strdup("?");
+            if ((uint64_t)m.epoch != id && same) {
+                snprintf(M.err, sizeof M.err, "rank %d on %s runs another dml build than rank 0 on %s (build ids "
+                         "%016llx and %016llx): every rank must run the same dml executable", m.src,
+                         mpi_host(m.src), host, (unsigned long long)m.epoch, (unsigned long long)id);
+                same = false;
+            }
+            mpi_msg_free(&m);
+        }
+        /* Everyone learns every host name (for messages about ranks). */
+        WBuf b = {0};
+        for (int r = 0; r < M.size; r++)
+            wb_str(&b, M.hosts[r]);
+        for (int r = 1; r < M.size; r++) {
+            WBuf c = {0};
+            wb_bytes(&c, b.p, b.len);
+            if (!mpi_send(r, MM_HELLO, same, 0, 0, &c))
+                return false;
+        }
+        wb_free(&b);
+        if (!same) {
+            *status = 1;
+            return false;
+        }
+        return true;
+    }
+    MpiMsg m;
+    if (wait_msg(0, hello, 1, -1, &m) <= 0)
+        return false;
+    mpi_msg_free(&m);
+    WBuf b = {0};
+    wb_str(&b, host);
+    if (!mpi_send(0, MM_HELLO, 0, (int64_t)id, 0, &b))
+        return false;
+    if (wait_msg(0, hello, 1, -1, &m) <= 0)
+        return false;
+    WRead rd = {.p = m.data, .len = m.len};
+    for (int r = 0; r < M.size; r++) {
+        char *h = wr_str(&rd);
+        if (h) {
+            free(M.hosts[r]);
+            M.hosts[r] = h;
+        }
+    }
+    bool same = m.worker != 0;
+    mpi_msg_free(&m);
+    if (!same) {
+        *status = 1;
+        snprintf(M.err, sizeof M.err, "(reported by rank 0)");
+        return false;
+    }
+    return true;
+}
+
+/* Launched by mpirun (Open MPI sets OMPI_COMM_WORLD_SIZE) or by another
+ * PMIx launcher such as srun --mpi=pmix (PMIX_RANK). */
+static bool launched(void)
+{
+    const char *s = getenv("OMPI_COMM_WORLD_SIZE"), *p = getenv("PMIX_RANK");
+    return (s && *s) || (p && *p);
+}
+
+static void teardown(void)
+{
+    while (M.pending) {
+        Pending *p = M.pending;
+        M.pending = p->next_p;
+        pending_free(p);
+    }
+    if (M.hosts)
+        for (int r = 0; r < M.size; r++)
+            free(M.hosts[r]);
+    free(M.hosts);
+    M.hosts = NULL;
+}
+
+bool ps_mpi_launch(int *status)
+{
+    if (!launched())
+        return false;
+    *status = 1;
+    if (!load_lib())
+        return start_failed(), true;
+    int provided = 0;
+    int rc = M.Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(rc, "MPI_Init_thread"), start_failed(), true;
+    M.Comm_set_errhandler(M.world, M.errors_return);
+    M.Comm_rank(M.world, &M.rank);
+    M.Comm_size(M.world, &M.size);
+    /* MPI counts are ints: a chunk is at most 1 GiB whatever is asked. */
+    double chunk = env_double("DML_MPI_CHUNK", 64.0 * 1024 * 1024);
+    M.chunk = chunk < 1 ? 1 : chunk > 1073741824.0 ? 1073741824 : (size_t)chunk;
+    M.timeout = env_double("DML_MPI_TIMEOUT", 60);
+    M.up = true;
+    if (M.size >= 2) {
+        int st = 0;
+        if (!handshake(&st)) {
+            if (st == 0) {
+                /* MPI itself failed: an orderly goodbye could hang. */
+                start_failed();
+                M.Abort(M.world, 1);
+                return true;
+            }
+            /* Different builds: rank 0 says so, everyone exits with 1. */
+            if (M.rank == 0)
+                start_failed();
+            double t0 = clock_now_sec();
+            while (mpi_sends_pending() && mpi_progress() && clock_now_sec() - t0 < M.timeout)
+                usleep(200);
+            M.Finalize();
+            teardown();
+            M.up = false;
+            return true;
+        }
+    }
+    if (M.rank == 0)
+        return false;
+    *status = ps_mpi_worker_loop();
+    M.Finalize();
+    teardown();
+    return true;
+}
+
+void ps_mpi_finish(int status)
+{
+    if (!M.up || M.rank != 0)
+        return;
+    mpi_lock();
+    if (M.broken) {
+        fflush(stdout);
+        fflush(stderr);
+        M.Abort(M.world, status ? status : 1);
+    }
+    for (int r = 1; r < M.size; r++)
+        mpi_send(r, MM_SHUTDOWN, 0, status, 0, NULL);
+    double t0 = clock_now_sec();
+    while (mpi_sends_pending() && clock_now_sec() - t0 < M.timeout) {
+        if (!mpi_progress())
+            break;
+        usleep(200);
+    }
+    mpi_unlock();
+    M.Finalize();
+    teardown();
+    M.up = false;
+}
+
+#else /* no Open MPI headers at build time */
+
+bool mpi_up(void) { return false; }
+int mpi_rank(void) { return 0; }
+int mpi_size(void) { return 1; }
+const char *mpi_host(int rank) { return "?"; }
+bool mpi_send(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload)
+{
+    if (payload)
+        wb_free(payload);
+    return false;
+}
+bool mpi_progress(void) { return false; }
+bool mpi_sends_pending(void) { return false; }
+int mpi_poll(MpiMsg *m) { return -1; }
+void mpi_msg_free(MpiMsg *m) { free(m->data); m->data = NULL; val_release(m->value); m->value = val_none(); }
+bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch, Value v) { return false; }
+const char *mpi_error(void) { return "this dml was built without Open MPI"; }
+double mpi_timeout(void) { return 60; }
+void mpi_mark_broken(void) {}
+void mpi_lock(void) {}
+void mpi_unlock(void) {}
+
+bool ps_mpi_launch(int *status)
+{
+    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK"))
+        return false;
+    fprintf(stderr, "dml: launched by mpirun, but this dml was built without Open MPI (install libopenmpi-dev "
+            "and rebuild)\n");
+    *status = 1;
+    return true;
+}
+
+void ps_mpi_finish(int status) {}
+
+#endif

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Open MPI underneath paramserv: loading libmpi (only when launched by
+ * mpirun, so a plain `dml` neither needs nor loads it), the start-up
+ * handshake (every rank must run the same dml build), framed messages of
+ * any size, and the shutdown. One MPI connection per process, so its state
+ * is one file-scope struct; MPI is initialised with MPI_THREAD_SERIALIZED
+ * and every call here is made under mpi_lock (one remote paramserv call
+ * at a time, on whichever thread runs it). */
+#ifndef DML_BUILTINS_PARAMSERV_MPI_COMM_H
+#define DML_BUILTINS_PARAMSERV_MPI_COMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+/* Message types; every message is one header (type, worker, epoch, batch,
+ * length, matrices) and 'length' payload bytes in chunks, then, for a value
+ * sent with mpi_send_value, the cells of each of its matrices in chunks. */
+enum {
+    MM_HELLO = 1,       /* 0 -> r: rank 0's build id; r -> 0: its build id and host */
+    MM_CALL,            /* 0 -> r: one paramserv call (program, config, partition) */
+    MM_MODEL,           /* 0 -> r: a model for the worker's next pull */
+    MM_END,             /* 0 -> r: the call is over (done or aborted) */
+    MM_SHUTDOWN,        /* 0 -> r: exit with status 'epoch' */
+    MM_PUSH,            /* r -> 0: gradients or a local model */
+    MM_PRINT,           /* r -> 0: text the worker's DML code printed */
+    MM_FAIL,            /* r -> 0: the worker failed; payload is the message */
+    MM_DONE,            /* r -> 0: made its last push; payload is its statistics */
+    MM_BEAT,            /* r -> 0: still alive (sent each second during a call) */
+    MM_ENDACK,          /* r -> 0: left the call */
+};
+
+typedef struct MpiMsg {
+    int src, type, worker;
+    int64_t epoch, batch;
+    char *data;         /* malloc'd payload (NULL when empty) */
+    size_t len;
+    Value value;        /* owned: a value sent by mpi_send_value, else NONE */
+} MpiMsg;
+
+bool mpi_up(void);
+int mpi_rank(void);
+int mpi_size(void);
+const char *mpi_host(int rank);     /* host name of a rank (from the handshake) */
+/* Queue a message (takes the buffer; NULL for none); sent in the
+ * background. false with mpi_error() set when MPI fails. */
+bool mpi_send(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload);
+/* Send a value whose matrix cells go straight from their memory (no
+ * copy); v is retained until the send completes. */
+bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch, Value v);
+/* Advance pending sends; false on an MPI error. */
+bool mpi_progress(void);
+bool mpi_sends_pending(void);
+/* Receive one message if any is waiting: 1 got one, 0 none, -1 MPI error. */
+int mpi_poll(MpiMsg *m);
+void mpi_msg_free(MpiMsg *m);
+const char *mpi_error(void);
+/* Seconds a rank may stay silent during a call before it is declared
+ * lost (DML_MPI_TIMEOUT, default 60). */
+double mpi_timeout(void);
+/* Rank 0: whether the job must be torn down by MPI_Abort at exit (a rank
+ * stopped answering, so an orderly shutdown could hang). */
+void mpi_mark_broken(void);
+void mpi_lock(void);
+void mpi_unlock(void);
+
+#endif

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The paramserv server: applies the workers' pushes to the global model
+ * (BSP, ASP, SBP, SSP; PARAMSERV.md 5.3), ends epochs (validation, progress
+ * line, checkpoint) and delivers models back through the channel
+ * (channel.c). It runs on one thread of the process that called paramserv,
+ * whether the workers are threads or Open MPI ranks.
+ *
+ * Determinism: BSP sums a round's payloads in worker order, whatever order
+ * they arrived in, so a seeded BSP run gives the same model for any timing
+ * and any transport. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../runtime/clock.h"
+#include "../../runtime/eval.h"
+#include "ps.h"
+
+
+static void epoch_end(PsRun *run, int64_t e)
+{
+    const PsConfig *c = run->cfg;
+    Interp *I = &run->SI;
+    double t0 = clock_now_sec();
+    double secs = t0 - run->epoch_t0;
+    double loss = NAN, acc = NAN;
+    bool have_val = false;
+    if (c->val) {
+        static const char *const names[] = {"model", "hyperparams", "val_features", "val_labels"};
+        Value vals[4] = {run->model, ps_hyper_arg(c), val_matrix_take(c->Xv),
+                         val_matrix_take(c->Yv)};
+        Value outs[2] = {val_none(), val_none()};
+        if (ps_call_named(I, c->val, names, vals, 4, outs, 2) != ST_OK) {
+            char who[96];
+            snprintf(who, sizeof who, "paramserv: validation failed after epoch %lld", (long long)e + 1);
+            ps_fail(run, I, who);
+            return;
+        }
+        if (val_is_number(outs[0]) && val_is_number(outs[1])) {
+            loss = val_num(outs[0]);
+            acc = val_num(outs[1]);
+            have_val = true;
+        } else {
+            val_release(outs[0]);
+            val_release(outs[1]);
+            err_set(I, "The outputs of the '%s' function should both be numbers", c->val->name);
+            ps_fail(run, I, "paramserv: validation failed");
+            return;
+        }
+    }
+    double t1 = clock_now_sec();
+    run->val_time += t1 - t0;
+    if (c->verbose) {
+        double ups = secs > 0 ? (double)run->epoch_updates / secs : 0;
+        if (have_val)
+            fprintf(stderr, "[paramserv] epoch %lld/%lld: loss %.6f, accuracy %.4f | %.2f s, %.1f updates/s\n",
+                    (long long)e + 1, (long long)c->epochs, loss, acc, secs, ups);
+        else
+            fprintf(stderr, "[paramserv] epoch %lld/%lld: %.2f s, %lld updates, %.1f updates/s\n", (long long)e + 1,
+                    (long long)c->epochs, secs, (long long)run->epoch_updates, ups);
+    }
+    if (c->ckpt == PS_CKPT_EPOCH || (c->ckpt == PS_CKPT_EPOCH10 && ((e + 1) % 10 == 0 || e + 1 == c->epochs))) {
+        if (ps_ckpt_write(I, c, run->model.l, e + 1) != ST_OK) {
+            ps_fail(run, I, "");
+            return;
+        }
+    }
+    run->ckpt_time += clock_now_sec() - t1;
+    run->epoch_updates = 0;
+    run->epoch_t0 = clock_now_sec();
+}
+
+/* Apply 'payload' (gradients) to the global model with agg. */
+static Status apply_agg(PsRun *run, Value grads)
+{
+    double t0 = clock_now_sec();
+    Value nm;
+    Status st = ps_call_agg(&run->SI, run->cfg, run->model, grads, &nm);
+    run->agg_time += clock_now_sec() - t0;
+    if (st != ST_OK)
+        return st;
+    val_release(run->model);
+    run->model = nm;
+    run->updates++;
+    run->epoch_updates++;
+    return ST_OK;
+}
+
+static bool more_pulls(const PsRun *run, const PsWorker *w)
+{
+    return w->pushed < ps_mul_sat(w->groups, run->cfg->epochs - run->start_epoch);
+}
+
+/* BSP/SBP: aggregate the marked workers' payloads in worker order, then
+ * deliver the new model: to the marked workers (SBP), or (BSP, round_e >= 0)
+ * to every worker whose next push belongs to the round after (round_e,
+ * round_r). */
+static Status finish_round(PsRun *run, int64_t round_e, int64_t round_r)
+{
+    const PsConfig *c = run->cfg;
+    Value acc = val_none();
+    int cnt = 0;
+    Status st = ST_OK;
+    for (int i = 0; i < run->k; i++) {
+        PsWorker *w = &run->w[i];
+        if (!w->marked)
+            continue;
+        if (st == ST_OK)
+            st = ps_list_add(&run->SI, acc, w->slot.l, &acc);
+        val_release(w->slot);
+        w->slot = val_none();
+        cnt++;
+    }
+    if (st != ST_OK)
+        return st;
+    if (c->model_avg) {
+        TRY(ps_list_scale_take(&run->SI, acc, 1.0 / cnt, &acc));
+        val_release(run->model);
+        run->model = acc;
+        run->updates++;
+        run->epoch_updates++;
+    } else {
+        st = apply_agg(run, acc);
+        val_release(acc);
+        TRY(st);
+    }
+    int64_t next_e = round_e, next_r = round_r + 1;
+    if (round_e >= 0) {
+        int64_t maxg = 0;
+        for (int i = 0; i < run->k; i++)
+            if (run->w[i].groups > maxg)
+                maxg = run->w[i].groups;
+        if (next_r >= maxg) {
+            next_e++;
+            next_r = 0;
+        }
+    }
+    for (int i = 0; i < run->k; i++) {
+        PsWorker *w = &run->w[i];
+        bool was_marked = w->marked;
+        w->marked = false;
+        if (!more_pulls(run, w))
+            continue;
+        if (round_e < 0 ? was_marked
+                        : (w->pushed / w->groups == next_e && w->pushed % w->groups == next_r))
+            ps_deliver(run, w);
+    }
+    return ST_OK;
+}
+
+/* BSP: the round is complete when every worker that still pushes in this
+ * epoch's round has pushed. Workers with fewer batches simply sit out the
+ * later rounds of an epoch, so unequal partitions never hang the barrier. */
+static Status handle_bsp(PsRun *run, PsWorker *w, Value payload)
+{
+    w->slot = payload;
+    w->marked = true;
+    int64_t idx = w->pushed - 1;
+    int64_t e = idx / w->groups, r = idx % w->groups;
+    for (int i = 0; i < run->k; i++) {
+        PsWorker *v = &run->w[i];
+        /* v still owes this round a push if its next push is round (e, r). */
+        if (!v->marked && more_pulls(run, v) && v->pushed / v->groups == e && v->pushed % v->groups == r)
+            return ST_OK;
+    }
+    return finish_round(run, e, r);
+}
+
+/* SBP: as upstream, a round closes once all but b of the participating
+ * workers pushed; the late ones have their next push dropped (and are
+ * answered with the current model). */
+static Status handle_sbp(PsRun *run, PsWorker *w, Value payload)
+{
+    if (w->straggle > 0) {
+        w->straggle--;
+        val_release(payload);
+        if (more_pulls(run, w))
+            ps_deliver(run, w);
+    } else {
+        w->slot = payload;
+        w->marked = true;
+    }
+    int marked = 0, participating = 0;
+    for (int i = 0; i < run->k; i++) {
+        PsWorker *v = &run->w[i];
+        if (v->marked)
+            marked++;
+        if (v->marked || more_pulls(run, v))
+            participating++;
+    }
+    if (marked == 0 || marked < participating - run->cfg->backup)
+        return ST_OK;
+    for (int i = 0; i < run->k; i++) {
+        PsWorker *v = &run->w[i];
+        if (!v->marked && more_pulls(run, v))
+            v->straggle++;
+    }
+    return finish_round(run, -1, 0);
+}
+
+/* SSP: apply every push at once (like ASP) but let a worker pull only while
+ * it is at most 'staleness' pushes ahead of the slowest unfinished worker. */
+static Status handle_ssp(PsRun *run, PsWorker *w, Value payload)
+{
+    Status st;
+    if (run->cfg->model_avg) {
+        /* Asynchronous model averaging: the pushed local model moves the
+         * global one by 1/k of the way (an elastic average). */
+        Value part, keep, sum;
+        double f = 1.0 / run->k;
+        st = ps_list_scale_take(&run->SI, payload, f, &part);
+        if (st == ST_OK) {
+            st = ps_list_scale_take(&run->SI, run->model, 1.0 - f, &keep);
+            run->model = val_none();
+            if (st == ST_OK) {
+                st = ps_list_add(&run->SI, keep, part.l, &sum);
+                if (st == ST_OK) {
+                    run->model = sum;
+                    run->updates++;
+                    run->epoch_updates++;
+                }
+            }
+            val_release(part);
+        }
+    } else {
+        st = apply_agg(run, payload);
+        val_release(payload);
+    }
+    TRY(st);
+    int64_t minclock = INT64_MAX;
+    for (int i = 0; i < run->k; i++)
+        if (more_pulls(run, &run->w[i]) && run->w[i].pushed < minclock)
+            minclock = run->w[i].pushed;
+    if (more_pulls(run, w))
+        w->deferred = true;
+    for (int i = 0; i < run->k; i++) {
+        PsWorker *v = &run->w[i];
+        if (v->deferred && more_pulls(run, v) && v->pushed - minclock <= run->cfg->staleness) {
+            v->deferred = false;
+            ps_deliver(run, v);
+        }
+    }
+    return ST_OK;
+}
+
+/* Issue 10: a push must match the model it updates, whatever agg does
+ * with it. Gradients: at most as many as the model has entries (upstream's
+ * LeNet pushes 8 gradients for a model of 8 weights + 8 momentum buffers),
+ * entry i shaped like model entry i. A local model (modelAvg): the same
+ * count and shapes. Checked on arrival, so the error names the worker,
+ * epoch and batch of the bad push, not whichever push closed a round. */
+static Status check_push(PsRun *run, const PsMsg *msg)
+{
+    Interp *I = &run->SI;
+    const List *m = run->model.l, *g = msg->payload.l;
+    const char *what = run->cfg->model_avg ? "model" : "gradients";
+    const char *one = run->cfg->model_avg ? "model entry" : "gradient";
+    if (msg->payload.kind != VAL_LIST)
+        return err_set(I, "the pushed %s are not a list", what);
+    TRY(ps_check_model(I, g, what));
+    if (run->cfg->model_avg ? g->n != m->n : g->n > m->n)
+        return err_set(I, "%lld %s pushed for a model of %lld entries", (long long)g->n, what,
+                       (long long)m->n);
+    for (int64_t i = 0; i < g->n; i++) {
+        const Matrix *a = g->items[i].m, *b = m->items[i].m;
+        if (a->rows != b->rows || a->cols != b->cols)
+            return err_set(I, "%s %lld is %lldx%lld but model entry %lld is %lldx%lld", one, (long long)i + 1,
+                           (long long)a->rows, (long long)a->cols, (long long)i + 1, (long long)b->rows,
+                           (long long)b->cols);
+    }
+    return ST_OK;
+}
+
+static Status handle(PsRun *run, PsMsg *msg)
+{
+    const PsConfig *c = run->cfg;
+    PsWorker *w = &run->w[msg->worker];
+    w->pushed++;
+    Status st = ST_OK;
+    switch (c->utype) {
+    case PS_ASP:
+        st = apply_agg(run, msg->payload);
+        val_release(msg->payload);
+        if (st == ST_OK && more_pulls(run, w))
+            ps_deliver(run, w);
+        break;
+    case PS_BSP: st = handle_bsp(run, w, msg->payload); break;
+    case PS_SBP: st = handle_sbp(run, w, msg->payload); break;
+    case PS_SSP: st = handle_ssp(run, w, msg->payload); break;
+    }
+    msg->payload = val_none();
+    if (st != ST_OK)
+        return st;
+    bool complete;
+    TRY(ps_epochs_push(&run->SI, &run->epochs, msg->epoch, &complete));
+    if (complete)
+        epoch_end(run, msg->epoch);
+    return ST_OK;
+}
+
+/* The server thread: applies pushes one at a time, in arrival order. */
+void *ps_server_main(void *arg)
+{
+    PsRun *run = arg;
+    interp_stack_init(&run->SI, PS_STACK);
+    int64_t total = ps_mul_sat(run->epoch_pushes_needed, run->cfg->epochs - run->start_epoch), done = 0;
+    PsMsg *batch = NULL;
+    int64_t cap = 0;
+    while (done < total) {
+        int64_t nb = ps_take_pushes(run, &batch, &cap);
+        if (nb < 0)
+            break;
+        /* Process what arrived without holding the lock. */
+        for (int64_t i = 0; i < nb; i++) {
+            PsMsg *msg = &batch[i];
+            if (atomic_load(&run->abort))
+                goto drop;
+            if (check_push(run, msg) != ST_OK) {
+                char who[160];
+                snprintf(who, sizeof who, "paramserv: push from worker %d rejected (epoch %lld, batch %lld)", msg->worker + 1,
+                         (long long)msg->epoch + 1, (long long)msg->batch);
+                ps_fail(run, &run->SI, who);
+                goto drop;
+            }
+            if (handle(run, msg) != ST_OK) {
+                if (!atomic_load(&run->abort)) {
+                    char who[96];
+                    snprintf(who, sizeof who, "paramserv: aggregation failed (push from worker %d, epoch %lld)",
+                             msg->worker + 1, (long long)msg->epoch + 1);
+                    ps_fail(run, &run->SI, who);
+                }
+                goto drop;
+            }
+            done++;
+            continue;
+        drop:
+            for (int64_t j = i; j < nb; j++)
+                val_release(batch[j].payload);
+            break;
+        }
+        if (atomic_load(&run->abort))
+            break;
+    }
+    free(batch);
+    return NULL;
+}

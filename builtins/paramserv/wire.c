@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Encoding and decoding of values for Open MPI messages (wire.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+/* Lists inside lists deeper than this are refused (values from DML cannot
+ * be this deep in a paramserv model or hyperparams in practice). */
+#define WIRE_MAX_DEPTH 64
+
+enum { W_NONE, W_BOOL, W_INT, W_DOUBLE, W_STRING, W_MATRIX, W_LIST };
+
+void wb_free(WBuf *b)
+{
+    free(b->p);
+    *b = (WBuf){0};
+}
+
+static bool wb_room(WBuf *b, size_t n)
+{
+    if (b->oom)
+        return false;
+    if (b->cap - b->len >= n)
+        return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->len < n) {
+        if (cap > SIZE_MAX / 2) {
+            b->oom = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    char *np = realloc(b->p, cap);
+    if (!np) {
+        b->oom = true;
+        return false;
+    }
+    b->p = np;
+    b->cap = cap;
+    return true;
+}
+
+void wb_bytes(WBuf *b, const void *p, size_t n)
+{
+    if (n && wb_room(b, n)) {
+        memcpy(b->p + b->len, p, n);
+        b->len += n;
+    }
+}
+
+void wb_i64(WBuf *b, int64_t v) { wb_bytes(b, &v, sizeof v); }
+void wb_f64(WBuf *b, double v) { wb_bytes(b, &v, sizeof v); }
+
+void wb_strn(WBuf *b, const char *s, size_t n)
+{
+    wb_i64(b, (int64_t)n);
+    wb_bytes(b, s, n);
+}
+
+void wb_str(WBuf *b, const char *s)
+{
+    if (!s) {
+        wb_i64(b, -1);
+        return;
+    }
+    wb_strn(b, s, strlen(s));
+}
+
+static void put_value(WBuf *b, Value v, int depth, bool data)
+{
+    switch (v.kind) {
+    case VAL_BOOL: wb_i64(b, W_BOOL); wb_i64(b, v.b); break;
+    case VAL_INT: wb_i64(b, W_INT); wb_i64(b, v.i); break;
+    case VAL_DOUBLE: wb_i64(b, W_DOUBLE); wb_f64(b, v.d); break;
+    case VAL_STRING: wb_i64(b, W_STRING); wb_strn(b, v.s->s, (size_t)v.s->len); break;
+    case VAL_MATRIX:
+        wb_i64(b, W_MATRIX);
+        wb_i64(b, v.m->rows);
+        wb_i64(b, v.m->cols);
+        if (data)
+            wb_bytes(b, v.m->data, sizeof(double) * (size_t)mat_len(v.m));
+        break;
+    case VAL_LIST:
+        if (depth >= WIRE_MAX_DEPTH) {
+            b->oom = true;
+            break;
+        }
+        wb_i64(b, W_LIST);
+        wb_i64(b, v.l->n);
+        wb_i64(b, v.l->names != NULL);
+        for (int64_t i = 0; i < v.l->n; i++) {
+            if (v.l->names)
+                wb_str(b, v.l->names[i] ? v.l->names[i]->s : NULL);
+            put_value(b, v.l->items[i], depth + 1, data);
+        }
+        break;
+    default: wb_i64(b, W_NONE); break;
+    }
+}
+
+void wb_value(WBuf *b, Value v) { put_value(b, v, 0, true); }
+void wb_value_layout(WBuf *b, Value v) { put_value(b, v, 0, false); }
+
+int64_t wire_matrices(Value v, Matrix **out, int64_t cap)
+{
+    if (v.kind == VAL_MATRIX) {
+        if (cap > 0)
+            out[0] = v.m;
+        return 1;
+    }
+    int64_t n = 0;
+    if (v.kind == VAL_LIST)
+        for (int64_t i = 0; i < v.l->n; i++)
+            n += wire_matrices(v.l->items[i], out ? out + n : NULL, cap - n > 0 ? cap - n : 0);
+    return n;
+}
+
+static const char *take(WRead *r, size_t n)
+{
+    if (r->bad || r->len - r->pos < n) {
+        r->bad = true;
+        return NULL;
+    }
+    const char *p = r->p + r->pos;
+    r->pos += n;
+    return p;
+}
+
+int64_t wr_i64(WRead *r)
+{
+    int64_t v = 0;
+    const char *p = take(r, sizeof v);
+    if (p)
+        memcpy(&v, p, sizeof v);
+    return v;
+}
+
+double wr_f64(WRead *r)
+{
+    double v = 0;
+    const char *p = take(r, sizeof v);
+    if (p)
+        memcpy(&v, p, sizeof v);
+    return v;
+}
+
+const char *wr_strn(WRead *r, size_t *n)
+{
+    int64_t len = wr_i64(r);
+    *n = 0;
+    if (len < 0 || r->bad)
+        return NULL;
+    const char *p = take(r, (size_t)len);
+    if (p)
+        *n = (size_t)len;
+    return p;
+}
+
+char *wr_str(WRead *r)
+{
+    size_t n;
+    const char *p = wr_strn(r, &n);
+    if (!p)
+        return NULL;
+    char *s = malloc(n + 1);
+    if (!s) {
+        r->bad = true;
+        return NULL;
+    }
+    memcpy(s, p, n);
+    s[n] = '\0';
+    return s;
+}
+
+static Value get_value(WRead *r, int depth, bool data)
+{
+    int64_t kind = wr_i64(r);
+    if (r->bad)
+        return val_none();
+    switch (kind) {
+    case W_BOOL: return val_bool(wr_i64(r) != 0);
+    case W_INT: return val_int(wr_i64(r));
+    case W_DOUBLE: return val_double(wr_f64(r));
+    case W_STRING: {
+        size_t n;
+        const char *p = wr_strn(r, &n);
+        Str *s = p ? str_new(p, n) : NULL;
+        if (!s) {
+            r->bad = true;
+            return val_none();
+        }
+        return val_str_take(s);
+    }
+    case W_MATRIX: {
+        int64_t rows = wr_i64(r), cols = wr_i64(r);
+        if (r->bad || rows < 0 || cols < 0 || (cols > 0 && rows > INT64_MAX / 8 / cols) ||
+            (data && (uint64_t)(rows * cols) * 8 > r->len - r->pos)) {
+            r->bad = true;
+            return val_none();
+        }
+        Matrix *m = mat_new_raw(rows, cols);
+        if (!data) {
+            if (!m)
+                r->bad = true;
+            return m ? val_matrix_take(m) : val_none();
+        }
+        const char *p = take(r, sizeof(double) * (size_t)(rows * cols));
+        if (!m || !p) {
+            if (m)
+                val_release(val_matrix_take(m));
+            r->bad = true;
+            return val_none();
+        }
+        if (rows * cols > 0)
+            memcpy(m->data, p, sizeof(double) * (size_t)(rows * cols));
+        return val_matrix_take(m);
+    }
+    case W_LIST: {
+        int64_t n = wr_i64(r);
+        bool named = wr_i64(r) != 0;
+        if (r->bad || depth >= WIRE_MAX_DEPTH || n < 0 || (uint64_t)n > r->len - r->pos) {
+            r->bad = true;
+            return val_none();
+        }
+        List *l = list_new(n, named);
+        if (!l) {
+            r->bad = true;
+            return val_none();
+        }
+        for (int64_t i = 0; i < n && !r->bad; i++) {
+            char *name = named ? wr_str(r) : NULL;
+            Value v = get_value(r, depth + 1, data);
+            if (r->bad)
+                val_release(v);
+            else if (!list_push_take(l, v, name))
+                r->bad = true;     /* list_push_take released v */
+            free(name);
+        }
+        if (r->bad) {
+            val_release(val_list_take(l));
+            return val_none();
+        }
+        return val_list_take(l);
+    }
+    default:
+        r->bad = true;
+        return val_none();
+    }
+}
+
+Value wr_value(WRead *r) { return get_value(r, 0, true); }
+Value wr_value_layout(WRead *r) { return get_value(r, 0, false); }

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The byte format of what crosses Open MPI between dml ranks: scalars,
+ * strings, matrices (raw little-endian doubles, bit for bit) and lists, in
+ * a growable buffer. Sizes are 64-bit, so a buffer may pass 2 GiB (it is
+ * sent in chunks, mpi_run.c). The reader never trusts the bytes: a short or
+ * malformed buffer sets 'bad' and yields zeros, never a crash. Any thread;
+ * one buffer per thread. */
+#ifndef DML_BUILTINS_PARAMSERV_WIRE_H
+#define DML_BUILTINS_PARAMSERV_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../runtime/value.h"
+
+typedef struct WBuf {
+    char *p;
+    size_t len, cap;
+    bool oom;                   /* an allocation failed: the buffer is incomplete */
+} WBuf;
+
+void wb_free(WBuf *b);
+void wb_bytes(WBuf *b, const void *p, size_t n);
+void wb_i64(WBuf *b, int64_t v);
+void wb_f64(WBuf *b, double v);
+void wb_str(WBuf *b, const char *s);                /* NULL is written as absent */
+void wb_strn(WBuf *b, const char *s, size_t n);
+/* Scalars, strings, matrices and lists of them (depth-limited). */
+void wb_value(WBuf *b, Value v);
+/* The same without the matrices' cells: the layout of a message whose
+ * matrix data travels separately (mpi_send_value). */
+void wb_value_layout(WBuf *b, Value v);
+/* The matrices of v in the order the layout lists them (depth first):
+ * stores up to cap of them in out, returns how many there are. */
+int64_t wire_matrices(Value v, Matrix **out, int64_t cap);
+
+typedef struct WRead {
+    const char *p;
+    size_t len, pos;
+    bool bad;
+} WRead;
+
+int64_t wr_i64(WRead *r);
+double wr_f64(WRead *r);
+/* A string written by wb_str as a new malloc'd copy (NULL when absent). */
+char *wr_str(WRead *r);
+/* A string in place: pointer into the buffer and its length. */
+const char *wr_strn(WRead *r, size_t *n);
+/* A value written by wb_value, owned; NONE (and 'bad' set) on malformed
+ * input or when memory runs out. */
+Value wr_value(WRead *r);
+/* A value written by wb_value_layout: its matrices allocated, cells unset. */
+Value wr_value_layout(WRead *r);
+
+#endif

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * plot() to a file: PNG, SVG or PDF drawn with cairo (anti-aliased lines
+ * and text, three formats from one drawing routine). The picture goes to a
+ * temporary next to the target through cairo's stream API and is renamed
+ * over it only when complete. Thread-safe: each call has its own surface
+ * and context; cairo and fontconfig lock their shared caches. */
+#include "plot.h"
+
+#include <cairo.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#ifdef CAIRO_HAS_SVG_SURFACE
+#include <cairo-svg.h>
+#endif
+#ifdef CAIRO_HAS_PDF_SURFACE
+#include <cairo-pdf.h>
+#endif
+
+#include "io_formats.h"
+
+typedef enum Fmt { FMT_NONE, FMT_PNG, FMT_SVG, FMT_PDF } Fmt;
+
+static Fmt fmt_of(const char *path)
+{
+    size_t n = strlen(path);
+    if (n < 5)
+        return FMT_NONE;
+    const char *sfx = path + n - 4;
+    if (!strcasecmp(sfx, ".png"))
+        return FMT_PNG;
+#ifdef CAIRO_HAS_SVG_SURFACE
+    if (!strcasecmp(sfx, ".svg"))
+        return FMT_SVG;
+#endif
+#ifdef CAIRO_HAS_PDF_SURFACE
+    if (!strcasecmp(sfx, ".pdf"))
+        return FMT_PDF;
+#endif
+    return FMT_NONE;
+}
+
+/* For LeakSanitizer (the ASan test suite): fontconfig, which cairo's text
+ * goes through, keeps the fonts it has looked up in caches that live until
+ * the process ends and that LeakSanitizer cannot see as reachable. Only
+ * FcFini() frees them, and calling it while cairo still holds fonts aborts,
+ * so these are suppressed instead; leaks in our own code are still reported.
+ * LeakSanitizer looks these functions up by name; other builds ignore them.
+ * (Not listing the suppressions used keeps stderr as the tests expect it;
+ * LSAN_OPTIONS still overrides.) */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libfontconfig.so\n";
+}
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void)
+{
+    return "print_suppressions=0";
+}
+
+bool plot_known_suffix(const char *path)
+{
+    return fmt_of(path) != FMT_NONE;
+}
+
+/* Tableau's ten colours: distinct, and readable on white. A series past
+ * the tenth reuses them with a dashed line. */
+static const double palette[10][3] = {
+    {0.122, 0.467, 0.706}, {1.000, 0.498, 0.055}, {0.173, 0.627, 0.173}, {0.839, 0.153, 0.157},
+    {0.580, 0.404, 0.741}, {0.549, 0.337, 0.294}, {0.890, 0.467, 0.761}, {0.498, 0.498, 0.498},
+    {0.737, 0.741, 0.133}, {0.090, 0.745, 0.812},
+};
+
+enum { FONT_TITLE = 17, FONT_LABEL = 14, FONT_TICK = 12, FONT_LEGEND = 13 };
+enum { DEFAULT_W = 800, DEFAULT_H = 500 };
+/* Series with at most this many points get a marker on each point. */
+enum { MARKER_MAX_POINTS = 40 };
+
+static void set_font(cairo_t *cr, double size, bool bold)
+{
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, size);
+}
+
+static double text_width(cairo_t *cr, const char *s)
+{
+    cairo_text_extents_t e;
+    cairo_text_extents(cr, s, &e);
+    return e.x_advance;
+}
+
+/* Draws 's' with its anchor at (x, y): ax 0/0.5/1 = left/centre/right,
+ * y is the baseline. */
+static void text_at(cairo_t *cr, const char *s, double x, double y, double ax)
+{
+    cairo_move_to(cr, x - ax * text_width(cr, s), y);
+    cairo_show_text(cr, s);
+}
+
+static void set_series_style(cairo_t *cr, int k)
+{
+    const double *c = palette[k % 10];
+    cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+    cairo_set_line_width(cr, 2.2);
+    if (k >= 10) {
+        double dash[2] = {7, 4};
+        cairo_set_dash(cr, dash, 2, 0);
+    } else {
+        cairo_set_dash(cr, NULL, 0, 0);
+    }
+}
+
+/* The plot area: left, top, width, height in device units. */
+typedef struct Area {
+    double x0, y0, w, h;
+    PlotRange r;
+} Area;
+
+static double fx(const Area *f, double v) { return f->x0 + (v - f->r.xlo) / (f->r.xhi - f->r.xlo) * f->w; }
+static double fy(const Area *f, double v) { return f->y0 + f->h - (v - f->r.ylo) / (f->r.yhi - f->r.ylo) * f->h; }
+
+static bool point_ok(const PlotSpec *s, int k, int64_t i)
+{
+    return isfinite(s->x[i]) && isfinite(s->y[k][i]);
+}
+
+/* True when the finite x values never decrease (the usual case: steps,
+ * epochs, time), which lets draw_series thin out dense series. */
+static bool x_sorted(const PlotSpec *s)
+{
+    double prev = -INFINITY;
+    for (int64_t i = 0; i < s->n; i++) {
+        if (!isfinite(s->x[i]))
+            continue;
+        if (s->x[i] < prev)
+            return false;
+        prev = s->x[i];
+    }
+    return true;
+}
+
+/* One series: a path broken at every non-finite point; a point with no
+ * finite neighbour gets a dot so that it stays visible. When x is sorted
+ * and there are more points than pixel columns, the points falling in one
+ * pixel column are drawn as their first, lowest, highest and last point
+ * (in their order): the same picture, without stroking a million segments
+ * on top of each other. */
+static void draw_series(cairo_t *cr, const PlotSpec *s, const Area *f, int k, bool thin)
+{
+    const double *y = s->y[k];
+    set_series_style(cr, k);
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
+    int64_t run = 0;        /* points in the current path */
+    double lastx = 0, lasty = 0;
+    for (int64_t i = 0; i < s->n;) {
+        if (!point_ok(s, k, i)) {
+            if (run > 1) {
+                cairo_stroke(cr);
+            } else if (run == 1) {
+                cairo_new_path(cr);
+                cairo_arc(cr, lastx, lasty, 2.5, 0, 2 * M_PI);
+                cairo_fill(cr);
+            }
+            run = 0;
+            i++;
+            continue;
+        }
+        /* The bucket [i, j]: one point, or the points of one pixel column. */
+        int64_t j = i, imin = i, imax = i;
+        if (thin) {
+            double col = floor(fx(f, s->x[i]));
+            while (j + 1 < s->n && point_ok(s, k, j + 1) && floor(fx(f, s->x[j + 1])) == col) {
+                j++;
+                if (y[j] < y[imin])
+                    imin = j;
+                if (y[j] > y[imax])
+                    imax = j;
+            }
+        }
+        int64_t pts[4] = {i, imin < imax ? imin : imax, imin < imax ? imax : imin, j};
+        for (int p = 0; p < 4; p++) {
+            if (p > 0 && pts[p] == pts[p - 1])
+                continue;
+            lastx = fx(f, s->x[pts[p]]);
+            lasty = fy(f, y[pts[p]]);
+            if (run == 0)
+                cairo_move_to(cr, lastx, lasty);
+            else
+                cairo_line_to(cr, lastx, lasty);
+            run++;
+        }
+        i = j + 1;
+    }
+    if (run > 1) {
+        cairo_stroke(cr);
+    } else if (run == 1) {
+        cairo_new_path(cr);
+        cairo_arc(cr, lastx, lasty, 2.5, 0, 2 * M_PI);
+        cairo_fill(cr);
+    }
+    cairo_new_path(cr);
+    if (s->n <= MARKER_MAX_POINTS) {
+        for (int64_t i = 0; i < s->n; i++) {
+            if (!point_ok(s, k, i))
+                continue;
+            cairo_arc(cr, fx(f, s->x[i]), fy(f, y[i]), 3.6, 0, 2 * M_PI);
+            cairo_fill(cr);
+        }
+    }
+}
+
+/* Draws the whole chart on 'cr', a W x H canvas. */
+static void draw_chart(cairo_t *cr, const PlotSpec *s, double W, double H)
+{
+    Area f;
+    plot_range(s, &f.r);    /* the caller checked there is a finite point */
+
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+
+    /* Ticks: about one per 70 px vertically and one per 85 px across. */
+    PlotTicks yt, xt;
+    plot_ticks(f.r.ylo, f.r.yhi, (int)fmax(2, (H - 110) / 70), &yt);
+    plot_x_ticks(s, &f.r, (int)fmax(2, (W - 160) / 85), &xt);
+    char lab[64];
+
+    /* Margins from what has to fit around the plot area. */
+    set_font(cr, FONT_TICK, false);
+    double ylab_w = 0;
+    for (int k = 0; k < yt.count; k++) {
+        plot_tick_label(&yt, plot_tick_value(&yt, k), lab, sizeof lab);
+        ylab_w = fmax(ylab_w, text_width(cr, lab));
+    }
+    plot_tick_label(&xt, plot_tick_value(&xt, xt.count - 1), lab, sizeof lab);
+    double last_x_half = text_width(cr, lab) / 2;
+    double legend_w = 0;
+    if (s->legend) {
+        set_font(cr, FONT_LEGEND, false);
+        for (int k = 0; k < s->ns; k++)
+            legend_w = fmax(legend_w, text_width(cr, s->names[k]));
+        legend_w += 28 + 8 + 24;  /* sample line, gap, padding */
+    }
+    double left = 12 + (*s->ylab ? FONT_LABEL + 10 : 0) + ylab_w + 10;
+    double top = *s->title ? FONT_TITLE + 26 : 18;
+    double bottom = 10 + FONT_TICK + 8 + (*s->xlab ? FONT_LABEL + 12 : 0) + 8;
+    double right = fmax(s->legend ? legend_w + 12 : 20, last_x_half + 8);
+    f.x0 = left;
+    f.y0 = top;
+    f.w = fmax(10, W - left - right);
+    f.h = fmax(10, H - top - bottom);
+
+    /* Grid at the ticks, then the frame. Lines on half pixels stay crisp. */
+    cairo_set_line_width(cr, 1);
+    cairo_set_source_rgb(cr, 0.90, 0.90, 0.90);
+    for (int k = 0; k < yt.count; k++) {
+        double y = floor(fy(&f, plot_tick_value(&yt, k))) + 0.5;
+        cairo_move_to(cr, f.x0, y);
+        cairo_line_to(cr, f.x0 + f.w, y);
+    }
+    for (int k = 0; k < xt.count; k++) {
+        double x = floor(fx(&f, plot_tick_value(&xt, k))) + 0.5;
+        cairo_move_to(cr, x, f.y0);
+        cairo_line_to(cr, x, f.y0 + f.h);
+    }
+    cairo_stroke(cr);
+    cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
+    cairo_rectangle(cr, floor(f.x0) + 0.5, floor(f.y0) + 0.5, floor(f.w), floor(f.h));
+    cairo_stroke(cr);
+
+    /* Tick marks and labels. */
+    set_font(cr, FONT_TICK, false);
+    for (int k = 0; k < yt.count; k++) {
+        double v = plot_tick_value(&yt, k), y = floor(fy(&f, v)) + 0.5;
+        cairo_move_to(cr, f.x0 - 5, y);
+        cairo_line_to(cr, f.x0, y);
+        cairo_stroke(cr);
+        plot_tick_label(&yt, v, lab, sizeof lab);
+        text_at(cr, lab, f.x0 - 8, y + FONT_TICK * 0.36, 1);
+    }
+    for (int k = 0; k < xt.count; k++) {
+        double v = plot_tick_value(&xt, k), x = floor(fx(&f, v)) + 0.5;
+        cairo_move_to(cr, x, f.y0 + f.h);
+        cairo_line_to(cr, x, f.y0 + f.h + 5);
+        cairo_stroke(cr);
+        plot_tick_label(&xt, v, lab, sizeof lab);
+        text_at(cr, lab, x, f.y0 + f.h + 8 + FONT_TICK, 0.5);
+    }
+
+    /* Title and axis labels. */
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    if (*s->title) {
+        set_font(cr, FONT_TITLE, true);
+        text_at(cr, s->title, f.x0 + f.w / 2, 12 + FONT_TITLE, 0.5);
+    }
+    set_font(cr, FONT_LABEL, false);
+    if (*s->xlab)
+        text_at(cr, s->xlab, f.x0 + f.w / 2, H - 12, 0.5);
+    if (*s->ylab) {
+        cairo_save(cr);
+        cairo_translate(cr, 12 + FONT_LABEL, f.y0 + f.h / 2);
+        cairo_rotate(cr, -M_PI / 2);
+        text_at(cr, s->ylab, 0, 0, 0.5);
+        cairo_restore(cr);
+    }
+
+    bool thin = s->n > 2 * (int64_t)f.w && x_sorted(s);
+    for (int k = 0; k < s->ns; k++)
+        draw_series(cr, s, &f, k, thin);
+
+    if (s->legend) {
+        double lx = f.x0 + f.w + 14, ly = f.y0 + 4, row = FONT_LEGEND + 9;
+        set_font(cr, FONT_LEGEND, false);
+        for (int k = 0; k < s->ns && ly + row <= H; k++, ly += row) {
+            set_series_style(cr, k);
+            cairo_move_to(cr, lx, ly + row / 2);
+            cairo_line_to(cr, lx + 28, ly + row / 2);
+            cairo_stroke(cr);
+            if (s->n <= MARKER_MAX_POINTS) {
+                cairo_arc(cr, lx + 14, ly + row / 2, 3.6, 0, 2 * M_PI);
+                cairo_fill(cr);
+            }
+            cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+            text_at(cr, s->names[k], lx + 36, ly + row / 2 + FONT_LEGEND * 0.36, 0);
+        }
+    }
+}
+
+/* cairo's stream callback: the FILE* of the temporary. */
+static cairo_status_t write_stream(void *closure, const unsigned char *data, unsigned int len)
+{
+    return fwrite(data, 1, len, (FILE *)closure) == len ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
+}
+
+bool plot_write_file(const PlotSpec *s, const char *path, char *err, size_t errcap)
+{
+    Fmt fmt = fmt_of(path);
+    if (fmt == FMT_NONE) {
+        snprintf(err, errcap, "cannot tell the picture format of '%s': the file name must end in .png, .svg or .pdf",
+                 path);
+        return false;
+    }
+    double W = s->width ? s->width : DEFAULT_W, H = s->height ? s->height : DEFAULT_H;
+    IoTmp t;
+    IoErr e;
+    if (!io_tmp_open(path, &t, &e)) {
+        snprintf(err, errcap, "%s", e.msg);
+        return false;
+    }
+    cairo_surface_t *surf;
+    switch (fmt) {
+#ifdef CAIRO_HAS_SVG_SURFACE
+    case FMT_SVG: surf = cairo_svg_surface_create_for_stream(write_stream, t.f, W, H); break;
+#endif
+#ifdef CAIRO_HAS_PDF_SURFACE
+    case FMT_PDF: surf = cairo_pdf_surface_create_for_stream(write_stream, t.f, W, H); break;
+#endif
+    default: surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H); break;
+    }
+    cairo_status_t cs = cairo_surface_status(surf);
+    if (cs == CAIRO_STATUS_SUCCESS) {
+        cairo_t *cr = cairo_create(surf);
+        draw_chart(cr, s, W, H);
+        cs = cairo_status(cr);
+        cairo_destroy(cr);
+    }
+    if (cs == CAIRO_STATUS_SUCCESS && fmt == FMT_PNG)
+        cs = cairo_surface_write_to_png_stream(surf, write_stream, t.f);
+    cairo_surface_finish(surf);
+    if (cs == CAIRO_STATUS_SUCCESS)
+        cs = cairo_surface_status(surf);
+    cairo_surface_destroy(surf);
+    if (cs != CAIRO_STATUS_SUCCESS) {
+        int saved = errno;
+        char eb[64];
+        io_tmp_abort(&t);
+        if (cs == CAIRO_STATUS_WRITE_ERROR && saved)
+            snprintf(err, errcap, "cannot write '%s': %s", path, io_strerror(saved, eb, sizeof eb));
+        else
+            snprintf(err, errcap, "cannot draw '%s': %s", path, cairo_status_to_string(cs));
+        return false;
+    }
+    if (!io_tmp_commit(&t, path, &e)) {
+        snprintf(err, errcap, "%s", e.msg);
+        return false;
+    }
+    return true;
+}

@@ -1,0 +1,235 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# paramserv on Open MPI (issue 12): runs dml under mpirun with 2-4 ranks on
+# this machine, over shared memory (btl vader) and TCP loopback (btl tcp).
+# Worker ranks run in an empty folder, so nothing reaches them but what rank
+# 0 ships. Checks: seeded BSP (every freq, modelAvg, every scheme) equals
+# the local backend with the same k bit for bit, for N = 2, 3, 4 and both
+# transports; the asynchronous utypes train; a worker's DML error, a killed
+# rank, a stopped rank, different builds and bad modes end the job with the
+# right message; upd's prints reach rank 0; --stats; chunked messages.
+# Ends with "N passed, N failed". Skips (0 passed, 0 failed) only when
+# mpirun is not installed (tools/install-deps.sh installs it), or under
+# ThreadSanitizer, which does not instrument Open MPI.
+#   DML=build/release/dml sh tests/mpi/run_mpi_tests.sh
+
+DML=${DML:-build/release/dml}
+case "$DML" in /*) ;; *) DML="$PWD/$DML" ;; esac
+cd "$(dirname "$0")" || exit 2
+
+if ! command -v mpirun >/dev/null 2>&1; then
+    echo "note: mpirun not found (apt-get install openmpi-bin libopenmpi-dev); MPI tests skipped"
+    echo "0 passed, 0 failed"
+    exit 0
+fi
+case "$DML" in
+*/tsan/*)
+    echo "note: MPI tests skipped under ThreadSanitizer (Open MPI's progress threads and shared memory are not instrumented)"
+    echo "0 passed, 0 failed"
+    exit 0 ;;
+esac
+if ! "$DML" --version >/dev/null 2>&1; then
+    echo "mpi: no dml binary at $DML"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+# Open MPI keeps memory past MPI_Finalize: suppressed by library (never
+# dml's own code); full unwinding so the suppressions see those frames.
+LSAN_OPTIONS="suppressions=$PWD/lsan-openmpi.supp:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS
+MPIRUN="mpirun --oversubscribe"
+[ "$(id -u)" -eq 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
+# Containers (CI) often forbid the cross-process memory access that the
+# shared-memory transport uses for large messages; copying through the
+# shared segment works everywhere.
+OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+export OMPI_MCA_btl_vader_single_copy_mechanism
+# A hang guard, not a timing assertion: a test that hangs fails.
+GUARD=""
+command -v timeout >/dev/null 2>&1 && GUARD="timeout 300"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dmlmpi.XXXXXX") || exit 2
+mkdir "$tmp/empty"
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 2' INT TERM
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -f "$tmp/err" ] && sed -n '1,15p' "$tmp/err"; }
+
+# mpi N BTL SCRIPT ARGS...: rank 0 here, ranks 1..N-1 in an empty folder.
+mpi() {
+    n=$1 btl=$2 script=$3
+    shift 3
+    $GUARD $MPIRUN --mca btl "$btl" -np 1 "$DML" run "$script" "$@" : \
+        -np $((n - 1)) -wdir "$tmp/empty" "$DML" run "$script" "$@"
+}
+
+# ---- bit-identity of seeded BSP with the local backend --------------------
+# bits N BTL FREQ SCHEME AVG UPD: local k=N-1 threads vs N-1 worker ranks.
+bits() {
+    n=$1 btl=$2 freq=$3 scheme=$4 avg=$5 upd=$6
+    name="bits N=$n $btl $freq $scheme avg=$avg $upd"
+    set -- utype=BSP freq="$freq" scheme="$scheme" k=$((n - 1)) avg="$avg" upd="$upd"
+    if ! $GUARD "$DML" run bits.dml -nvargs mode=LOCAL "$@" out="$tmp/local" >"$tmp/local.out" 2>"$tmp/err"; then
+        bad "$name (local run)"
+        return
+    fi
+    if ! mpi "$n" "$btl" bits.dml -nvargs mode=REMOTE_MPI "$@" out="$tmp/mpi" >"$tmp/mpi.out" 2>"$tmp/err"; then
+        bad "$name (mpirun)"
+        return
+    fi
+    if cmp -s "$tmp/local.1" "$tmp/mpi.1" && cmp -s "$tmp/local.2" "$tmp/mpi.2" &&
+        cmp -s "$tmp/local.out" "$tmp/mpi.out"; then
+        ok "$name"
+    else
+        echo "local: $(cat "$tmp/local.out")"
+        echo "mpi:   $(cat "$tmp/mpi.out")"
+        bad "$name: models differ"
+    fi
+}
+for btl in self,vader self,tcp; do
+    for n in 2 3 4; do
+        bits $n $btl BATCH DISJOINT_RANDOM FALSE gradients_dropout
+    done
+done
+bits 3 self,vader EPOCH OVERLAP_RESHUFFLE FALSE gradients_dropout
+bits 3 self,tcp NBATCHES DISJOINT_ROUND_ROBIN FALSE gradients
+bits 4 self,vader EPOCH DISJOINT_CONTIGUOUS TRUE gradients_dropout
+bits 3 self,tcp BATCH DISJOINT_RANDOM TRUE gradients
+# Chunked messages: 1000-byte chunks carry every model, push and partition.
+DML_MPI_CHUNK=1000 bits 3 self,tcp BATCH DISJOINT_RANDOM FALSE gradients_dropout
+
+# ---- scripts that check themselves under mpirun ---------------------------
+# runs NAME N SCRIPT [ARGS]: exit 0 and the last stdout line EXPECT.
+runs() {
+    name=$1 n=$2 expect=$3 script=$4
+    shift 4
+    if mpi "$n" self,vader "$script" "$@" >"$tmp/out" 2>"$tmp/err" && [ "$(tail -n 1 "$tmp/out")" = "$expect" ]; then
+        ok "$name"
+    else
+        sed -n '1,5p' "$tmp/out"
+        bad "$name"
+    fi
+}
+runs "ASP, SSP, SBP and modelAvg train on worker ranks" 3 "6 combinations trained" utypes.dml
+runs "mode=LOCAL keeps threads under mpirun; REMOTE_SPARK runs on the ranks" 3 "ok" local_under_mpirun.dml
+# The checkpoint test of the local suite, its calls on 2 worker ranks.
+(cd ../paramserv && mpi 3 self,tcp checkpoint.dml >"$tmp/out" 2>"$tmp/err") && ok "checkpoint and resume on worker ranks" ||
+    bad "checkpoint and resume on worker ranks"
+# The --seed golden test of the local suite (k=3 and k=2 calls): the same bits.
+if (cd ../paramserv && mpi 4 self,vader determinism_cli.dml --seed 7 >"$tmp/out" 2>"$tmp/err") &&
+    cmp -s "$tmp/out" ../paramserv/determinism_cli.out; then
+    ok "determinism_cli.out under mpirun -np 4"
+else
+    diff ../paramserv/determinism_cli.out "$tmp/out" | sed -n '1,10p'
+    bad "determinism_cli.out under mpirun -np 4"
+fi
+
+if mpi 3 self,vader print_upd.dml >"$tmp/out" 2>"$tmp/err" && [ "$(grep -c '^upd sees 20 rows$' "$tmp/out")" -eq 4 ] &&
+    [ "$(tail -n 1 "$tmp/out")" = "done" ]; then
+    ok "upd's prints on worker ranks reach rank 0's stdout"
+else
+    bad "upd's prints on worker ranks reach rank 0's stdout"
+fi
+if [ "$(grep -c '^\[paramserv\] epoch [12]/2: loss [0-9.]*, accuracy' "$tmp/err")" -eq 2 ]; then
+    ok "validation lines (val runs on rank 0)"
+else
+    bad "validation lines (val runs on rank 0)"
+fi
+
+if mpi 3 self,vader bits.dml --stats -nvargs mode=REMOTE_MPI utype=BSP freq=BATCH scheme=DISJOINT_RANDOM k=2 avg=FALSE \
+    upd=gradients out="$tmp/s" >"$tmp/out" 2>"$tmp/err" &&
+    grep -q "^Paramserv network bytes:.*(Open MPI, 2 worker ranks)" "$tmp/out" &&
+    grep -q "^Paramserv bytes per update:	32 pulled + 32 pushed (model: 32 bytes)" "$tmp/out" &&
+    grep -q "^  worker 2 rank 2 on .*: 21 batches" "$tmp/out"; then
+    ok "--stats: bytes per update and per-rank workers"
+else
+    grep -e Paramserv -e "  worker" "$tmp/out"
+    bad "--stats: bytes per update and per-rank workers"
+fi
+
+# ---- errors ---------------------------------------------------------------
+# fails NAME N PATTERN SCRIPT [ARGS]: non-zero exit, first stderr line matches.
+fails() {
+    name=$1 n=$2 pattern=$3 script=$4
+    shift 4
+    mpi "$n" self,vader "$script" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    first=$(sed -n '1p' "$tmp/err")
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && printf '%s\n' "$first" | grep -q -E "$pattern"; then
+        ok "$name"
+    else
+        echo "exit status $rc"
+        bad "$name"
+    fi
+}
+fails "a worker's stop() names worker, rank, host, epoch, batch" 3 \
+    '^fail_worker.dml:10:5: paramserv: worker 2 \(rank 2 on .*\) failed in epoch 2, batch 1: lib/failing.dml:41:5: upd stopped on purpose at row 16$' \
+    fail_worker.dml
+if grep -q "^  in gradients()" "$tmp/err"; then ok "the worker's DML stack comes along"; else bad "the worker's DML stack comes along"; fi
+fails "k beyond the worker ranks names both numbers" 3 \
+    '^k_too_many.dml:5:5: paramserv: k=3 workers, but this job has only 2 worker ranks' k_too_many.dml
+cp "$DML" "$tmp/dml-other" && printf 'x' >>"$tmp/dml-other"
+$GUARD $MPIRUN -np 2 "$DML" run bits.dml : -np 1 "$tmp/dml-other" run bits.dml >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] &&
+    grep -q "^dml: rank 2 on .* runs another dml build than rank 0" "$tmp/err"; then
+    ok "ranks running different dml builds refuse to start"
+else
+    bad "ranks running different dml builds refuse to start"
+fi
+
+# rank_pid TAG RANK: pid of that rank of the job whose environment has
+# DML_MPI_TEST_TAG=TAG (only this script's job has that value).
+rank_pid() {
+    for e in /proc/[0-9]*/environ; do
+        env=$(tr '\0' '\n' 2>/dev/null <"$e") || continue
+        if printf '%s\n' "$env" | grep -qx "DML_MPI_TEST_TAG=$1" &&
+            printf '%s\n' "$env" | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
+            e=${e#/proc/}
+            echo "${e%/environ}"
+            return
+        fi
+    done
+}
+
+# signal_rank NAME SIG PATTERN: start long.dml, signal rank 2 once training
+# runs, and expect the whole job to end with a message matching PATTERN.
+signal_rank() {
+    name=$1 sig=$2 pattern=$3
+    tag="$tmp/$sig"
+    DML_MPI_TEST_TAG=$tag mpi 3 self,vader long.dml >"$tmp/out" 2>"$tmp/err" &
+    job=$!
+    i=0
+    until grep -q "epoch 1/" "$tmp/err" 2>/dev/null || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+    victim=$(rank_pid "$tag" 2)
+    if [ -z "$victim" ]; then
+        kill "$job" 2>/dev/null
+        wait "$job"
+        bad "$name (rank 2 not found)"
+        : >"$tmp/err"
+        return
+    fi
+    t0=$(date +%s)
+    kill "-$sig" "$victim"
+    wait "$job"
+    rc=$?
+    t1=$(date +%s)
+    kill -CONT "$victim" 2>/dev/null; kill -KILL "$victim" 2>/dev/null
+    echo "     ($name: the job ended $((t1 - t0)) s after the signal, exit status $rc)"
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q -E "$pattern" "$tmp/err"; then
+        ok "$name"
+    else
+        bad "$name"
+    fi
+}
+signal_rank "a SIGKILLed worker rank ends the job, naming the rank" KILL \
+    "process rank 2 with PID .* exited on signal 9"
+DML_MPI_TIMEOUT=3 signal_rank "a stopped worker rank is found by DML_MPI_TIMEOUT" STOP \
+    "paramserv: worker 2 \(rank 2 on .*\) sent nothing for 3 s \(DML_MPI_TIMEOUT\)"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Allocation failure is a DML error, never a crash or a leak (issue 10):
+ * for each script, fail its 1st allocation, then its 2nd, ... (the
+ * DML_FAIL_ALLOC injector, runtime/failalloc.h) until a run completes with
+ * no failure injected. Every run must end cleanly, with success or with an
+ * error message; under ASan the leak check at exit covers every path. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "runtime/eval.h"
+#include "runtime/failalloc.h"
+#include "runtime/program.h"
+
+/* Loads and runs 'src'; returns 0 on success, 1 on a DML error with a
+ * message, 2 on an error without one. */
+static int run_once(const char *src)
+{
+    Program *p = program_new();
+    if (!p)
+        return 1;       /* main reports "out of memory" */
+    CmdArg args[1] = {{"n", "3"}};
+    program_set_args(p, args, 1);
+    Node **stmts = NULL;
+    int n = 0;
+    char *err = program_load_main(p, "fa.dml", src, strlen(src), &stmts, &n);
+    if (err) {
+        int rc = err[0] ? 1 : 2;
+        free(err);
+        program_free(p);
+        return rc;
+    }
+    Interp I;
+    interp_init(&I, p, 42);
+    I.out = fopen("/dev/null", "w");
+    Frame top = {0};
+    I.frame = &top;
+    int rc = 0;
+    if (interp_sync_top(&I, &top) != ST_OK || exec_block(&I, stmts, n) != ST_OK)
+        rc = I.err.msg && I.err.msg[0] ? 1 : 2;
+    for (int i = 0; i < top.nslots; i++)
+        val_release(top.slots[i]);
+    free(top.slots);
+    if (I.out)
+        fclose(I.out);
+    interp_destroy(&I);
+    program_free(p);
+    return rc;
+}
+
+/* Sweeps the failing allocation over every allocation 'src' makes; 'want'
+ * is how the script ends without injection (0 success, 1 its own error). */
+static void sweep(const char *what, const char *src, int want)
+{
+    failalloc_set(0);
+    if (!check_report_(run_once(src) == want, __FILE__, __LINE__, "%s: runs as meant without injection", what))
+        return;
+    long n;
+    int errors = 0;
+    for (n = 1; n < 100000; n++) {
+        failalloc_set(n);
+        int rc = run_once(src);
+        bool fired = failalloc_fired();
+        failalloc_set(0);
+        if (!check_report_(rc != 2, __FILE__, __LINE__, "%s: failing allocation %ld: an error without a message",
+                           what, n))
+            return;
+        errors += rc == 1;
+        if (!fired)
+            break;
+    }
+    check_report_(n < 100000, __FILE__, __LINE__, "%s: the sweep ends", what);
+    check_report_(errors > 0, __FILE__, __LINE__, "%s: some injected failure is reported", what);
+    printf("%s: %ld allocations swept, %d ended in an error\n", what, n - 1, errors);
+}
+
+static const char *const script_values =
+    "f = function(matrix[double] X, double s) return (matrix[double] Y, string msg) {\n"
+    "  Y = X * s + 1\n"
+    "  msg = \"scaled by \" + s\n"
+    "}\n"
+    "A = matrix(\"1 2 3 4\", rows=2, cols=2)\n"
+    "[B, m] = f(A, $n)\n"
+    "L = list(a=B, b=m, c=list(1, \"x\", list(A)))\n"
+    "L[\"d\"] = 5\n"
+    "s = toString(L)\n"
+    "for (i in 1:3) { A = A %*% A; A[1, 1] = i }\n"
+    "while (sum(A) > 10) A = A / 2\n"
+    "if (nrow(A) == 2) print(m + \" \" + sum(A)) else print(\"no\")\n"
+    "C = rbind(A, t(A))\n"
+    "D = C[2:3, ]\n"
+    "print(toString(colSums(D)) + as.scalar(D[1, 1]))\n";
+
+static const char *const script_errors =
+    "g = function(double x) return (double y) { if (x > 2) stop(\"too big: \" + x); y = g(x + 1) }\n"
+    "z = g(0)\n";
+
+static const char *const script_parfor =
+    "R = matrix(0, 4, 2)\n"
+    "parfor (i in 1:4) R[i, ] = matrix(i, 1, 2) * 2\n"
+    "print(sum(R))\n";
+
+static const char *const script_deep =
+    "L = list()\n"
+    "for (i in 1:50) L = list(L, i)\n"
+    "s = toString(L)\n"
+    "L = 0\n";
+
+int main(void)
+{
+    sweep("values", script_values, 0);
+    sweep("errors", script_errors, 1);
+    sweep("parfor", script_parfor, 0);
+    sweep("deep", script_deep, 0);
+    return CHECK_DONE();
+}
