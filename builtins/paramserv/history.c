@@ -134,9 +134,10 @@ void ps_progress_add(PsRun *run, int64_t n)
             else
                 snprintf(eta, sizeof eta, "%.0fs", s);
         }
-        fprintf(stderr, "\r\033[K[paramserv] epoch %lld/%lld: %lld/%lld batches (%.0f%%), %.1f batches/s, ETA %s",
-                (long long)e + 1, (long long)run->cfg->epochs, (long long)done, (long long)total,
-                100.0 * (double)done / (double)total, rate, eta);
+        /* Short enough for an 80-column terminal: a wrapped line would not
+         * be rewritten by \r. */
+        fprintf(stderr, "\r\033[K[paramserv] epoch %lld/%lld: %lld/%lld batches, %.1f batches/s, ETA %s",
+                (long long)e + 1, (long long)run->cfg->epochs, (long long)done, (long long)total, rate, eta);
         fflush(stderr);
         run->prog_shown = true;
     }
