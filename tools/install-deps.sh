@@ -6,7 +6,9 @@
 set -eu
 # openmpi-bin/libopenmpi-dev: paramserv across ranks (mpirun; mpi.h at build
 # time, libmpi loaded only under mpirun) and its tests in tests/mpi/.
-PKGS="build-essential pkg-config flex bison libopenblas-dev libreadline-dev zlib1g-dev libcairo2-dev fonts-dejavu-core tmux clang openmpi-bin libopenmpi-dev"
+# libclang-rt-14-dev: the libFuzzer and sanitizer runtimes clang only
+# recommends (CI builds the fuzz targets).
+PKGS="build-essential pkg-config flex bison libopenblas-dev libreadline-dev zlib1g-dev libcairo2-dev fonts-dejavu-core tmux clang libclang-rt-14-dev openmpi-bin libopenmpi-dev"
 if [ "${1:-}" = "--bench" ]; then
     PKGS="$PKGS r-base-core python3-torch python3-numpy dataset-fashion-mnist"
 fi

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "runtime/eval.h"
@@ -107,11 +109,47 @@ static const char *const script_deep =
     "s = toString(L)\n"
     "L = 0\n";
 
+/* The documented switch itself: DML_FAIL_ALLOC=N on the dml binary (the
+ * runner passes its path in $DML; skipped without it). Every N must end
+ * with status 0 or 1 and no signal; under ASan a leak would change the
+ * status. */
+static void test_env_switch(void)
+{
+    const char *dml = getenv("DML");
+    if (!dml || !*dml)
+        return;
+    char path[] = "/tmp/dml_failalloc_XXXXXX";
+    int fd = mkstemp(path);
+    if (!check_report_(fd >= 0, __FILE__, __LINE__, "temporary script"))
+        return;
+    const char *src = "L = list(1, \"a\", matrix(1, 2, 2))\nprint(toString(L))\n";
+    if (write(fd, src, strlen(src)) != (ssize_t)strlen(src))
+        abort();
+    close(fd);
+    /* Past the script's last allocation every run succeeds: stop after 30
+     * successes in a row. */
+    int errors = 0, ok_run = 0, n;
+    for (n = 1; n <= 400 && ok_run < 30; n++) {
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd, "DML_FAIL_ALLOC=%d '%s' run '%s' >/dev/null 2>&1", n, dml, path);
+        int st = system(cmd);
+        bool clean = st != -1 && WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 1);
+        if (!check_report_(clean, __FILE__, __LINE__, "DML_FAIL_ALLOC=%d: status %d", n, st))
+            break;
+        errors += WEXITSTATUS(st) == 1;
+        ok_run = WEXITSTATUS(st) == 0 ? ok_run + 1 : 0;
+    }
+    check_report_(errors > 0, __FILE__, __LINE__, "DML_FAIL_ALLOC makes some run fail");
+    printf("DML_FAIL_ALLOC=1..%d on the binary: %d ended in an error\n", n - 1, errors);
+    unlink(path);
+}
+
 int main(void)
 {
     sweep("values", script_values, 0);
     sweep("errors", script_errors, 1);
     sweep("parfor", script_parfor, 0);
     sweep("deep", script_deep, 0);
+    test_env_switch();
     return CHECK_DONE();
 }
