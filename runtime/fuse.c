@@ -117,8 +117,10 @@ static bool pure_leaf(const Node *n)
 /* Appends n's subtree in post-order; returns n's index, or -1 when the tree
  * cannot be fused (too big, an impure leaf after an operator, an undefined
  * variable). */
-static int collect(Interp *I, Tree *T, const Node *n)
+static int collect(Interp *I, Tree *T, const Node *n, int depth)
 {
+    if (depth > FUSE_MAX)   /* bounds the recursion whatever the nesting */
+        return -1;
     FKind k = F_LEAF;
     VmFn fn = VM_EXP;
     const Node *c0 = NULL, *c1 = NULL;
@@ -134,9 +136,9 @@ static int collect(Interp *I, Tree *T, const Node *n)
         c0 = n->call.args[0];
     }
     int a = -1, b = -1;
-    if (c0 && (a = collect(I, T, c0)) < 0)
+    if (c0 && (a = collect(I, T, c0, depth + 1)) < 0)
         return -1;
-    if (c1 && (b = collect(I, T, c1)) < 0)
+    if (c1 && (b = collect(I, T, c1, depth + 1)) < 0)
         return -1;
     if (T->n >= FUSE_MAX)
         return -1;
@@ -696,7 +698,7 @@ bool fuse_eval(Interp *I, const Node *n, Value *out, Status *st)
     Tree T;
     T.n = T.nops = T.nregs = 0;
     T.seen_op = T.maybe_mat = false;
-    int root = collect(I, &T, n);
+    int root = collect(I, &T, n, 0);
     if (root < 0 || T.nops < 2 || !T.maybe_mat)
         return false;
     if (interp_stack_low(I)) {
