@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../builtins/registry.h"
+#include "hitters.h"
 #include "matrix.h"
 #include "ops.h"
 #include "pool.h"
@@ -28,10 +29,8 @@
 
 enum {
     FUSE_MAX = 48,      /* nodes in one fused tree */
-#ifndef FUSE_BLOCK
-#define FUSE_BLOCK 256
-#endif
-    BLOCK = FUSE_BLOCK, /* cells per block: a buffer is 2 KiB */
+    BLOCK = 128,        /* cells per block: a buffer is 1 KiB */
+    PREFETCH = 2,       /* blocks ahead that the operands are asked for */
     PAR_MIN = 1 << 16,  /* cells below which one thread does it all */
 };
 
@@ -188,7 +187,7 @@ static Status call_fn(Interp *I, const Node *n, Value x, Value *out)
     argv[pi] = x;
     BArgs a = {.def = bi, .v = argv, .names = NULL, .n = np, .loc = &n->loc, .nout = 1};
     Value res = val_none();
-    Status st = bi->fn(I, &a, &res);
+    Status st = HITTERS_TIMED(I, bi->name, bi->fn(I, &a, &res));
     for (int i = 0; i < np; i++)
         val_release(argv[i]);
     if (st != ST_OK)
@@ -197,19 +196,29 @@ static Status call_fn(Interp *I, const Node *n, Value x, Value *out)
     return ST_OK;
 }
 
-/* Node i's operator on owned operand values x (and y); *out owned. */
+/* The evaluator's inline scalar paths (eval.c), which --stats does not
+ * count: numbers on both sides of a binary operator, - of a number. */
+static bool is_num(Value v) { return v.kind == VAL_INT || v.kind == VAL_DOUBLE; }
+
+/* Node i's operator on owned operand values x (and y); *out owned. Counted
+ * in --stats' heavy hitters where the plain walk counts it. */
 static Status apply(Interp *I, const FNode *f, Value x, Value y, Value *out)
 {
     switch (f->kind) {
-    case F_BIN:
-        if (ops_binary_take(I, f->op, x, y, out) != ST_OK)
-            return err_stamp(I, &f->n->loc);
-        return ST_OK;
+    case F_BIN: {
+        bool inline_op = f->op <= OP_DIV || (f->op >= OP_LT && f->op <= OP_NE);
+        Status st = is_num(x) && is_num(y) && inline_op
+                        ? ops_binary_take(I, f->op, x, y, out)
+                        : HITTERS_TIMED(I, hitters_binop_name(f->op), ops_binary_take(I, f->op, x, y, out));
+        return st == ST_OK ? ST_OK : err_stamp(I, &f->n->loc);
+    }
     case F_NEG:
-    case F_NOT:
-        if (ops_unary_take(I, f->kind == F_NEG ? UOP_NEG : UOP_NOT, x, out) != ST_OK)
-            return err_stamp(I, &f->n->loc);
-        return ST_OK;
+    case F_NOT: {
+        UnOp u = f->kind == F_NEG ? UOP_NEG : UOP_NOT;
+        Status st = u == UOP_NEG && is_num(x) ? ops_unary_take(I, u, x, out)
+                    : HITTERS_TIMED(I, hitters_unop_name(u), ops_unary_take(I, u, x, out));
+        return st == ST_OK ? ST_OK : err_stamp(I, &f->n->loc);
+    }
     case F_FN:
         return call_fn(I, f->n, x, out);
     default:
@@ -457,6 +466,21 @@ static void run_block(const Run *R, int64_t row, int64_t j0, int L, double *bufs
 {
     const Tree *T = R->T;
     int64_t base = R->by_row ? row * R->cols + j0 : j0;
+    /* The operators run one after the other over a block, so the loads of
+     * the memory-bound ones (x * y) would not overlap the compute-bound ones
+     * (exp) without asking for the cells some blocks ahead. Measured on
+     * exp(X) * Y + X: 128-cell blocks with this, 2.0 ms; 256 without, 2.3;
+     * 512 without, 2.6 (AVX2, one thread; the plain loop: 1.5). */
+    int64_t next = base + PREFETCH * BLOCK, total = R->rows * R->cols;
+    int64_t pf = total - next < BLOCK ? total - next : BLOCK;
+    for (int i = 0; i < T->n && pf > 0; i++) {
+        const FNode *f = &T->f[i];
+        if (f->kind == F_LEAF && f->is_mat && f->mode == M_FULL)
+            for (int64_t k = 0; k < pf; k += 8)
+                __builtin_prefetch(f->v.m->data + next + k, 0, 3);
+    }
+    for (int64_t k = 0; k < pf; k += 8)
+        __builtin_prefetch(R->out + next + k, 1, 3);
     for (int i = 0; i < T->n; i++) {
         const FNode *f = &T->f[i];
         if (!f->is_mat) {               /* a scalar leaf or node */
@@ -694,8 +718,8 @@ bool fuse_eval(Interp *I, const Node *n, Value *out, Status *st)
         *st = replay(I, &T, root, out);
     else if (!T.f[root].is_mat)
         *st = (*out = val_ref(T.f[root].v), ST_OK);
-    else
-        *st = run_tree(I, &T, root, out);
+    else /* named after SystemDS's generated cell-wise operators */
+        *st = HITTERS_TIMED(I, "spoofCell", run_tree(I, &T, root, out));
     release_tree(&T);
     return true;
 }
@@ -758,7 +782,8 @@ bool fuse_matmul(Interp *I, const Node *n, Value *out, Status *st)
             val_release(a);
             return true;
         }
-        *st = ops_binary_take(I, OP_MATMUL, a, b, out) == ST_OK ? ST_OK : err_stamp(I, &n->loc);
+        *st = HITTERS_TIMED(I, hitters_binop_name(OP_MATMUL), ops_binary_take(I, OP_MATMUL, a, b, out)) == ST_OK
+                  ? ST_OK : err_stamp(I, &n->loc);
         return true;
     }
     int64_t m = ta ? a.m->cols : a.m->rows, k1 = ta ? a.m->rows : a.m->cols;
@@ -770,7 +795,10 @@ bool fuse_matmul(Interp *I, const Node *n, Value *out, Status *st)
     else if (!(C = mat_alloc(I, m, nn)))
         *st = err_stamp(I, &n->loc);
     else {
+        uint64_t t0 = I->hh ? hitters_now_ns() : 0;
         mat_matmul_t(a.m, ta, b.m, tb, C);
+        if (I->hh)
+            hitters_add(I->hh, hitters_binop_name(OP_MATMUL), hitters_now_ns() - t0);
         *out = val_matrix_take(C);
         *st = ST_OK;
     }

@@ -24,6 +24,10 @@ static void *pool_main(void *arg)
 
 int pool_threads(const Interp *I)
 {
+    /* A worker whose owner did not give it a share (I->blas_threads) keeps
+     * to its own thread: its siblings hold the other cores. */
+    if (I && I->blas_threads <= 0 && I->in_parallel)
+        return 1;
     int n = I && I->blas_threads > 0 ? I->blas_threads : blas_budget_total();
     return n < 1 ? 1 : n > POOL_MAX ? POOL_MAX : n;
 }

@@ -10,7 +10,8 @@
 #include "interp.h"
 
 /* Threads a kernel running on I's thread may use: I->blas_threads when set
- * (paramserv/parfor workers get their share), else the process budget. */
+ * (paramserv/parfor workers get their share: blas_budget_share), else 1 on
+ * a worker (I->in_parallel), else the process budget. */
 int pool_threads(const Interp *I);
 /* Runs fn(ctx, part) for part in [0, n); returns when all are done. When a
  * thread cannot be started its part runs on the caller. */

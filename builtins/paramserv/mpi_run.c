@@ -43,9 +43,12 @@
 /* Seconds between heartbeats of a worker rank during a call. */
 #define BEAT_SECS 1.0
 /* How long a bridge sleeps when nothing happened (microseconds): the
- * latency added to a message that arrives while it sleeps. Pushes and
- * deliveries in the same process wake it at once. */
+ * latency added to a message that arrives while it sleeps. It starts at
+ * IDLE_US after any traffic and doubles while nothing happens, up to
+ * IDLE_MAX_US, so a bridge costs little CPU while its worker computes.
+ * Pushes and deliveries in the same process wake it at once. */
 #define IDLE_US 100
+#define IDLE_MAX_US 250
 
 static void cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us)
 {
@@ -289,6 +292,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
     t_rpc += clock_now_sec() - t0;
     /* The bridge: models out, pushes in, until every worker is done. */
     int ndone = 0;
+    long idle = IDLE_US;
     while (ndone < n && !atomic_load(&run->abort)) {
         double t1 = clock_now_sec();
         bool busy = send_models(run);
@@ -324,11 +328,14 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
                 break;
             }
         }
-        if (!busy && !mpi_sends_pending()) {
+        if (busy || mpi_sends_pending()) {
+            idle = IDLE_US;
+        } else {
             pthread_mutex_lock(&run->mu);
             if (!atomic_load(&run->abort))
-                cond_wait_us(&run->pump_cv, &run->mu, IDLE_US);
+                cond_wait_us(&run->pump_cv, &run->mu, idle);
             pthread_mutex_unlock(&run->mu);
+            idle = idle * 2 < IDLE_MAX_US ? idle * 2 : IDLE_MAX_US;
         }
     }
     /* End the call on every worker rank, done or not, and wait until each
@@ -639,6 +646,7 @@ static void serve_call(MpiMsg *call)
     }
     /* The bridge: pushes out, models in, heartbeats, until END. */
     double last_send = clock_now_sec();
+    long idle = IDLE_US;
     bool reported = !started;
     for (;;) {
         bool busy = false;
@@ -695,11 +703,14 @@ static void serve_call(MpiMsg *call)
         if (clock_now_sec() - last_send >= BEAT_SECS) {
             mpi_send(0, MM_BEAT, r->w.id, 0, 0, NULL);
             last_send = clock_now_sec();
-        } else if (!busy) {
+        } else if (busy || mpi_sends_pending()) {
+            idle = IDLE_US;
+        } else {
             pthread_mutex_lock(&run->mu);
             if (!r->finished && run->ninbox == 0)
-                cond_wait_us(&run->server_cv, &run->mu, IDLE_US);
+                cond_wait_us(&run->server_cv, &run->mu, idle);
             pthread_mutex_unlock(&run->mu);
+            idle = idle * 2 < IDLE_MAX_US ? idle * 2 : IDLE_MAX_US;
         }
     }
     /* END (or a broken connection): stop the worker thread and leave. */

@@ -116,9 +116,8 @@ runs() {
 }
 runs "ASP, SSP, SBP and modelAvg train on worker ranks" 3 "6 combinations trained" utypes.dml
 runs "mode=LOCAL keeps threads under mpirun; REMOTE_SPARK runs on the ranks" 3 "ok" local_under_mpirun.dml
-# The checkpoint test of the local suite, its calls on 2 worker ranks.
-(cd ../paramserv && mpi 3 self,tcp checkpoint.dml >"$tmp/out" 2>"$tmp/err") && ok "checkpoint and resume on worker ranks" ||
-    bad "checkpoint and resume on worker ranks"
+mkdir "$tmp/ckpt"
+runs "checkpoint and resume on worker ranks" 3 "checkpoints resumed" checkpoint_ranks.dml -nvargs dir="$tmp/ckpt"
 # The --seed golden test of the local suite (k=3 and k=2 calls): the same bits.
 if (cd ../paramserv && mpi 4 self,vader determinism_cli.dml --seed 7 >"$tmp/out" 2>"$tmp/err") &&
     cmp -s "$tmp/out" ../paramserv/determinism_cli.out; then
