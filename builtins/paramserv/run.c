@@ -104,13 +104,15 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         for (int i = 0; i < run->k; i++)
             run->w[i].deferred = false;
 
-    /* BLAS: local workers share the cores instead of each spawning BLAS
-     * threads (worker ranks set their own share). */
+    /* The thread budget (--threads / DML_THREADS, runtime/blas.h): k local
+     * workers get budget / k BLAS and kernel threads each, so workers x
+     * threads never exceed it (worker ranks set their own share). */
     int blas_before = blas_get_threads();
-    long ncores = sysconf(_SC_NPROCESSORS_ONLN);
-    int per = (int)(ncores / run->k);
-    if (!run->remote)
-        blas_set_threads(per > 1 ? per : 1);
+    if (!run->remote) {
+        blas_before = blas_budget_enter(run->k);
+        for (int i = 0; i < run->k; i++)
+            run->w[i].I.blas_threads = blas_budget_share(run->k);
+    }
 
     run->t_start = run->epoch_t0 = clock_now_sec();
     ps_progress_init(run);
@@ -144,7 +146,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         pthread_mutex_unlock(&run->mu);
         pthread_join(server, NULL);
     }
-    blas_set_threads(blas_before);
+    blas_budget_leave(blas_before);
     ps_progress_finish(run);
 
     if (run->failure) {

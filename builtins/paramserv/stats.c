@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "../../runtime/stats.h"
+#include "../../runtime/blas.h"
 #include "ps.h"
 
 /* Appends the paramserv block of --stats (PARAMSERV.md 8, plus our own
@@ -30,6 +31,9 @@ void ps_report_stats(PsRun *run, double total)
     }
     sb_printf(b, "Paramserv total execution time:\t%.3f secs.\n", total);
     sb_printf(b, "Paramserv total num workers:\t%d.\n", run->k);
+    if (!run->remote)
+        sb_printf(b, "Paramserv threads per worker:\t%d (budget %d over %d workers).\n", blas_budget_share(run->k),
+                  blas_budget_total(), run->k);
     sb_printf(b, "Paramserv grad compute time:\t%.3f secs.\n", sum.compute);
     sb_printf(b, "Paramserv model update time:\t%.3f/%.3f secs.\n", sum.local_agg, run->agg_time);
     sb_printf(b, "Paramserv batch slice time:\t%.3f secs.\n", sum.slice);

@@ -205,11 +205,20 @@ signal_rank() {
     job=$!
     i=0
     until grep -q "epoch 1/" "$tmp/err" 2>/dev/null || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+    # On a loaded machine the scan of /proc can miss a rank that is still
+    # starting: look again for up to 10 s before giving up.
     victim=$(rank_pid "$tag" 2)
+    i=0
+    while [ -z "$victim" ] && [ $i -lt 20 ] && kill -0 "$job" 2>/dev/null; do
+        sleep 0.5
+        i=$((i + 1))
+        victim=$(rank_pid "$tag" 2)
+    done
     if [ -z "$victim" ]; then
         kill "$job" 2>/dev/null
         wait "$job"
-        bad "$name (rank 2 not found)"
+        bad "$name (rank 2 not found; the job's stderr ends:)"
+        tail -n 5 "$tmp/err" | sed 's/^/     | /'
         : >"$tmp/err"
         return
     fi
