@@ -113,8 +113,10 @@ echo "## paramserv: LeNet training, and the race with PyTorch (issues #5, #6)"
 echo
 echo "LeNet of scripts/mnist_lenet.dml (conv 32 5x5 -> pool -> conv 64 5x5 -> pool -> affine 512"
 echo "-> dropout -> affine 10; SGD Nesterov, L2 5e-4; batch 64) on $DATA."
-echo "Each run trains one epoch on the first $N images; **seconds per epoch are extrapolated"
-echo "linearly to the full $FULL images** (\`s/epoch = s x $FULL / $N\`). Best of $REPS runs, all"
+echo "Each run trains one epoch on the first $N images, the dml ones also on the first $N0;"
+echo "**dml's seconds per epoch come from the difference of the two sizes** (table (a): the fixed"
+echo "start-up cost apart); the other tables extrapolate linearly to the full $FULL images"
+echo "(\`s/epoch = s x $FULL / $N\`). Best of $REPS runs, all"
 echo "configurations run in turn. dml times are the paramserv call (or the loop) measured"
 echo "with time() inside the script; PyTorch times the training loop after 3 warm-up batches."
 echo
