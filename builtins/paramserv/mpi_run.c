@@ -630,12 +630,13 @@ static void serve_call(MpiMsg *call)
         w->I.in_parallel = true;
         w->I.out = r->out ? r->out : stdout;
         w->I.frame = &w->top;
-        /* BLAS: this rank's share of its host's cores. */
-        long ncores = sysconf(_SC_NPROCESSORS_ONLN);
+        /* BLAS: this rank's share of its host's thread budget (the cores, or
+         * --threads / DML_THREADS), split among the ranks on that host. */
         const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
         long local = ls ? atol(ls) : 1;
-        long per = ncores / (local > 0 ? local : 1);
-        blas_set_threads(per > 1 ? (int)per : 1);
+        int per = blas_budget_share(local > 0 && local < 4096 ? (int)local : 1);
+        blas_set_threads(per);
+        w->I.blas_threads = per;
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setstacksize(&attr, PS_STACK);
