@@ -2,7 +2,7 @@
  * The I/O builtins read(), readMM() and the write() statement: binding of
  * their arguments, merging with the "<file>.mtd" metadata (a value given in
  * both places must agree), choosing the format, and atomic writing of the
- * data file and its .mtd. The formats themselves live in io_formats.c, the
+ * data file and its .mtd. The formats themselves live in io/, one file each, the
  * JSON in mtd.c. Thread-safe: all state comes from the Interp and the stack. */
 #include "registry.h"
 
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "../runtime/program.h"
-#include "io_formats.h"
+#include "io/io_formats.h"
 #include "mtd.h"
 
 /* Parameter positions of read(); must follow the 'params' string below. */

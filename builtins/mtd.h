@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "io_formats.h"
+#include "io/io_formats.h"
 
 /* Parsed metadata. Absent keys are NULL strings, -1 numbers, header -1. */
 typedef struct Mtd {

@@ -19,7 +19,7 @@
 #include <cairo-pdf.h>
 #endif
 
-#include "io_formats.h"
+#include "io/io_formats.h"
 
 typedef enum Fmt { FMT_NONE, FMT_PNG, FMT_SVG, FMT_PDF } Fmt;
 

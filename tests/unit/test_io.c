@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0
- * Unit tests for builtins/io_formats.c and builtins/mtd.c: the number
+ * Unit tests for builtins/io/ and builtins/mtd.c: the number
  * parser against strtod, every format parsed from hand-written text and
  * round-tripped through its writer, the exact text of the malformed-input
  * errors (with line numbers), IDX plain and gzip'd, the .mtd JSON reader and
  * writer, and the atomic-write helpers (a failed write leaves no file).
  * Prints "N passed, N failed"; exits non-zero on failure. */
-#include "../../builtins/io_formats.h"
+#include "../../builtins/io/io_formats.h"
 #include "../../builtins/mtd.h"
 
 #include <dirent.h>

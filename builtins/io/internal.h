@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Helpers private to the matrix file formats in builtins/io/: shared by the
+ * per-format files, not part of io_formats.h. The small per-line and
+ * per-cell ones are static inline so each parser and writer keeps them
+ * inlined as it did when the formats shared one file. */
+#ifndef DML_BUILTINS_IO_INTERNAL_H
+#define DML_BUILTINS_IO_INTERNAL_H
+
+#include "io_formats.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../runtime/print.h"
+
+static inline void mat_drop(Matrix *m)
+{
+    if (m)
+        val_release(val_matrix_take(m));
+}
+
+static inline bool is_blank(char c) { return c == ' ' || c == '\t'; }
+static inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+
+/* Copies [s, e) into dst for quoting inside a message, shortened with "..."
+ * so one absurd field cannot swamp the message. */
+const char *io_snippet(const char *s, const char *e, char *dst, size_t cap);
+
+/* common.c: a matrix of uninitialised cells after io_check_dims; whether a
+ * declared dimension agrees with the one found; integer fields. */
+Matrix *io_matrix_raw(int64_t rows, int64_t cols, const char *name, IoErr *e);
+bool io_dim_agrees(const char *name, const char *what, int64_t declared, int64_t found, IoErr *e);
+bool io_parse_i64(const char *s, const char *e, int64_t *out);
+bool io_parse_index(const char *s, const char *e, int64_t *out);
+
+/* Exact powers of ten, 1e0 to 1e22, for the fast decimal paths. */
+extern const double io_pow10[23];
+
+/* ASCII case-insensitive comparison of [s, e) with a lower-case word. */
+static inline bool tok_is(const char *s, const char *e, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(e - s) != n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c != word[i])
+            return false;
+    }
+    return true;
+}
+
+/* ================================================================
+ * Line scanning
+ * ================================================================ */
+
+typedef struct Lines {
+    const char *p, *end;
+    int64_t lineno;         /* number of the line last returned */
+} Lines;
+
+/* Next line as [*ls, *le) without its '\n' or trailing '\r'. */
+static inline bool next_line(Lines *L, const char **ls, const char **le)
+{
+    if (L->p >= L->end)
+        return false;
+    const char *s = L->p;
+    const char *nl = memchr(s, '\n', (size_t)(L->end - s));
+    const char *e = nl ? nl : L->end;
+    L->p = nl ? nl + 1 : L->end;
+    if (e > s && e[-1] == '\r')
+        e--;
+    *ls = s;
+    *le = e;
+    L->lineno++;
+    return true;
+}
+
+static inline bool line_is_blank(const char *s, const char *e)
+{
+    for (; s < e; s++)
+        if (!is_space(*s))
+            return false;
+    return true;
+}
+
+/* Splits [s, e) at blanks into up to 'max' tokens; returns the total token
+ * count (which may exceed max). */
+static inline int split_blanks(const char *s, const char *e, const char **ts, const char **te, int max)
+{
+    int n = 0;
+    while (s < e) {
+        while (s < e && is_space(*s))
+            s++;
+        if (s == e)
+            break;
+        const char *t = s;
+        while (s < e && !is_space(*s))
+            s++;
+        if (n < max) {
+            ts[n] = t;
+            te[n] = s;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* ================================================================
+ * Writers: a chunk buffer in front of the FILE, so each cell costs a few
+ * stores instead of a stdio call.
+ * ================================================================ */
+
+typedef struct Out {
+    FILE *f;
+    char *buf;
+    size_t n, cap;
+    bool ok;
+} Out;
+
+static inline bool out_init(Out *o, FILE *f)
+{
+    o->f = f;
+    o->cap = 1 << 16;
+    o->n = 0;
+    o->buf = malloc(o->cap);
+    o->ok = o->buf != NULL;
+    if (!o->ok)
+        errno = ENOMEM;
+    return o->ok;
+}
+
+static inline void out_flush(Out *o)
+{
+    if (o->ok && o->n && fwrite(o->buf, 1, o->n, o->f) != o->n)
+        o->ok = false;
+    o->n = 0;
+}
+
+static inline bool out_done(Out *o)
+{
+    out_flush(o);
+    free(o->buf);
+    return o->ok && !ferror(o->f);
+}
+
+static inline void out_put(Out *o, const char *s, size_t n)
+{
+    if (o->cap - o->n < n) {
+        out_flush(o);
+        if (n > o->cap) {
+            if (o->ok && fwrite(s, 1, n, o->f) != n)
+                o->ok = false;
+            return;
+        }
+    }
+    memcpy(o->buf + o->n, s, n);
+    o->n += n;
+}
+
+static inline void out_str(Out *o, const char *s) { out_put(o, s, strlen(s)); }
+
+static inline void out_int(Out *o, int64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[sizeof tmp - 1 - n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[sizeof tmp - 1 - n++] = '-';
+    out_put(o, tmp + sizeof tmp - n, (size_t)n);
+}
+
+static inline void out_double(Out *o, double d)
+{
+    /* Integers below 1e7 are what Java prints as "<digits>.0"; they are the
+     * bulk of typical data (pixels, labels, counts) and this skips the
+     * shortest-digits search. */
+    if (d == d && fabs(d) >= 1.0 && fabs(d) < 1e7 && d == (double)(int64_t)d) {
+        out_int(o, (int64_t)d);
+        out_put(o, ".0", 2);
+        return;
+    }
+    char tmp[40];
+    int n = fmt_double_java(d, tmp);
+    out_put(o, tmp, (size_t)n);
+}
+
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * text: "i j v" per line, 1-based, only the non-zeros; the parser and the
+ * writer. */
+#include "internal.h"
+
+Matrix *io_parse_text(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e)
+{
+    Matrix *m = io_matrix_zero(rows, cols, name, e);
+    if (!m)
+        return NULL;
+    Lines L = {buf, buf + len, 0};
+    const char *ls, *le;
+    char sn[64];
+    while (next_line(&L, &ls, &le)) {
+        const char *ts[3], *te[3];
+        int nt = split_blanks(ls, le, ts, te, 3);
+        if (nt == 0 || *ts[0] == '%')
+            continue;
+        if (nt != 3) {
+            bool comma = memchr(ls, ',', (size_t)(le - ls)) != NULL;
+            io_fail(e, "%s:%lld: expected 3 fields 'i j v', found %d%s", name, (long long)L.lineno, nt,
+                    comma ? " (a csv file? use format=\"csv\")" : "");
+            goto fail;
+        }
+        int64_t i, j;
+        double v;
+        if (!io_parse_index(ts[0], te[0], &i)) {
+            io_fail(e, "%s:%lld: row index '%s' is not an integer", name, (long long)L.lineno,
+                    io_snippet(ts[0], te[0], sn, sizeof sn));
+            goto fail;
+        }
+        if (!io_parse_index(ts[1], te[1], &j)) {
+            io_fail(e, "%s:%lld: column index '%s' is not an integer", name, (long long)L.lineno,
+                    io_snippet(ts[1], te[1], sn, sizeof sn));
+            goto fail;
+        }
+        if (!io_parse_double(ts[2], te[2], &v)) {
+            io_fail(e, "%s:%lld: '%s' is not a number", name, (long long)L.lineno,
+                    io_snippet(ts[2], te[2], sn, sizeof sn));
+            goto fail;
+        }
+        if (i == 0 && j == 0 && v == 0.0)
+            continue;   /* the marker line an all-zero matrix is written as */
+        if (i < 1 || i > rows) {
+            io_fail(e, "%s:%lld: row index %lld out of range 1..%lld", name, (long long)L.lineno, (long long)i,
+                    (long long)rows);
+            goto fail;
+        }
+        if (j < 1 || j > cols) {
+            io_fail(e, "%s:%lld: column index %lld out of range 1..%lld", name, (long long)L.lineno,
+                    (long long)j, (long long)cols);
+            goto fail;
+        }
+        m->data[(i - 1) * cols + (j - 1)] = v;
+    }
+    return m;
+fail:
+    mat_drop(m);
+    return NULL;
+}
+
+bool io_write_text(FILE *f, const Matrix *m)
+{
+    Out o;
+    if (!out_init(&o, f))
+        return false;
+    bool any = false;
+    for (int64_t i = 0; i < m->rows; i++) {
+        const double *row = m->data + i * m->cols;
+        for (int64_t j = 0; j < m->cols; j++) {
+            if (row[j] == 0.0)
+                continue;
+            out_int(&o, i + 1);
+            out_put(&o, " ", 1);
+            out_int(&o, j + 1);
+            out_put(&o, " ", 1);
+            out_double(&o, row[j]);
+            out_put(&o, "\n", 1);
+            any = true;
+        }
+    }
+    if (!any)
+        out_str(&o, "0 0 0\n");
+    return out_done(&o);
+}
