@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * List builtins: list() and the multi-return remove(). (Appending to a list
- * is the list form of append/cbind, in construct.c; string concatenation is
+ * is the list form of append/cbind, in reorg.c; string concatenation is
  * the '+' operator.) Lists are never mutated here: results are new lists
  * holding new references. Thread-safe. */
 #include "registry.h"

@@ -92,10 +92,10 @@ void bi_set_outs(const BArgs *a, Value *out, Value *res, int nres);
 
 /* Family tables, each terminated by a row with name == NULL. */
 extern const BuiltinDef bi_core_table[];        /* builtins/core.c: print, stop, assert, list, conversions, ... */
-extern const BuiltinDef bi_construct_table[];
+extern const BuiltinDef bi_construct_table[];   /* builtins/construct.c: matrix, rand, seq, sample, table, ... */
 extern const BuiltinDef bi_elementwise_table[];
 extern const BuiltinDef bi_aggregate_table[];
-extern const BuiltinDef bi_reorg_table[];
+extern const BuiltinDef bi_reorg_table[];       /* builtins/reorg.c: t, rev, unique, cbind/rbind, removeEmpty, order */
 extern const BuiltinDef bi_linalg_table[];
 extern const BuiltinDef bi_io_table[];
 extern const BuiltinDef bi_list_string_table[];

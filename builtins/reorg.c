@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Reorganisation builtins: t (transpose, via mat_transpose), rev (reverse
- * the row order) and unique (distinct values). Results are fresh matrices.
+ * the row order), unique (distinct values), cbind/rbind/append (also the
+ * list-append forms), removeEmpty and order. Results are fresh matrices.
  * Thread-safe. */
 #include "registry.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "../runtime/matrix.h"
+#include "../runtime/ops.h"
+
+#define LL(x) ((long long)(x))
 
 /* t(X) */
 static Status bi_t(Interp *I, const BArgs *a, Value *out)
@@ -164,9 +169,321 @@ static Status bi_unique(Interp *I, const BArgs *a, Value *out)
     return ST_OK;
 }
 
+/* ============================= cbind / rbind ============================= */
+
+/* Copy of L with x appended (the list forms of append/cbind). Consumes *l. */
+static Status list_append_one(Interp *I, List **lp, Value x)
+{
+    List *l = *lp;
+    Value e = x;
+    const char *name = NULL;
+    if (x.kind == VAL_LIST && x.l->n == 1) {
+        e = x.l->items[0];
+        name = x.l->names && x.l->names[0] ? x.l->names[0]->s : NULL;
+    }
+    if (l->names && !name)
+        return err_set(I, "Cannot add to a named list");
+    if (!l->names && name && l->n == 0) {
+        /* an empty list becomes named by its first named element */
+        List *nl = list_new(4, true);
+        if (!nl)
+            return err_set(I, "out of memory");
+        val_release(val_list_take(l));
+        *lp = l = nl;
+    }
+    if (!list_push(l, e, l->names ? name : NULL))
+        return err_set(I, "out of memory");
+    return ST_OK;
+}
+
+static Status list_append_args(Interp *I, const BArgs *a, Value *out)
+{
+    List *l = list_clone(a->v[0].l);
+    if (!l)
+        return err_set(I, "out of memory");
+    for (int i = 1; i < a->n; i++) {
+        if (list_append_one(I, &l, a->v[i]) != ST_OK) {
+            val_release(val_list_take(l));
+            return ST_ERR;
+        }
+    }
+    *out = val_list_take(l);
+    return ST_OK;
+}
+
+/* Bind the matrices in v[0..n) (numbers count as 1x1) by columns or rows. */
+static Status bind_values(Interp *I, const char *fname, const Value *v, int n, bool by_cols, Value *out)
+{
+    Matrix **ms = malloc((size_t)(n ? n : 1) * sizeof *ms);
+    Value *tmp = calloc((size_t)(n ? n : 1), sizeof *tmp);
+    Status st = ST_OK;
+    Matrix *m = NULL;
+    if (!ms || !tmp) {
+        st = err_set(I, "%s(): out of memory", fname);
+        goto done;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (v[i].kind == VAL_MATRIX) {
+            ms[k] = v[i].m;
+        } else if (val_is_number(v[i]) || v[i].kind == VAL_BOOL) {
+            Matrix *s = mat_alloc(I, 1, 1);
+            if (!s) { st = ST_ERR; goto done; }
+            s->data[0] = val_num(v[i]);
+            tmp[i] = val_matrix_take(s);
+            ms[k] = s;
+        } else {
+            st = err_set(I, "%s(): argument %d must be a matrix, got %s", fname, i + 1, val_kind_name(v[i].kind));
+            goto done;
+        }
+        k++;
+    }
+    /* R-like leniency: a 0x0 matrix binds with anything (rbind(NULL, x)). */
+    int first = -1;
+    int64_t R = 0, C = 0;
+    for (int i = 0; i < k; i++) {
+        Matrix *x = ms[i];
+        if (x->rows == 0 && x->cols == 0 && k > 1)
+            continue;
+        if (first < 0) {
+            first = i;
+            R = by_cols ? x->rows : 0;
+            C = by_cols ? 0 : x->cols;
+        }
+        if (by_cols) {
+            if (x->rows != R) {
+                st = err_set(I, "inputs to %s must have same number of rows: input %d (%lldx%lld) vs input %d "
+                             "(%lldx%lld)", fname, first + 1, LL(ms[first]->rows), LL(ms[first]->cols), i + 1,
+                             LL(x->rows), LL(x->cols));
+                goto done;
+            }
+            if (C > INT64_MAX - x->cols) { st = err_oom(I, R, C); goto done; }
+            C += x->cols;
+        } else {
+            if (x->cols != C) {
+                st = err_set(I, "inputs to %s must have same number of columns: input %d (%lldx%lld) vs input %d "
+                             "(%lldx%lld)", fname, first + 1, LL(ms[first]->rows), LL(ms[first]->cols), i + 1,
+                             LL(x->rows), LL(x->cols));
+                goto done;
+            }
+            if (R > INT64_MAX - x->rows) { st = err_oom(I, R, C); goto done; }
+            R += x->rows;
+        }
+    }
+    if (k == 1 && tmp[0].kind == VAL_NONE) {
+        *out = val_ref(v[0]);
+        goto done;
+    }
+    if (!(m = mat_alloc(I, R, C))) {
+        st = ST_ERR;
+        goto done;
+    }
+    if (by_cols) {
+        int64_t off = 0;
+        for (int i = 0; i < k; i++) {
+            Matrix *x = ms[i];
+            if (x->cols == 0 || x->rows != R)
+                continue;
+            for (int64_t r = 0; r < R; r++)
+                memcpy(m->data + r * C + off, x->data + r * x->cols, (size_t)x->cols * sizeof(double));
+            off += x->cols;
+        }
+    } else {
+        int64_t off = 0;
+        for (int i = 0; i < k; i++) {
+            Matrix *x = ms[i];
+            if (x->rows == 0 || x->cols != C)
+                continue;
+            if (C)
+                memcpy(m->data + off * C, x->data, (size_t)(x->rows * C) * sizeof(double));
+            off += x->rows;
+        }
+    }
+    *out = val_matrix_take(m);
+done:
+    if (tmp)
+        for (int i = 0; i < n; i++)
+            val_release(tmp[i]);
+    free(tmp);
+    free(ms);
+    return st;
+}
+
+static Status bind_common(Interp *I, const BArgs *a, Value *out, bool by_cols)
+{
+    const char *fname = a->def->name;
+    if (a->n == 0)
+        return err_set(I, "%s(): expects at least one argument", fname);
+    if (a->v[0].kind == VAL_LIST) {
+        if (a->n == 1) {
+            List *l = a->v[0].l;
+            if (l->n == 0)
+                return err_set(I, "%s(): cannot bind the elements of an empty list", fname);
+            return bind_values(I, fname, l->items, (int)l->n, by_cols, out);
+        }
+        return list_append_args(I, a, out);
+    }
+    if (a->n == 2 && a->v[0].kind == VAL_STRING && a->v[1].kind == VAL_STRING) {
+        Str *s = str_printf("%s\n%s", a->v[0].s->s, a->v[1].s->s);
+        if (!s)
+            return err_set(I, "%s(): out of memory", fname);
+        *out = val_str_take(s);
+        return ST_OK;
+    }
+    return bind_values(I, fname, a->v, a->n, by_cols, out);
+}
+
+/* cbind(X1, X2, ...) / append(X1, X2, ...) / append(L, x) / append(s1, s2) */
+static Status bi_cbind(Interp *I, const BArgs *a, Value *out) { return bind_common(I, a, out, true); }
+/* rbind(X1, X2, ...) */
+static Status bi_rbind(Interp *I, const BArgs *a, Value *out) { return bind_common(I, a, out, false); }
+
+/* ============================== removeEmpty ============================= */
+
+/* removeEmpty(target=M, margin="rows"|"cols", select=F, empty.return=TRUE) */
+static Status bi_removeEmpty(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x, *sel = NULL;
+    const char *margin;
+    bool empty_ret;
+    TRY(arg_matrix(I, a, 0, &x));
+    if (!arg_given(a, 1))
+        return err_set(I, "Named parameter 'margin' missing. Please specify 'rows' or 'cols'.");
+    TRY(arg_string(I, a, 1, NULL, &margin));
+    bool rows = !strcmp(margin, "rows");
+    if (!rows && strcmp(margin, "cols"))
+        return err_set(I, "Named parameter 'margin' has an invalid value '%s'. Please specify 'rows' or 'cols'.",
+                       margin);
+    if (arg_given(a, 2))
+        TRY(arg_matrix(I, a, 2, &sel));
+    TRY(arg_bool(I, a, 3, true, &empty_ret));
+    int64_t R = x->rows, C = x->cols, n = rows ? R : C;
+    if (sel && mat_len(sel) != n)
+        return err_set(I, "removeEmpty(): select must have %lld entries (one per %s), got %lldx%lld", LL(n),
+                       rows ? "row" : "column", LL(sel->rows), LL(sel->cols));
+    unsigned char *keep = malloc((size_t)(n ? n : 1));
+    if (!keep)
+        return err_set(I, "removeEmpty(): out of memory");
+    int64_t cnt = 0;
+    if (sel) {
+        for (int64_t i = 0; i < n; i++)
+            cnt += keep[i] = sel->data[i] != 0;
+    } else if (rows) {
+        for (int64_t i = 0; i < R; i++) {
+            const double *r = x->data + i * C;
+            int64_t j = 0;
+            while (j < C && r[j] == 0) j++;
+            cnt += keep[i] = j < C;
+        }
+    } else {
+        memset(keep, 0, (size_t)(n ? n : 1));
+        for (int64_t i = 0; i < R; i++) {
+            const double *r = x->data + i * C;
+            for (int64_t j = 0; j < C; j++)
+                if (r[j] != 0) keep[j] = 1;
+        }
+        for (int64_t j = 0; j < C; j++) cnt += keep[j];
+    }
+    Matrix *m;
+    if (cnt == 0) {
+        m = rows ? mat_alloc_zero(I, empty_ret ? 1 : 0, C) : mat_alloc_zero(I, R, empty_ret ? 1 : 0);
+    } else if (cnt == n && !sel) {
+        free(keep);
+        *out = val_ref(a->v[0]);
+        return ST_OK;
+    } else if (rows) {
+        m = mat_alloc(I, cnt, C);
+        if (m) {
+            int64_t k = 0;
+            for (int64_t i = 0; i < R; i++)
+                if (keep[i]) {
+                    if (C) memcpy(m->data + k * C, x->data + i * C, (size_t)C * sizeof(double));
+                    k++;
+                }
+        }
+    } else {
+        m = mat_alloc(I, R, cnt);
+        if (m)
+            for (int64_t i = 0; i < R; i++) {
+                const double *r = x->data + i * C;
+                double *o = m->data + i * cnt;
+                for (int64_t j = 0, k = 0; j < C; j++)
+                    if (keep[j]) o[k++] = r[j];
+            }
+    }
+    free(keep);
+    if (!m)
+        return ST_ERR;
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
+/* ================================= order ================================ */
+
+typedef struct SortKey { double k; int64_t i; } SortKey;
+
+/* NaN sorts last (as Double.compare); ties keep the original order. */
+static int cmp_asc(const void *pa, const void *pb)
+{
+    const SortKey *x = pa, *y = pb;
+    bool nx = isnan(x->k), ny = isnan(y->k);
+    if (nx != ny) return nx ? 1 : -1;
+    if (!nx && x->k != y->k) return x->k < y->k ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+static int cmp_desc(const void *pa, const void *pb)
+{
+    const SortKey *x = pa, *y = pb;
+    bool nx = isnan(x->k), ny = isnan(y->k);
+    if (nx != ny) return nx ? -1 : 1;
+    if (!nx && x->k != y->k) return x->k > y->k ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* order(target=M, by=1, decreasing=FALSE, index.return=FALSE) */
+static Status bi_order(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    int64_t by;
+    bool dec, idx;
+    TRY(arg_matrix(I, a, 0, &x));
+    TRY(arg_int(I, a, 1, 1, &by));
+    TRY(arg_bool(I, a, 2, false, &dec));
+    TRY(arg_bool(I, a, 3, false, &idx));
+    int64_t R = x->rows, C = x->cols;
+    if (by < 1 || by > C)
+        return err_set(I, "order(): 'by' must be a column index between 1 and %lld, got %lld", LL(C), LL(by));
+    SortKey *k = malloc((size_t)(R ? R : 1) * sizeof *k);
+    if (!k)
+        return err_set(I, "order(): out of memory");
+    for (int64_t i = 0; i < R; i++) {
+        k[i].k = x->data[i * C + by - 1];
+        k[i].i = i;
+    }
+    qsort(k, (size_t)R, sizeof *k, dec ? cmp_desc : cmp_asc);
+    Matrix *m = mat_alloc(I, R, idx ? 1 : C);
+    if (m) {
+        if (idx)
+            for (int64_t i = 0; i < R; i++) m->data[i] = (double)(k[i].i + 1);
+        else
+            for (int64_t i = 0; i < R; i++)
+                memcpy(m->data + i * C, x->data + k[i].i * C, (size_t)C * sizeof(double));
+    }
+    free(k);
+    if (!m)
+        return ST_ERR;
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
 const BuiltinDef bi_reorg_table[] = {
     {"t", bi_t, "x", 1, BIND_POS, 1, 0},
     {"rev", bi_rev, "x", 1, BIND_POS, 1, 0},
     {"unique", bi_unique, "data,dir", 1, BIND_NAMED, 1, 0},
+    {"cbind", bi_cbind, "", 0, BIND_VARIADIC, 1, 0},
+    {"append", bi_cbind, "", 0, BIND_VARIADIC, 1, 0},
+    {"rbind", bi_rbind, "", 0, BIND_VARIADIC, 1, 0},
+    {"removeEmpty", bi_removeEmpty, "target,margin,select,empty.return", 1, BIND_NAMED, 1, 0},
+    {"order", bi_order, "target,by,decreasing,index.return", 1, BIND_NAMED, 1, 0},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };
