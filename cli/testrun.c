@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include "testrun.h"
 
-#include "clock.h"
+#include "../runtime/clock.h"
 
 #include <dirent.h>
 #include <errno.h>
