@@ -55,14 +55,15 @@ WRAP_LD := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=s
 LIBS := $(WRAP_LD) $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) $(CAIRO_LIBS) -lmvec -lm -pthread
 
 SRCS := $(wildcard runtime/*.c parser/*.c builtins/*.c builtins/io/*.c builtins/paramserv/*.c)
-MAIN_SRC := runtime/main.c
-LIB_SRCS := $(filter-out $(MAIN_SRC),$(SRCS))
+# cli/: the front ends (main, REPL, test runner); only the executable links them.
+CLI_SRCS := $(wildcard cli/*.c)
+LIB_SRCS := $(SRCS)
 GEN_SRCS := $(B)/gen/dml.tab.c $(B)/gen/dml.lex.c $(B)/gen/doc_text.c
 OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/dml.tab.o $(B)/obj/gen/dml.lex.o \
         $(B)/obj/gen/doc_text.o
 # The reference in doc/ is embedded in the binary (help() and ?name read it).
 DOC_MD := doc/language.md doc/builtins.md doc/paramserv.md doc/nn.md
-MAIN_OBJ := $(B)/obj/runtime/main.o
+CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
 DML := $(B)/dml
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -77,7 +78,7 @@ endif
 .PHONY: all test test-threads unit install clean bench fuzz fuzz-replay
 all: $(DML)
 
-$(DML): $(OBJS) $(MAIN_OBJ)
+$(DML): $(OBJS) $(CLI_OBJS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(LIBS) $(LDFLAGS)
 

@@ -5,8 +5,8 @@
  * in the test's directory under a timeout, compares, and reports
  * "N passed, N failed". Uses no interpreter state: it only forks and execs
  * the dml executable, so it is safe to call from main() alone. */
-#ifndef DML_RUNTIME_TESTRUN_H
-#define DML_RUNTIME_TESTRUN_H
+#ifndef DML_CLI_TESTRUN_H
+#define DML_CLI_TESTRUN_H
 
 /* Runs `dml test [options] [DIR|FILE...]`.
  *   self_exe  path of the dml executable to run the tests with (argv[0] is

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Shared pieces of the command-line front end (main.c, repl.c): the SIGINT
  * flag and running a loaded chunk with errors reported the way users see them. */
-#ifndef DML_RUNTIME_CLI_H
-#define DML_RUNTIME_CLI_H
+#ifndef DML_CLI_CLI_H
+#define DML_CLI_CLI_H
 
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "interp.h"
-#include "program.h"
+#include "../runtime/interp.h"
+#include "../runtime/program.h"
 
 /* Set by the SIGINT handler; interpreters poll it through I->interrupt. */
 extern atomic_int cli_interrupt_flag;

@@ -8,16 +8,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "../builtins/paramserv/psmpi.h"
 #include "../builtins/help.h"
-#include "blas.h"
+#include "../builtins/paramserv/psmpi.h"
+#include "../runtime/blas.h"
+#include "../runtime/clock.h"
+#include "../runtime/eval.h"
+#include "../runtime/hitters.h"
+#include "../runtime/program.h"
+#include "../runtime/stats.h"
 #include "cli.h"
-#include "clock.h"
-#include "eval.h"
-#include "hitters.h"
-#include "program.h"
 #include "repl.h"
-#include "stats.h"
 #include "testrun.h"
 
 #ifndef DML_VERSION

@@ -22,10 +22,10 @@
 #include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
+#include "../runtime/eval.h"
+#include "../runtime/failalloc.h"
+#include "../runtime/print.h"
 #include "cli.h"
-#include "eval.h"
-#include "failalloc.h"
-#include "print.h"
 
 #ifndef DML_VERSION
 #define DML_VERSION "0.1.0"
