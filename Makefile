@@ -54,7 +54,7 @@ REQ_CFLAGS := -std=gnu11 $(WARN) -I. -I$(B)/gen -pthread -MMD -MP $(BLAS_CFLAGS)
 WRAP_LD := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=posix_memalign
 LIBS := $(WRAP_LD) $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) $(CAIRO_LIBS) -lmvec -lm -pthread
 
-SRCS := $(wildcard runtime/*.c parser/*.c builtins/*.c builtins/io/*.c builtins/paramserv/*.c)
+SRCS := $(wildcard base/*.c runtime/*.c parser/*.c builtins/*.c builtins/io/*.c builtins/paramserv/*.c)
 # cli/: the front ends (main, REPL, test runner); only the executable links them.
 CLI_SRCS := $(wildcard cli/*.c)
 LIB_SRCS := $(SRCS)

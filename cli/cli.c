@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/diag.h"
+
 atomic_int cli_interrupt_flag;
 
 static void on_sigint(int sig)
@@ -33,15 +35,14 @@ void cli_report_error(Interp *I, FILE *f)
     const ErrorSlot *e = &I->err;
     const char *msg = e->msg ? e->msg : (e->interrupted ? "interrupted" : "unknown error");
     if (e->has_loc) {
-        fprintf(f, "%s:%d:%d: %s\n", e->loc.file, e->loc.line, e->loc.col, msg);
         size_t len = 0;
-        const char *line = program_source_line(I->prog, e->loc.file, e->loc.line, &len);
-        if (line && !e->interrupted) {
-            fprintf(f, "    %.*s\n    ", (int)len, line);
-            for (int c = 1; c < e->loc.col && (size_t)(c - 1) < len; c++)
-                fputc(line[c - 1] == '\t' ? '\t' : ' ', f);
-            fputs("^\n", f);
-        }
+        const char *line = e->interrupted ? NULL : program_source_line(I->prog, e->loc.file, e->loc.line, &len);
+        char *s = diag_render(e->loc.file, e->loc.line, e->loc.col, msg, line, len, true);
+        if (s)
+            fputs(s, f);
+        else    /* out of memory: the first line needs none */
+            fprintf(f, "%s:%d:%d: %s\n", e->loc.file, e->loc.line, e->loc.col, msg);
+        free(s);
     } else {
         fprintf(f, "%s\n", msg);
     }

@@ -11,16 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../base/diag.h"     /* Loc */
 #include "../runtime/arena.h"
 #include "../runtime/value.h"
-
-/* A position in a source file. 'file' points at the Program's copy of the
- * file name (or "<stdin>", "<repl>"). Lines and columns are 1-based. */
-typedef struct Loc {
-    const char *file;
-    int line, col;          /* first character */
-    int end_line, end_col;  /* last character (inclusive) */
-} Loc;
 
 typedef enum NodeKind {
 #define NODE(name) N_##name,

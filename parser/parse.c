@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "dml.tab.h"
+#include "base/diag.h"
 #include "runtime/failalloc.h"
 
 #define YYSTYPE DML_YYSTYPE
@@ -176,87 +177,21 @@ int dml_yylex(DML_YYSTYPE *lval, DML_YYLTYPE *lloc, ParseCtx *c)
 
 /* ==== diagnostics ==== */
 
-/* Appends to a growing malloc'd string. */
-typedef struct Buf {
-    char *s;
-    size_t n, cap;
-    bool oom;
-} Buf;
-
-static void buf_add(Buf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = (b->n + n + 1) * 2;
-        char *ns = b->oom ? NULL : realloc(b->s, cap);
-        if (!ns) {
-            b->oom = true;
-            return;
-        }
-        b->s = ns;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-
-static void buf_addf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_addf(Buf *b, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        buf_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
 /* "file:line:col: kind: message", then the source line and a caret under
- * the column, each indented by four spaces. Control characters in the line
- * show as '?'; the caret line copies tabs and skips UTF-8 continuation
- * bytes so that the caret lines up on a terminal. */
+ * the column (base/diag.h draws them, as for every other diagnostic). */
 static char *format_error(const ParseCtx *c)
 {
-    Buf b = {0};
-    buf_addf(&b, "%s:%d:%d: %s: %s", c->file, c->err_line, c->err_col, c->err_kind, c->err_msg);
-
-    /* find line err_line */
-    const char *p = c->text, *end = c->text + c->len;
-    for (int line = 1; line < c->err_line && p < end; line++) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        p = nl ? nl + 1 : end;
-    }
-    const char *eol = memchr(p, '\n', (size_t)(end - p));
-    if (!eol)
-        eol = end;
-    if (eol > p && eol[-1] == '\r')
-        eol--;
-    buf_add(&b, "\n    ", 5);
-    for (const char *q = p; q < eol; q++) {
-        unsigned char ch = (unsigned char)*q;
-        char out = (ch < 0x20 && ch != '\t') || ch == 0x7f ? '?' : (char)ch;
-        buf_add(&b, &out, 1);
-    }
-    buf_add(&b, "\n    ", 5);
-    int col = 1;
-    for (const char *q = p; q < eol && col < c->err_col; q++, col++) {
-        unsigned char ch = (unsigned char)*q;
-        if (ch == '\t')
-            buf_add(&b, "\t", 1);
-        else if ((ch & 0xC0) != 0x80)
-            buf_add(&b, " ", 1);
-    }
-    for (; col < c->err_col; col++)
-        buf_add(&b, " ", 1);
-    buf_add(&b, "^", 1);
-    if (!b.oom)
-        return b.s;
+    char msg[sizeof c->err_msg + 32];     /* "syntax error: " + the message */
+    snprintf(msg, sizeof msg, "%s: %s", c->err_kind, c->err_msg);
+    size_t n = 0;
+    const char *line = diag_line(c->text, c->len, c->err_line, &n);
+    char *s = diag_render(c->file, c->err_line, c->err_col, msg, line ? line : "", line ? n : 0, false);
+    if (s)
+        return s;
     /* No room for the caret display: the first line alone, or the reserve. */
-    free(b.s);
-    char line[1024];
-    snprintf(line, sizeof line, "%s:%d:%d: %s: %s", c->file, c->err_line, c->err_col, c->err_kind, c->err_msg);
-    return diag_dup(line);
+    char first[1024];
+    snprintf(first, sizeof first, "%s:%d:%d: %s", c->file, c->err_line, c->err_col, msg);
+    return diag_dup(first);
 }
 
 /* ==== entry point ==== */

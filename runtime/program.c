@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../base/diag.h"
 #include "../parser/parse.h"
 #include "failalloc.h"
 #include "resolve.h"
@@ -262,60 +263,27 @@ const char *program_file_text(const Program *p, const char *file, size_t *len)
 
 const char *program_source_line(const Program *p, const char *file, int line, size_t *len)
 {
-    for (const SourceText *t = p->texts; t; t = t->next) {
-        if (t->file != file && strcmp(t->file, file) != 0)
-            continue;
-        const char *s = t->text, *end = t->text + t->len;
-        for (int l = 1; l < line && s < end; l++) {
-            const char *nl = memchr(s, '\n', (size_t)(end - s));
-            if (!nl)
-                return NULL;
-            s = nl + 1;
-        }
-        const char *e = memchr(s, '\n', (size_t)(end - s));
-        *len = (size_t)((e ? e : end) - s);
-        return s;
-    }
+    for (const SourceText *t = p->texts; t; t = t->next)
+        if (t->file == file || strcmp(t->file, file) == 0)
+            return diag_line(t->text, t->len, line, len);
     return NULL;
 }
 
 char *program_diag(const Program *p, const Loc *loc, const char *msg)
 {
+    const char *file = loc ? loc->file : NULL;
     size_t llen = 0;
-    const char *line = loc && loc->file ? program_source_line(p, loc->file, loc->line, &llen) : NULL;
-    size_t cap = strlen(msg) + llen * 2 + 512;
-    char *s = malloc(cap);
-    if (!s) {
-        /* The first line alone, or the reserve "out of memory". */
-        char first[1024];
-        if (loc && loc->file)
-            snprintf(first, sizeof first, "%s:%d:%d: %s", loc->file, loc->line, loc->col, msg);
-        else
-            snprintf(first, sizeof first, "%s", msg);
-        return diag_dup(first);
-    }
-    int n;
-    if (loc && loc->file)
-        n = snprintf(s, cap, "%s:%d:%d: %s\n", loc->file, loc->line, loc->col, msg);
+    const char *line = file ? program_source_line(p, file, loc->line, &llen) : NULL;
+    char *s = diag_render(file, file ? loc->line : 0, file ? loc->col : 0, msg, line, llen, true);
+    if (s)
+        return s;
+    /* The first line alone, or the reserve "out of memory". */
+    char first[1024];
+    if (file)
+        snprintf(first, sizeof first, "%s:%d:%d: %s", file, loc->line, loc->col, msg);
     else
-        n = snprintf(s, cap, "%s\n", msg);
-    if (line && n >= 0) {
-        size_t o = (size_t)n;
-        memcpy(s + o, "    ", 4);
-        o += 4;
-        memcpy(s + o, line, llen);
-        o += llen;
-        s[o++] = '\n';
-        memcpy(s + o, "    ", 4);
-        o += 4;
-        /* Keep tabs so the caret lines up under the same column. */
-        for (int c = 1; c < loc->col && (size_t)(c - 1) < llen; c++)
-            s[o++] = line[c - 1] == '\t' ? '\t' : ' ';
-        s[o++] = '^';
-        s[o++] = '\n';
-        s[o] = '\0';
-    }
-    return s;
+        snprintf(first, sizeof first, "%s", msg);
+    return diag_dup(first);
 }
 
 /* ---- reading files and resolving source() paths ---- */

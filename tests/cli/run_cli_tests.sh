@@ -83,6 +83,41 @@ printf 'A = matrix(0, rows=1000, cols=1000)\nfor (i in 1:50) {\n  A[nrow(A), nco
 check "left indexing reading its target updates in place" 0 '^Peak matrix memory:[[:space:]]+8\.000 MB' \
     "$DML" run "$tmp/inplace.dml" --stats
 
+# ---- carets under errors ----------------------------------------------------------
+# The whole message (position, source line, caret) of a parse error, a resolve
+# error and a run-time error: one renderer (base/diag.c) draws all three, and
+# the caret sits under the character the column counts, after UTF-8 text and
+# tabs too. check_caret NAME SCRIPT EXPECTED: 'dml run SCRIPT' from $tmp fails
+# with exactly EXPECTED on stderr.
+check_caret() {
+    name=$1
+    printf '%s' "$3" >"$tmp/want"
+    (cd "$tmp" && "$DML" run "$2" >/dev/null 2>"$tmp/out")
+    rc=$?
+    if [ "$rc" -ne 1 ]; then
+        bad "$name" "exit status $rc, expected 1"
+    elif ! cmp -s "$tmp/want" "$tmp/out"; then
+        bad "$name" "stderr differs from: $(cat "$tmp/want")"
+    else
+        ok "$name"
+    fi
+}
+printf 'x = "h\303\251llo w\303\266rld" + )\n' >"$tmp/c1.dml"
+check_caret "caret of a syntax error after UTF-8 text" c1.dml "$(printf 'c1.dml:1:21: syntax error: unexpected '"')'"'\n    x = "h\303\251llo w\303\266rld" + )\n                        ^')
+"
+printf 'x = "h\303\251llo w\303\266rld" + y\n' >"$tmp/c2.dml"
+check_caret "caret of an undefined variable after UTF-8 text" c2.dml "$(printf 'c2.dml:1:21: undefined variable '"'y'"'\n    x = "h\303\251llo w\303\266rld" + y\n                        ^')
+"
+printf 'x = "\346\227\245\346\234\254" + nrow(matrix(0, 2, 3) %%*%% matrix(0, 2, 3))\n' >"$tmp/c3.dml"
+check_caret "caret of a run-time error after wide characters" c3.dml "$(printf 'c3.dml:1:17: invalid dimensions for matrix multiplication (k1=3, k2=2)\n    x = "\346\227\245\346\234\254" + nrow(matrix(0, 2, 3) %%*%% matrix(0, 2, 3))\n                      ^')
+"
+printf 'x = "h\303\251llo" + undefined_fn(1)\n' >"$tmp/c5.dml"
+check_caret "caret of a resolve error after UTF-8 text" c5.dml "$(printf 'c5.dml:1:15: Function undefined_fn() is undefined.\n    x = "h\303\251llo" + undefined_fn(1)\n                  ^')
+"
+printf 'if (TRUE) {\n\tb =\t"\303\251" + zz\n}\n' >"$tmp/c4.dml"
+check_caret "caret under a tab-indented line" c4.dml "$(printf 'c4.dml:2:12: undefined variable '"'zz'"'\n    \tb =\t"\303\251" + zz\n    \t   \t      ^')
+"
+
 # ---- every example in the reference runs -----------------------------------------
 # The indented example of each doc entry, fed to the REPL (stdin) in an empty
 # folder, must run without an error. Entries whose example needs a file or a

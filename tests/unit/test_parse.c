@@ -582,6 +582,20 @@ static void test_errors(void)
     e = error_of("x = é @", PARSE_PROGRAM, NULL);   /* caret counts characters, not bytes */
     CHECK_STR(e, "t.dml:1:5: lexical error: invalid character '\\xc3'\n    x = é @\n        ^");
     free(e);
+    /* Columns count characters, in the message and under the caret alike
+     * (regression: the byte count put them 1 column right per é). */
+    e = error_of("x = \"h\xC3\xA9llo\" + )", PARSE_PROGRAM, NULL);
+    CHECK_STR(e, "t.dml:1:15: syntax error: unexpected ')'\n    x = \"h\xC3\xA9llo\" + )\n"
+                 "                  ^");
+    free(e);
+    e = error_of("x = \"\xC3\xA9\\q\"", PARSE_PROGRAM, NULL);   /* inside the string token */
+    CHECK_STR(e, "t.dml:1:7: lexical error: invalid escape sequence '\\q' in string\n"
+                 "    x = \"\xC3\xA9\\q\"\n          ^");
+    free(e);
+    e = error_of("s = \"\xE6\x97\xA5\"\n\ty = \"\xE6\x97\xA5\" ]", PARSE_PROGRAM, NULL);
+    CHECK_STR(e, "t.dml:2:10: syntax error: unexpected ']'\n    \ty = \"\xE6\x97\xA5\" ]\n"
+                 "    \t         ^");
+    free(e);
 
     CHECK_STR(prog("x = )"), "ERROR: t.dml:1:5: syntax error: unexpected ')'");
     CHECK_STR(prog("[a, b] = 3"), "ERROR: t.dml:1:10: syntax error: unexpected integer '3', "
