@@ -51,6 +51,20 @@ void cli_report_error(Interp *I, FILE *f)
     fflush(f);
 }
 
+static void stderr_write(void *ctx, DiagLevel level, const char *text, size_t n)
+{
+    (void)ctx;
+    (void)level;
+    /* stderr is unbuffered: one fwrite, one write(2), so lines from
+     * different threads never interleave within a line. */
+    fwrite(text, 1, n, stderr);
+}
+
+DiagSink cli_stderr_sink(void)
+{
+    return (DiagSink){.write = stderr_write, .ctx = NULL, .rewrite = isatty(STDERR_FILENO)};
+}
+
 char *cli_exe_dir(void)
 {
     char buf[PATH_MAX];

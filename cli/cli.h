@@ -21,6 +21,10 @@ void cli_install_sigint(void);
  *     in f() called at ...
  * (flushing stdout first so output and errors interleave correctly). */
 void cli_report_error(Interp *I, FILE *f);
+/* The sink the front ends install on their Interps (I->sink): progress
+ * lines and warnings go to stderr as they come, each in one write; status
+ * lines are rewritten in place when stderr is a terminal. */
+DiagSink cli_stderr_sink(void);
 /* Folder of the running executable (for the stdlib search); malloc'd or NULL. */
 char *cli_exe_dir(void);
 

@@ -807,6 +807,7 @@ int repl_main(Program *prog, uint64_t seed)
     r.tty = isatty(STDIN_FILENO);
     interp_init(&r.I, prog, seed);
     r.I.interrupt = &cli_interrupt_flag;
+    r.I.sink = cli_stderr_sink();
     r.top.names = &prog->top;
     r.I.frame = &r.top;
     if (interp_sync_top(&r.I, &r.top) != ST_OK) {

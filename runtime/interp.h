@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../base/diag.h"
 #include "../parser/ast.h"
 #include "rng.h"
 #include "value.h"
@@ -53,6 +54,9 @@ typedef struct Interp {
     ErrorSlot err;
     Rng rng;
     FILE *out;              /* where print() writes (stdout) */
+    DiagSink sink;          /* progress lines and warnings (base/diag.h): library code
+                             * never prints to stderr; none (dropped) unless the front
+                             * end installs one; threads started for this Interp copy it */
     atomic_int *interrupt;  /* set asynchronously (SIGINT, paramserv abort); may be NULL */
     int blas_threads;       /* BLAS threads this thread may use (1 on workers) */
     Stats *stats;           /* NULL unless --stats */

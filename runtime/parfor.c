@@ -232,6 +232,7 @@ Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t cou
         lo = x->hi;
         interp_init(&x->I, I->prog, seed);
         x->I.interrupt = &pf.abort;
+        x->I.sink = I->sink;
         x->I.in_parallel = true;
         x->I.blas_threads = blas_budget_share((int)T);
         x->I.depth = I->depth;

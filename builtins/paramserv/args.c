@@ -421,8 +421,8 @@ Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
     }
     TRY(check_data(I, c));
     if (!val && c->Xv && c->verbose)
-        fprintf(stderr, "[paramserv] warning: val_features and val_labels are given but no val function: no "
-                "validation\n");
+        diag_note(&I->sink, DIAG_WARNING, "[paramserv] warning: val_features and val_labels are given but no val "
+                  "function: no validation\n");
     return ST_OK;
 }
 

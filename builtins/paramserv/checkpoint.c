@@ -533,13 +533,13 @@ Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epoch
     *found = true;
     if (c->verbose) {
         if (done < c->epochs)
-            fprintf(stderr, "[paramserv] resuming from checkpoint '%s': epochs 1-%lld were trained by an earlier "
-                    "run and are skipped; training epochs %lld-%lld\n", path, (long long)done, (long long)done + 1,
-                    (long long)c->epochs);
+            diag_note(&I->sink, DIAG_PROGRESS, "[paramserv] resuming from checkpoint '%s': epochs 1-%lld were "
+                      "trained by an earlier run and are skipped; training epochs %lld-%lld\n", path, (long long)done,
+                      (long long)done + 1, (long long)c->epochs);
         else
-            fprintf(stderr, "[paramserv] checkpoint '%s' already holds %lld epochs of this training (%lld asked): "
-                    "returning its model, no epoch is trained; delete the file to train from the start\n", path,
-                    (long long)done, (long long)c->epochs);
+            diag_note(&I->sink, DIAG_PROGRESS, "[paramserv] checkpoint '%s' already holds %lld epochs of this "
+                      "training (%lld asked): returning its model, no epoch is trained; delete the file to train "
+                      "from the start\n", path, (long long)done, (long long)c->epochs);
     }
 out:
     if (l)

@@ -9,7 +9,8 @@
  * the model, not the history). The server runs on the calling process, also
  * under Open MPI, so the history is built where it is returned.
  *
- * Progress: on a terminal (stderr isatty, verbose=TRUE), a line rewritten in
+ * Progress: on a terminal (the caller's sink says it can rewrite a line,
+ * base/diag.h; verbose=TRUE), a line rewritten in
  * place (\r) with the batches done in the current epoch, their rate and the
  * epoch's ETA, at most PS_PROGRESS_HZ times a second and only once the epoch
  * has run for PS_PROGRESS_AFTER seconds (DML_PROGRESS_AFTER=S in the
@@ -17,13 +18,13 @@
  * depending on timing); the epoch line clears it. Local
  * workers count each batch as they finish it; remote workers (Open MPI
  * ranks) are counted by the server as their pushes arrive. Any of those
- * threads may print; the stdio lock of stderr orders them with the epoch
- * lines, and 'shown' (under that lock) says whether a line is to clear. */
+ * threads may print; 'prog_mu' orders them with the epoch lines, and
+ * 'shown' (under that lock) says whether a line is to clear. Everything
+ * goes through the caller's sink: the library itself never prints. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../../runtime/clock.h"
 #include "ps.h"
@@ -85,7 +86,10 @@ void ps_hist_free(PsRun *run)
 
 void ps_progress_init(PsRun *run)
 {
-    run->progress = run->cfg->verbose && isatty(STDERR_FILENO);
+    const DiagSink *sink = &run->caller->sink;
+    run->progress = run->cfg->verbose && sink->write && sink->rewrite;
+    if (run->progress)
+        pthread_mutex_init(&run->prog_mu, NULL);
     run->prog_after = PS_PROGRESS_AFTER;
     const char *env = getenv("DML_PROGRESS_AFTER");
     if (env && *env) {
@@ -113,12 +117,12 @@ void ps_progress_add(PsRun *run, int64_t n)
     /* One thread wins the slot; the others skip this round. */
     if (!atomic_compare_exchange_strong(&run->prog_last, &last, now))
         return;
-    flockfile(stderr);
+    pthread_mutex_lock(&run->prog_mu);
     int64_t e = atomic_load(&run->prog_epoch);
     int64_t total = run->batches_per_epoch;
     int64_t done = atomic_load(&run->prog_batches);
     /* prog_epoch and prog_batches move together at epoch ends, under the
-     * stderr lock held here: read under it they are consistent. */
+     * lock held here: read under it they are consistent. */
     if (e < run->cfg->epochs && total > 0) {
         if (done > total)
             done = total;   /* ASP/SSP workers already in the next epoch */
@@ -136,18 +140,18 @@ void ps_progress_add(PsRun *run, int64_t n)
         }
         /* Short enough for an 80-column terminal: a wrapped line would not
          * be rewritten by \r. */
-        fprintf(stderr, "\r\033[K[paramserv] epoch %lld/%lld: %lld/%lld batches, %.1f batches/s, ETA %s",
-                (long long)e + 1, (long long)run->cfg->epochs, (long long)done, (long long)total, rate, eta);
-        fflush(stderr);
+        diag_note(&run->caller->sink, DIAG_STATUS,
+                  "\r\033[K[paramserv] epoch %lld/%lld: %lld/%lld batches, %.1f batches/s, ETA %s",
+                  (long long)e + 1, (long long)run->cfg->epochs, (long long)done, (long long)total, rate, eta);
         run->prog_shown = true;
     }
-    funlockfile(stderr);
+    pthread_mutex_unlock(&run->prog_mu);
 }
 
 static void ps_progress_clear(PsRun *run)
 {
     if (run->prog_shown) {
-        fputs("\r\033[K", stderr);
+        diag_note(&run->caller->sink, DIAG_STATUS, "\r\033[K");
         run->prog_shown = false;
     }
 }
@@ -156,7 +160,7 @@ void ps_progress_epoch_begin(PsRun *run)
 {
     if (!run->progress)
         return;
-    flockfile(stderr);
+    pthread_mutex_lock(&run->prog_mu);
     ps_progress_clear(run);
 }
 
@@ -168,16 +172,17 @@ void ps_progress_epoch_end(PsRun *run, int64_t e)
     atomic_fetch_sub(&run->prog_batches, run->batches_per_epoch);
     atomic_store(&run->prog_epoch, e + 1);
     atomic_store(&run->prog_epoch_t0, clock_now_sec());
-    funlockfile(stderr);
+    pthread_mutex_unlock(&run->prog_mu);
 }
 
 void ps_progress_finish(PsRun *run)
 {
     if (!run->progress)
         return;
-    flockfile(stderr);
+    pthread_mutex_lock(&run->prog_mu);
     ps_progress_clear(run);
-    funlockfile(stderr);
+    pthread_mutex_unlock(&run->prog_mu);
+    pthread_mutex_destroy(&run->prog_mu);
 }
 
 void ps_progress_push(PsRun *run, const PsWorker *w, const PsMsg *msg)

@@ -51,7 +51,7 @@ typedef struct PsConfig {
     PsCkpt ckpt;
     const char *ckpt_path;
     char *ckpt_sig;             /* owned: what a checkpoint of this call records (ps_ckpt_prepare) */
-    bool verbose;               /* progress lines on stderr */
+    bool verbose;               /* progress lines through the caller's sink */
     bool remote;                /* workers on Open MPI ranks (mode REMOTE_MPI/REMOTE_SPARK or default under mpirun) */
 } PsConfig;
 
@@ -194,7 +194,8 @@ typedef struct PsRun {
     /* progress line (history.c): any thread */
     bool progress;              /* set before the threads start */
     double prog_after;          /* seconds into an epoch before the line shows */
-    bool prog_shown;            /* under the stderr lock */
+    pthread_mutex_t prog_mu;    /* orders the line with the epoch lines; made when 'progress' */
+    bool prog_shown;            /* under prog_mu */
     atomic_int_least64_t prog_batches, prog_epoch;
     _Atomic double prog_last, prog_epoch_t0;
     /* server-thread-only state */
@@ -262,7 +263,7 @@ void ps_progress_add(PsRun *run, int64_t n);
 /* Server: a push of a remote worker arrived (counts the batches it covers). */
 void ps_progress_push(PsRun *run, const PsWorker *w, const PsMsg *msg);
 /* Server, around the epoch line of epoch e: clears the progress line and
- * holds stderr until _end, which starts counting the next epoch. */
+ * holds the progress lock until _end, which starts counting the next epoch. */
 void ps_progress_epoch_begin(PsRun *run);
 void ps_progress_epoch_end(PsRun *run, int64_t e);
 /* Caller, after the joins: clears a line left shown. */

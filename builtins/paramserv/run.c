@@ -24,8 +24,8 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         return err_set(I, "paramserv: features has no rows to train on");
     }
     if (np < c->k && c->verbose)
-        fprintf(stderr, "[paramserv] warning: there are only %lld partitions of data for %lld workers; using %lld "
-                "workers\n", (long long)np, (long long)c->k, (long long)np);
+        diag_note(&I->sink, DIAG_WARNING, "[paramserv] warning: there are only %lld partitions of data for %lld "
+                  "workers; using %lld workers\n", (long long)np, (long long)c->k, (long long)np);
     if (c->utype == PS_SBP && np <= c->backup) {
         ps_parts_free(parts, np);
         return err_set(I, "Effective number of workers is smaller or equal to the number of backup workers. Change "
@@ -72,6 +72,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     run->SI.interrupt = &run->abort;
     run->SI.in_parallel = true;
     run->SI.out = I->out;
+    run->SI.sink = I->sink;
     run->SI.frame = &run->stop;
     for (int i = 0; i < run->k; i++) {
         PsWorker *w = &run->w[i];
@@ -90,6 +91,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         w->I.interrupt = &run->abort;
         w->I.in_parallel = true;
         w->I.out = I->out;
+        w->I.sink = I->sink;
         w->I.frame = &w->top;
         w->mailbox = val_ref(run->model);     /* the initial broadcast */
         w->remote = c->remote;

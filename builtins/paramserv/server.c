@@ -59,11 +59,12 @@ static void epoch_end(PsRun *run, int64_t e)
         ps_progress_epoch_begin(run);
         double ups = secs > 0 ? (double)run->epoch_updates / secs : 0;
         if (have_val)
-            fprintf(stderr, "[paramserv] epoch %lld/%lld: loss %.6f, accuracy %.4f | %.2f s, %.1f updates/s\n",
-                    (long long)e + 1, (long long)c->epochs, loss, acc, secs, ups);
+            diag_note(&I->sink, DIAG_PROGRESS,
+                      "[paramserv] epoch %lld/%lld: loss %.6f, accuracy %.4f | %.2f s, %.1f updates/s\n",
+                      (long long)e + 1, (long long)c->epochs, loss, acc, secs, ups);
         else
-            fprintf(stderr, "[paramserv] epoch %lld/%lld: %.2f s, %lld updates, %.1f updates/s\n", (long long)e + 1,
-                    (long long)c->epochs, secs, (long long)run->epoch_updates, ups);
+            diag_note(&I->sink, DIAG_PROGRESS, "[paramserv] epoch %lld/%lld: %.2f s, %lld updates, %.1f updates/s\n",
+                      (long long)e + 1, (long long)c->epochs, secs, (long long)run->epoch_updates, ups);
         ps_progress_epoch_end(run, e);
     }
     if (c->ckpt == PS_CKPT_EPOCH || (c->ckpt == PS_CKPT_EPOCH10 && ((e + 1) % 10 == 0 || e + 1 == c->epochs))) {
