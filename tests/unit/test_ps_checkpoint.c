@@ -346,8 +346,17 @@ static void test_other_call(Interp *I)
 }
 
 /* What resuming prints on stderr. */
+/* The sink the CLI installs (cli_stderr_sink): notes written to stderr. */
+static void to_stderr(void *ctx, DiagLevel level, const char *text, size_t n)
+{
+    (void)ctx;
+    (void)level;
+    fwrite(text, 1, n, stderr);
+}
+
 static char *resume_stderr(Interp *I, Fixture *f, int64_t epochs)
 {
+    I->sink = (DiagSink){.write = to_stderr};
     char out[160];
     snprintf(out, sizeof out, "%s/stderr.txt", dir);
     fflush(stderr);
