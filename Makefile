@@ -140,7 +140,8 @@ build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c $(LIB_SRCS) $(GEN_SRCS)
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LIBS)
-build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c runtime/value.c runtime/print.c
+build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c runtime/value.c runtime/print.c \
+                    base/diag.c
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread

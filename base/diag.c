@@ -281,10 +281,33 @@ char *diag_render(const char *file, int line, int col, const char *msg, const ch
 
 /* ==== the error record ==== */
 
-void diag_err_clear(DiagErr *e)
+bool diag_vfail(DiagErr *e, const Loc *loc, const char *fmt, va_list ap)
 {
-    free(e->msg);
-    memset(e, 0, sizeof *e);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    e->has_loc = loc != NULL;
+    if (loc)
+        e->loc = *loc;
+    else
+        memset(&e->loc, 0, sizeof e->loc);
+    return false;
+}
+
+bool diag_fail(DiagErr *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vfail(e, NULL, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+bool diag_fail_at(DiagErr *e, const Loc *loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vfail(e, loc, fmt, ap);
+    va_end(ap);
+    return false;
 }
 
 /* ==== the sink ==== */

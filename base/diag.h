@@ -8,6 +8,7 @@
 #ifndef DML_BASE_DIAG_H
 #define DML_BASE_DIAG_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,18 +71,26 @@ char *diag_render(const char *file, int line, int col, const char *msg, const ch
 
 /* ==== the error record ==== */
 
-/* An error on its way to the user: the message without a position, and the
- * position when there is one. The runtime's error slot (Interp.err) starts
- * with one; the scanner and parser, which sit below the runtime, fill one
- * too, so handing an error up a layer is one call. 'msg' is malloc'd. */
+/* An error on its way up from a layer that has no Interp: the scanner and
+ * parser, the file-format parsers of read()/write() (builtins/io/, where it
+ * is called IoErr), the metadata parser. The message is held in place, so
+ * recording an error allocates nothing (it works when memory has run out)
+ * and a record needs no cleanup. The runtime's convention is the Status
+ * and the Interp's error slot, which holds the same three things; err_take()
+ * (runtime/interp.h) moves a record there in one call. */
+#define DIAG_MSG_MAX 512
 typedef struct DiagErr {
-    char *msg;
-    Loc loc;
+    char msg[DIAG_MSG_MAX];     /* without position; cut at DIAG_MSG_MAX-1 bytes */
+    Loc loc;                    /* meaningful when 'has_loc' */
     bool has_loc;
 } DiagErr;
 
-/* Frees the message and empties the record. */
-void diag_err_clear(DiagErr *e);
+/* Records the message (printf-style) and the position (none when 'loc' is
+ * NULL). Returns false, so 'return diag_fail(e, ...)' reads naturally in a
+ * function that returns bool. */
+bool diag_fail(DiagErr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool diag_fail_at(DiagErr *e, const Loc *loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+bool diag_vfail(DiagErr *e, const Loc *loc, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* ==== the sink: progress lines and warnings ==== */
 

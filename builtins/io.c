@@ -27,8 +27,6 @@ enum { W_X, W_FILE, W_FORMAT, W_HEADER, W_SEP, W_SPARSE, W_DESCRIPTION, W_INDSEP
 /* Upstream separates several naStrings in one string with U+00B7 '·'. */
 #define NA_SEP "\xC2\xB7"
 
-static Status io_err(Interp *I, const IoErr *e) { return err_set(I, "%s", e->msg); }
-
 static char *mtd_path_of(const char *path)
 {
     size_t n = strlen(path);
@@ -50,11 +48,11 @@ static Status load_mtd(Interp *I, const char *mtd_path, Mtd *m, bool *found)
     IoBuf b;
     IoErr e;
     if (!io_read_file(mtd_path, &b, &e))
-        return io_err(I, &e);
+        return err_take(I, &e);
     bool ok = mtd_parse(b.p, b.len, mtd_path, m, &e);
     io_buf_free(&b);
     if (!ok)
-        return io_err(I, &e);
+        return err_take(I, &e);
     *found = true;
     return ST_OK;
 }
@@ -196,10 +194,10 @@ static Status read_scalar(Interp *I, const char *path, const char *vt, Value *ou
     IoBuf b;
     IoErr e;
     if (!io_read_file(path, &b, &e))
-        return io_err(I, &e);
+        return err_take(I, &e);
     bool ok = io_parse_scalar(b.p, b.len, path, lower, out, &e);
     io_buf_free(&b);
-    return ok ? ST_OK : io_err(I, &e);
+    return ok ? ST_OK : err_take(I, &e);
 }
 
 typedef struct ReadSpec {
@@ -235,18 +233,18 @@ static Status read_matrix(Interp *I, const ReadSpec *s, Value *out)
     /* Hopeless dimensions fail before the file is even read. */
     IoErr e;
     if (s->rows >= 0 && s->cols >= 0 && !io_check_dims(s->rows, s->cols, s->path, &e))
-        return io_err(I, &e);
+        return err_take(I, &e);
     Matrix *m;
     if (bin) {
         m = io_read_binary_file(s->path, s->rows, s->cols, &e);
         if (!m)
-            return io_err(I, &e);
+            return err_take(I, &e);
         *out = val_matrix_take(m);
         return ST_OK;
     }
     IoBuf b;
     if (!io_read_file(s->path, &b, &e))
-        return io_err(I, &e);
+        return err_take(I, &e);
     if (text)
         m = io_parse_text(b.p, b.len, s->path, s->rows, s->cols, &e);
     else if (csv)
@@ -259,7 +257,7 @@ static Status read_matrix(Interp *I, const ReadSpec *s, Value *out)
         m = io_parse_idx(b.p, b.len, s->path, s->rows, s->cols, &e);
     io_buf_free(&b);
     if (!m)
-        return io_err(I, &e);
+        return err_take(I, &e);
     *out = val_matrix_take(m);
     return ST_OK;
 }
@@ -434,7 +432,7 @@ static Status write_list(Interp *I, const List *l, const char *path, const Write
     if (!mtd_stamp(&md) || !mtd_path)
         res = err_set(I, "write(): out of memory");
     else if (!write_mtd_file(mtd_path, &md, &e))
-        res = io_err(I, &e);
+        res = err_take(I, &e);
     md.data_type = md.value_type = md.format = md.description = NULL;
     mtd_free(&md);
     free(mtd_path);
@@ -549,7 +547,7 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
     if (ok)
         ok = io_tmp_rename(&meta, mtd_path, &e);
     if (st == ST_OK && !ok)
-        st = io_err(I, &e);
+        st = err_take(I, &e);
     md.data_type = md.value_type = md.format = md.description = md.sep = md.indsep = NULL;
     mtd_free(&md);
     free(mtd_path);

@@ -90,8 +90,7 @@ struct ParseCtx {
     size_t tok_off, tok_len;        /* bytes of the token just matched */
 
     /* pending lexical error, reported when its token reaches the parser */
-    char lex_msg[256];
-    int lex_line, lex_col;
+    DiagErr lex_err;
     bool lex_incomplete;
 
     /* token stream (parser/parse.c) */
@@ -118,8 +117,7 @@ struct ParseCtx {
     /* the first error */
     bool failed, incomplete;
     const char *err_kind;           /* "syntax error" or "lexical error" */
-    int err_line, err_col;
-    char err_msg[512];
+    DiagErr err;                    /* its message and position (base/diag.h) */
 };
 
 int dml_yylex(DML_YYSTYPE *lval, DML_YYLTYPE *lloc, ParseCtx *ctx);
@@ -794,12 +792,11 @@ void parse_set_error(ParseCtx *ctx, const char *kind, int line, int col, bool in
         return;
     ctx->failed = true;
     ctx->err_kind = kind;
-    ctx->err_line = line;
-    ctx->err_col = col;
     ctx->incomplete = incomplete;
+    Loc loc = {.file = ctx->file, .line = line, .col = col, .end_line = line, .end_col = col};
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->err_msg, sizeof ctx->err_msg, fmt, ap);
+    diag_vfail(&ctx->err, &loc, fmt, ap);
     va_end(ap);
 }
 

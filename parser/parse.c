@@ -165,8 +165,8 @@ int dml_yylex(DML_YYSTYPE *lval, DML_YYLTYPE *lloc, ParseCtx *c)
     else if ((t.kind == ')' || t.kind == ']') && c->depth > 0)
         c->depth--;
     if (t.kind == TOK_DML_YYerror)
-        parse_set_error(c, "lexical error", c->lex_line, c->lex_col, c->lex_incomplete, "%s",
-                        c->lex_msg);
+        parse_set_error(c, "lexical error", c->lex_err.loc.line, c->lex_err.loc.col, c->lex_incomplete, "%s",
+                        c->lex_err.msg);
     c->prev2 = c->prev1;
     c->prev1 = t.kind;
     c->last = t;
@@ -181,16 +181,17 @@ int dml_yylex(DML_YYSTYPE *lval, DML_YYLTYPE *lloc, ParseCtx *c)
  * the column (base/diag.h draws them, as for every other diagnostic). */
 static char *format_error(const ParseCtx *c)
 {
-    char msg[sizeof c->err_msg + 32];     /* "syntax error: " + the message */
-    snprintf(msg, sizeof msg, "%s: %s", c->err_kind, c->err_msg);
+    const Loc *at = &c->err.loc;
+    char msg[sizeof c->err.msg + 32];     /* "syntax error: " + the message */
+    snprintf(msg, sizeof msg, "%s: %s", c->err_kind, c->err.msg);
     size_t n = 0;
-    const char *line = diag_line(c->text, c->len, c->err_line, &n);
-    char *s = diag_render(c->file, c->err_line, c->err_col, msg, line ? line : "", line ? n : 0, false);
+    const char *line = diag_line(c->text, c->len, at->line, &n);
+    char *s = diag_render(c->file, at->line, at->col, msg, line ? line : "", line ? n : 0, false);
     if (s)
         return s;
     /* No room for the caret display: the first line alone, or the reserve. */
     char first[1024];
-    snprintf(first, sizeof first, "%s:%d:%d: %s", c->file, c->err_line, c->err_col, msg);
+    snprintf(first, sizeof first, "%s:%d:%d: %s", c->file, at->line, at->col, msg);
     return diag_dup(first);
 }
 

@@ -86,6 +86,11 @@ Status err_at(Interp *I, const Loc *loc, const char *fmt, ...)
     return ST_ERR;
 }
 
+Status err_take(Interp *I, const DiagErr *e)
+{
+    return err_at(I, e->has_loc ? &e->loc : NULL, "%s", e->msg);
+}
+
 Status err_stamp(Interp *I, const Loc *loc)
 {
     if (!I->err.has_loc && loc && loc->file) {

@@ -96,6 +96,10 @@ void interp_destroy(Interp *I);
 Status err_set(Interp *I, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Same, with a position. */
 Status err_at(Interp *I, const Loc *loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Set the error from a record made below the runtime (base/diag.h: the
+ * parser, the file-format parsers): its message, and its position when it
+ * has one. Always returns ST_ERR. */
+Status err_take(Interp *I, const DiagErr *e);
 /* If the pending error has no position yet, give it 'loc'. Returns ST_ERR. */
 Status err_stamp(Interp *I, const Loc *loc);
 /* Append a call-stack line "  in f() at file:line:col". */

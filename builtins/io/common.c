@@ -21,7 +21,7 @@ bool io_fail(IoErr *e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    diag_vfail(e, NULL, fmt, ap);
     va_end(ap);
     return false;
 }

@@ -34,15 +34,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../../base/diag.h"
 #include "../../runtime/value.h"
 
-/* Message of a failed I/O operation (no position of the DML call). */
-typedef struct IoErr {
-    char msg[512];
-} IoErr;
+/* A failed I/O operation: the diagnostics module's error record
+ * (base/diag.h), with no position (the builtin's call adds it); the
+ * builtin hands it to the Interp with err_take(). */
+typedef DiagErr IoErr;
 
-/* Sets e->msg (printf-style) and returns false, so 'return io_fail(...)'
- * reads naturally in bool functions. */
+/* Sets e->msg (printf-style), without a position, and returns false, so
+ * 'return io_fail(...)' reads naturally in bool functions. */
 bool io_fail(IoErr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Thread-safe strerror: the message for errno value 'err' (buf is used as

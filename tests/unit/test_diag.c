@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * base/diag.c: how characters are counted, which line is found, where the
  * caret goes (UTF-8, wide characters, tabs, control bytes, long lines), the
- * whole rendered diagnostic, and the progress sink. */
+ * whole rendered diagnostic, the error record, and the progress sink. */
 #include "base/diag.h"
 
 #include <stdlib.h>
@@ -160,6 +160,26 @@ static void test_render(void)
     free(s);
 }
 
+static void test_records(void)
+{
+    DiagErr e;
+    CHECK(!diag_fail(&e, "cannot open '%s': %s", "x.csv", "No such file or directory"));
+    CHECK_STR(e.msg, "cannot open 'x.csv': No such file or directory");
+    CHECK(!e.has_loc);
+    Loc at = {.file = "f.dml", .line = 3, .col = 7, .end_line = 3, .end_col = 9};
+    CHECK(!diag_fail_at(&e, &at, "unexpected %c", ')'));
+    CHECK_STR(e.msg, "unexpected )");
+    CHECK(e.has_loc && e.loc.line == 3 && e.loc.col == 7 && strcmp(e.loc.file, "f.dml") == 0);
+    CHECK(!diag_fail(&e, "again"));
+    CHECK(!e.has_loc && e.loc.file == NULL);
+    /* Held in place: a long message is cut, never overflows. */
+    char big[2 * DIAG_MSG_MAX];
+    memset(big, 'm', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    diag_fail(&e, "%s", big);
+    CHECK_INT(strlen(e.msg), DIAG_MSG_MAX - 1);
+}
+
 typedef struct Captured {
     char text[4096];
     size_t n;
@@ -206,6 +226,7 @@ int main(void)
     test_carets();
     test_long_lines();
     test_render();
+    test_records();
     test_sink();
     return CHECK_DONE();
 }
