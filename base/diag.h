@@ -99,6 +99,8 @@ typedef enum DiagLevel {
     DIAG_WARNING,           /* whole lines: a warning the run goes on after */
     DIAG_STATUS,            /* a transient line rewritten in place ("\r\033[K..."): only
                              * sent when the sink's 'rewrite' is set */
+    DIAG_ERROR,             /* whole lines: an error that cannot travel up as a Status (MPI
+                             * start-up, just before the process aborts) */
 } DiagLevel;
 
 /* Where library code sends what a user should see while a run goes on.

@@ -373,7 +373,8 @@ int main(int argc, char **argv)
     /* Under mpirun, ranks 1..N-1 serve paramserv calls and never run the
      * script; rank 0 goes on, and tells them to exit when it is done. */
     int mpi_status;
-    if (ps_mpi_launch(&mpi_status))
+    DiagSink sink = cli_stderr_sink();
+    if (ps_mpi_launch(&sink, &mpi_status))
         return mpi_status;
     int rc = run_main(argc, argv);
     ps_mpi_finish(rc);

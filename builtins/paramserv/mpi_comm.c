@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../base/diag.h"
 #include "../../runtime/clock.h"
 #include "mpi_comm.h"
 #include "psmpi.h"
@@ -380,9 +381,10 @@ static double env_double(const char *name, double dflt)
     return *end || v <= 0 ? dflt : v;
 }
 
-static int start_failed(void)
+/* Said at once through the front end's sink: an Abort may follow. */
+static int start_failed(const DiagSink *sink)
 {
-    fprintf(stderr, "dml: %s\n", M.err);
+    diag_note(sink, DIAG_ERROR, "dml: %s\n", M.err);
     return 1;
 }
 
@@ -492,17 +494,17 @@ static void teardown(void)
     M.hosts = NULL;
 }
 
-bool ps_mpi_launch(int *status)
+bool ps_mpi_launch(const DiagSink *sink, int *status)
 {
     if (!launched())
         return false;
     *status = 1;
     if (!load_lib())
-        return start_failed(), true;
+        return start_failed(sink), true;
     int provided = 0;
     int rc = M.Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
     if (rc != MPI_SUCCESS)
-        return mpi_fail(rc, "MPI_Init_thread"), start_failed(), true;
+        return mpi_fail(rc, "MPI_Init_thread"), start_failed(sink), true;
     M.Comm_set_errhandler(M.world, M.errors_return);
     M.Comm_rank(M.world, &M.rank);
     M.Comm_size(M.world, &M.size);
@@ -516,13 +518,13 @@ bool ps_mpi_launch(int *status)
         if (!handshake(&st)) {
             if (st == 0) {
                 /* MPI itself failed: an orderly goodbye could hang. */
-                start_failed();
+                start_failed(sink);
                 M.Abort(M.world, 1);
                 return true;
             }
             /* Different builds: rank 0 says so, everyone exits with 1. */
             if (M.rank == 0)
-                start_failed();
+                start_failed(sink);
             double t0 = clock_now_sec();
             while (mpi_sends_pending() && mpi_progress() && clock_now_sec() - t0 < M.timeout)
                 usleep(200);
@@ -587,12 +589,12 @@ void mpi_mark_broken(void) {}
 void mpi_lock(void) {}
 void mpi_unlock(void) {}
 
-bool ps_mpi_launch(int *status)
+bool ps_mpi_launch(const DiagSink *sink, int *status)
 {
     if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK"))
         return false;
-    fprintf(stderr, "dml: launched by mpirun, but this dml was built without Open MPI (install libopenmpi-dev "
-            "and rebuild)\n");
+    diag_note(sink, DIAG_ERROR, "dml: launched by mpirun, but this dml was built without Open MPI (install "
+              "libopenmpi-dev and rebuild)\n");
     *status = 1;
     return true;
 }

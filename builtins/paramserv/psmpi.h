@@ -5,12 +5,15 @@
 
 #include <stdbool.h>
 
+#include "../../base/diag.h"
+
 /* If this process was launched by mpirun (OMPI_COMM_WORLD_SIZE is set),
  * start MPI; outside mpirun nothing is loaded or initialised. Worker ranks
  * (1..N-1) then serve paramserv calls until rank 0 says to exit. Returns
  * true when main must exit now with *status (a worker rank, or a failed
- * start-up); false on rank 0 and outside mpirun (run the script). */
-bool ps_mpi_launch(int *status);
+ * start-up, said through 'sink'); false on rank 0 and outside mpirun (run
+ * the script). */
+bool ps_mpi_launch(const DiagSink *sink, int *status);
 /* Rank 0, when the script has ended: every worker rank exits with
  * 'status'; MPI is closed. Nothing outside mpirun. */
 void ps_mpi_finish(int status);
