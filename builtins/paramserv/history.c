@@ -9,8 +9,8 @@
  * the model, not the history). The server runs on the calling process, also
  * under Open MPI, so the history is built where it is returned.
  *
- * Progress: on a terminal (the caller's sink says it can rewrite a line,
- * base/diag.h; verbose=TRUE), a line rewritten in
+ * Progress: when the caller's sink can rewrite a line (a terminal,
+ * base/diag.h) and verbose=TRUE, a line rewritten in
  * place (\r) with the batches done in the current epoch, their rate and the
  * epoch's ETA, at most PS_PROGRESS_HZ times a second and only once the epoch
  * has run for PS_PROGRESS_AFTER seconds (DML_PROGRESS_AFTER=S in the

@@ -592,6 +592,9 @@ static void test_errors(void)
     CHECK_STR(e, "t.dml:1:7: lexical error: invalid escape sequence '\\q' in string\n"
                  "    x = \"\xC3\xA9\\q\"\n          ^");
     free(e);
+    e = error_of("x = \"a\x80" "b\" + )", PARSE_PROGRAM, NULL);  /* an invalid byte: one column, shown '?' */
+    CHECK_STR(e, "t.dml:1:13: syntax error: unexpected ')'\n    x = \"a?b\" + )\n                ^");
+    free(e);
     e = error_of("s = \"\xE6\x97\xA5\"\n\ty = \"\xE6\x97\xA5\" ]", PARSE_PROGRAM, NULL);
     CHECK_STR(e, "t.dml:2:10: syntax error: unexpected ']'\n    \ty = \"\xE6\x97\xA5\" ]\n"
                  "    \t         ^");
