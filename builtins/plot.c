@@ -306,9 +306,9 @@ static Status bi_plot(Interp *I, const BArgs *a, Value *out)
     if (st == ST_OK && !plot_range(&s, &r))
         st = err_set(I, "plot(): X has no finite value to plot (all NaN or infinite)");
     if (st == ST_OK && *file) {
-        char msg[600];
-        if (!plot_write_file(&s, file, msg, sizeof msg))
-            st = err_set(I, "plot(): %s", msg);
+        DiagErr e;
+        if (!plot_write_file(&s, file, &e))
+            st = err_set(I, "plot(): %s", e.msg);
     } else if (st == ST_OK) {
         FILE *f = I->out ? I->out : stdout;
         int cols, rows;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../base/diag.h"
 #include "../runtime/print.h"
 
 typedef struct PlotSpec {
@@ -55,7 +56,7 @@ double plot_tick_value(const PlotTicks *t, int k);
 /* Renders the chart to 'path' in the format its suffix names (.png, .svg,
  * .pdf, any case), written to a temporary next to it and renamed, so an
  * error leaves no half-written file. False with 'err' set on failure. */
-bool plot_write_file(const PlotSpec *s, const char *path, char *err, size_t errcap);
+bool plot_write_file(const PlotSpec *s, const char *path, DiagErr *err);
 /* True when 'path' ends in a suffix plot_write_file knows. */
 bool plot_known_suffix(const char *path);
 

@@ -336,19 +336,19 @@ static cairo_status_t write_stream(void *closure, const unsigned char *data, uns
     return fwrite(data, 1, len, (FILE *)closure) == len ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
 }
 
-bool plot_write_file(const PlotSpec *s, const char *path, char *err, size_t errcap)
+bool plot_write_file(const PlotSpec *s, const char *path, DiagErr *err)
 {
     Fmt fmt = fmt_of(path);
     if (fmt == FMT_NONE) {
-        snprintf(err, errcap, "cannot tell the picture format of '%s': the file name must end in .png, .svg or .pdf",
-                 path);
+        diag_fail(err, "cannot tell the picture format of '%s': the file name must end in .png, .svg or .pdf",
+                  path);
         return false;
     }
     double W = s->width ? s->width : DEFAULT_W, H = s->height ? s->height : DEFAULT_H;
     IoTmp t;
     IoErr e;
     if (!io_tmp_open(path, &t, &e)) {
-        snprintf(err, errcap, "%s", e.msg);
+        *err = e;
         return false;
     }
     cairo_surface_t *surf;
@@ -379,13 +379,13 @@ bool plot_write_file(const PlotSpec *s, const char *path, char *err, size_t errc
         char eb[64];
         io_tmp_abort(&t);
         if (cs == CAIRO_STATUS_WRITE_ERROR && saved)
-            snprintf(err, errcap, "cannot write '%s': %s", path, io_strerror(saved, eb, sizeof eb));
+            diag_fail(err, "cannot write '%s': %s", path, io_strerror(saved, eb, sizeof eb));
         else
-            snprintf(err, errcap, "cannot draw '%s': %s", path, cairo_status_to_string(cs));
+            diag_fail(err, "cannot draw '%s': %s", path, cairo_status_to_string(cs));
         return false;
     }
     if (!io_tmp_commit(&t, path, &e)) {
-        snprintf(err, errcap, "%s", e.msg);
+        *err = e;
         return false;
     }
     return true;
