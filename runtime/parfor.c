@@ -50,14 +50,6 @@ struct Pf {
     int done;
 };
 
-static uint64_t iter_seed(uint64_t base, int64_t k)
-{
-    uint64_t z = base + 0x9E3779B97F4A7C15ULL * (uint64_t)(k + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 /* Runs iterations [lo, hi) in I's current frame. */
 static Status run_chunk(Interp *I, const Node *s, int64_t a, int64_t inc, uint64_t seed, int64_t lo, int64_t hi)
 {
@@ -66,7 +58,7 @@ static Status run_chunk(Interp *I, const Node *s, int64_t a, int64_t inc, uint64
             return interp_raise_interrupt(I, &s->loc);
         /* unsigned: a + k*inc stays in [a, b], but k*inc alone may not */
         slot_set(I, s->loop.var_slot, val_int((int64_t)((uint64_t)a + (uint64_t)k * (uint64_t)inc)));
-        rng_seed(&I->rng, iter_seed(seed, k));
+        rng_seed(&I->rng, rng_split(seed, (uint64_t)k + 1));
         TRY(exec_block(I, s->loop.body, s->loop.nbody));
     }
     return ST_OK;

@@ -625,7 +625,7 @@ static void serve_call(MpiMsg *call)
         r->out = fopencookie(r, "w", io);
         if (r->out)
             setvbuf(r->out, NULL, _IOLBF, 0);   /* a printed line leaves with the next message */
-        interp_init(&w->I, r->prog, ps_mix3(r->cfg.seed, (uint64_t)w->id + 1, 0));
+        interp_init(&w->I, r->prog, rng_mix3(r->cfg.seed, (uint64_t)w->id + 1, 0));
         w->I.interrupt = &run->abort;
         w->I.in_parallel = true;
         w->I.out = r->out ? r->out : stdout;

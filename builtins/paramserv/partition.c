@@ -29,11 +29,11 @@ static Status make_part(Interp *I, const PsConfig *c, const int64_t *rows, int64
     return ST_OK;
 }
 
-/* Fisher-Yates permutation of 0..n-1 from 'seed'. */
-static void permutation(int64_t *perm, int64_t n, uint64_t seed)
+/* Fisher-Yates permutation of 0..n-1 from stream 'k' of 'seed'. */
+static void permutation(int64_t *perm, int64_t n, uint64_t seed, uint64_t k)
 {
     Rng r;
-    rng_seed(&r, seed);
+    rng_seed_at(&r, seed, k);
     for (int64_t i = 0; i < n; i++)
         perm[i] = i;
     for (int64_t i = n - 1; i > 0; i--) {
@@ -74,7 +74,7 @@ Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
     case PS_DR: {
         int64_t step = (n + k - 1) / k;
         if (c->scheme == PS_DR)
-            permutation(rows, n, c->seed);
+            permutation(rows, n, c->seed, 0);
         else
             for (int64_t i = 0; i < n; i++)
                 rows[i] = i;
@@ -94,7 +94,7 @@ Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
         break;
     case PS_OR:
         for (int64_t w = 0; w < k && n > 0 && st == ST_OK; w++) {
-            permutation(rows, n, c->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(w + 1));
+            permutation(rows, n, c->seed, (uint64_t)w + 1);
             st = make_part(I, c, rows, n, &parts[cnt++]);
         }
         break;

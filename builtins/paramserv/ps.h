@@ -240,7 +240,6 @@ void ps_deliver(PsRun *run, PsWorker *w);
 int64_t ps_take_pushes(PsRun *run, PsMsg **batch, int64_t *cap);
 
 /* ---- worker.c / server.c / stats.c ---- */
-uint64_t ps_mix3(uint64_t a, uint64_t b, uint64_t c);
 Value ps_hyper_arg(const PsConfig *c);
 Status ps_call_named(Interp *I, const FuncDef *f, const char *const *names, const Value *vals, int n, Value *outs,
                      int nout);

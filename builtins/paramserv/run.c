@@ -68,7 +68,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     pthread_cond_init(&run->server_cv, NULL);
     pthread_cond_init(&run->pump_cv, NULL);
     run->remote = c->remote;
-    interp_init(&run->SI, I->prog, ps_mix3(c->seed, 0, 0));
+    interp_init(&run->SI, I->prog, rng_mix3(c->seed, 0, 0));
     run->SI.interrupt = &run->abort;
     run->SI.in_parallel = true;
     run->SI.out = I->out;
@@ -86,7 +86,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         run->epoch_pushes_needed += w->groups;
         run->batches_per_epoch += w->nbatches;
         pthread_cond_init(&w->cv, NULL);
-        interp_init(&w->I, I->prog, ps_mix3(c->seed, (uint64_t)i + 1, 0));
+        interp_init(&w->I, I->prog, rng_mix3(c->seed, (uint64_t)i + 1, 0));
         w->I.interrupt = &run->abort;
         w->I.in_parallel = true;
         w->I.out = I->out;
