@@ -26,6 +26,7 @@
 
 #include "../../runtime/interp.h"
 #include "../../runtime/program.h"
+#include "../../runtime/workers.h"
 #include "../registry.h"
 
 typedef enum PsUtype { PS_BSP, PS_ASP, PS_SBP, PS_SSP } PsUtype;
@@ -215,10 +216,6 @@ typedef struct PsRun {
     char *failure;              /* first failure message (malloc'd) */
     int workers_done;
 } PsRun;
-
-/* Stack of each server/worker thread: DML recursion inside upd/agg gets the
- * same room as on the main thread. */
-#define PS_STACK ((size_t)64 << 20)
 
 /* ---- channel.c: the seam between server and workers ---- */
 /* Record the first failure (I's pending error prefixed by 'who') and stop

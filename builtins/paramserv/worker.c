@@ -73,7 +73,7 @@ void *ps_worker_main(void *arg)
     PsRun *run = w->run;
     const PsConfig *c = run->cfg;
     Interp *I = &w->I;
-    interp_stack_init(I, PS_STACK);
+    worker_enter(I);
     int64_t n = w->part.X->rows, bs = c->batchsize, B = w->nbatches;
     char who[384];
     int64_t e = run->start_epoch, j = 0;
