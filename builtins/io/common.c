@@ -275,25 +275,45 @@ bool io_check_dims(int64_t rows, int64_t cols, const char *name, IoErr *e)
     return true;
 }
 
-Matrix *io_matrix_zero(int64_t rows, int64_t cols, const char *name, IoErr *e)
+static Matrix *matrix_new(int64_t rows, int64_t cols, bool zero, const char *name, IoErr *e)
 {
     if (!io_check_dims(rows, cols, name, e))
         return NULL;
-    Matrix *m = mat_new_zero_raw(rows, cols);
+    Matrix *m = zero ? mat_new_zero_raw(rows, cols) : mat_new_raw(rows, cols);
     if (!m)
         io_fail(e, "%s: out of memory for a %lld x %lld matrix", name, (long long)rows, (long long)cols);
     return m;
 }
 
+Matrix *io_matrix_zero(int64_t rows, int64_t cols, const char *name, IoErr *e)
+{
+    return matrix_new(rows, cols, true, name, e);
+}
+
 /* Uninitialised variant, for parsers that fill every cell. */
 Matrix *io_matrix_raw(int64_t rows, int64_t cols, const char *name, IoErr *e)
 {
-    if (!io_check_dims(rows, cols, name, e))
-        return NULL;
-    Matrix *m = mat_new_raw(rows, cols);
-    if (!m)
-        io_fail(e, "%s: out of memory for a %lld x %lld matrix", name, (long long)rows, (long long)cols);
-    return m;
+    return matrix_new(rows, cols, false, name, e);
+}
+
+int64_t out_ijv(Out *o, const Matrix *m)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < m->rows; i++) {
+        const double *row = m->data + i * m->cols;
+        for (int64_t j = 0; j < m->cols; j++) {
+            if (row[j] == 0.0)
+                continue;
+            out_int(o, i + 1);
+            out_put(o, " ", 1);
+            out_int(o, j + 1);
+            out_put(o, " ", 1);
+            out_double(o, row[j]);
+            out_put(o, "\n", 1);
+            n++;
+        }
+    }
+    return n;
 }
 
 int64_t io_nnz(const Matrix *m)
