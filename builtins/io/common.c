@@ -183,50 +183,37 @@ bool io_read_file(const char *path, IoBuf *out, IoErr *e)
     }
     /* Regular files: one allocation of the right size; pipes and other
      * streams grow the buffer as they go. */
-    size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size : 65536;
+    size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size : 65536, n = 0;
+    int err = 0;                /* errno of a failed read; 0: out of memory */
     char *buf = malloc(cap + 1);
-    if (!buf) {
-        close(fd);
-        return io_fail(e, "cannot read '%s': file too large for memory", path);
-    }
-    size_t n = 0;
+    if (!buf)
+        goto fail;
     for (;;) {
         if (n == cap) {
-            if (S_ISREG(st.st_mode) && cap == (size_t)st.st_size) {
-                /* The file may have grown: probe for more before growing. */
-                char probe;
+            /* A regular file read to its size may have grown: probe for
+             * more before growing the buffer. */
+            bool probing = S_ISREG(st.st_mode) && cap == (size_t)st.st_size;
+            char probe;
+            if (probing) {
                 ssize_t r = read(fd, &probe, 1);
                 if (r == 0)
                     break;
                 if (r < 0) {
                     if (errno == EINTR)
                         continue;
-                    int err = errno;
-                    free(buf);
-                    close(fd);
-                    return io_fail(e, "cannot read '%s': %s", path, io_strerror(err, eb, sizeof eb));
+                    err = errno;
+                    goto fail;
                 }
-                size_t ncap = cap * 2 + 65536;
-                char *nb = realloc(buf, ncap + 1);
-                if (!nb) {
-                    free(buf);
-                    close(fd);
-                    return io_fail(e, "cannot read '%s': file too large for memory", path);
-                }
-                buf = nb;
-                cap = ncap;
-                buf[n++] = probe;
-                continue;
             }
-            size_t ncap = cap * 2;
+            size_t ncap = probing ? cap * 2 + 65536 : cap * 2;
             char *nb = realloc(buf, ncap + 1);
-            if (!nb) {
-                free(buf);
-                close(fd);
-                return io_fail(e, "cannot read '%s': file too large for memory", path);
-            }
+            if (!nb)
+                goto fail;
             buf = nb;
             cap = ncap;
+            if (probing)
+                buf[n++] = probe;
+            continue;
         }
         ssize_t r = read(fd, buf + n, cap - n);
         if (r == 0)
@@ -234,10 +221,8 @@ bool io_read_file(const char *path, IoBuf *out, IoErr *e)
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            int err = errno;
-            free(buf);
-            close(fd);
-            return io_fail(e, "cannot read '%s': %s", path, io_strerror(err, eb, sizeof eb));
+            err = errno;
+            goto fail;
         }
         n += (size_t)r;
     }
@@ -255,6 +240,12 @@ bool io_read_file(const char *path, IoBuf *out, IoErr *e)
     out->p = buf;
     out->len = n;
     return true;
+fail:
+    free(buf);
+    close(fd);
+    if (err)
+        return io_fail(e, "cannot read '%s': %s", path, io_strerror(err, eb, sizeof eb));
+    return io_fail(e, "cannot read '%s': file too large for memory", path);
 }
 
 /* ================================================================
