@@ -352,6 +352,26 @@ static bool parse_double_slow(const char *s, const char *e, double *out)
     return ok;
 }
 
+/* Reads the digits at *p into the mantissa *m, which has *nd significant
+ * digits so far (leading zeros are not significant). Returns how many
+ * digits it read, or -1 at a 20th significant digit (for the slow path). */
+static inline int64_t mantissa_digits(const char **p, const char *e, uint64_t *m, int *nd)
+{
+    const char *q = *p;
+    for (; q < e && (unsigned)(*q - '0') < 10; q++) {
+        unsigned d = (unsigned)(*q - '0');
+        if (*m || d) {
+            if (*nd == 19)
+                return -1;
+            *m = *m * 10 + d;
+            (*nd)++;
+        }
+    }
+    int64_t k = q - *p;
+    *p = q;
+    return k;
+}
+
 /* Fast path (Clinger): a decimal with at most 19 significant digits whose
  * mantissa fits in 53 bits and whose power of ten is at most 22 is converted
  * exactly by one IEEE multiplication or division, which rounds correctly.
@@ -373,32 +393,17 @@ bool io_parse_double(const char *s, const char *e, double *out)
     }
     uint64_t m = 0;
     int nd = 0, exp10 = 0;
-    bool digits = false;
-    while (p < e && (unsigned)(*p - '0') < 10) {
-        unsigned d = (unsigned)(*p - '0');
-        digits = true;
-        if (m || d) {
-            if (nd == 19)
-                return parse_double_slow(s, e, out);
-            m = m * 10 + d;
-            nd++;
-        }
-        p++;
-    }
+    int64_t k = mantissa_digits(&p, e, &m, &nd);
+    if (k < 0)
+        return parse_double_slow(s, e, out);
+    bool digits = k > 0;
     if (p < e && *p == '.') {
         p++;
-        while (p < e && (unsigned)(*p - '0') < 10) {
-            unsigned d = (unsigned)(*p - '0');
-            digits = true;
-            if (m || d) {
-                if (nd == 19)
-                    return parse_double_slow(s, e, out);
-                m = m * 10 + d;
-                nd++;
-            }
-            exp10--;
-            p++;
-        }
+        k = mantissa_digits(&p, e, &m, &nd);
+        if (k < 0)
+            return parse_double_slow(s, e, out);
+        digits |= k > 0;
+        exp10 -= (int)k;
     }
     if (!digits)
         return parse_double_slow(s, e, out);
