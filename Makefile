@@ -50,11 +50,11 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wwrite-
         -Wno-unused-parameter
 REQ_CFLAGS := -std=gnu11 $(WARN) -I. -I$(B)/gen -pthread -MMD -MP $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) $(SANFLAGS)
 # libmvec: glibc's vector math (exp over whole matrices, builtins/elementwise.c).
-# Our objects' allocations go through runtime/failalloc.c (DML_FAIL_ALLOC).
+# Our objects' allocations go through base/failalloc.c (DML_FAIL_ALLOC).
 WRAP_LD := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=posix_memalign
 LIBS := $(WRAP_LD) $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) $(CAIRO_LIBS) -lmvec -lm -pthread
 
-SRCS := $(wildcard runtime/*.c parser/*.c builtins/*.c builtins/io/*.c builtins/paramserv/*.c)
+SRCS := $(wildcard base/*.c parser/*.c runtime/*.c builtins/*.c builtins/io/*.c builtins/paramserv/*.c)
 # cli/: the front ends (main, REPL, test runner); only the executable links them.
 CLI_SRCS := $(wildcard cli/*.c)
 LIB_SRCS := $(SRCS)
@@ -140,7 +140,7 @@ build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c $(LIB_SRCS) $(GEN_SRCS)
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LIBS)
-build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c runtime/value.c runtime/print.c
+build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c base/value.c base/strbuf.c runtime/print.c
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread

@@ -23,7 +23,7 @@
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
 #include "../runtime/eval.h"
-#include "../runtime/failalloc.h"
+#include "../base/failalloc.h"
 #include "../runtime/print.h"
 #include "cli.h"
 

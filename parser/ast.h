@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../runtime/arena.h"
-#include "../runtime/value.h"
+#include "../base/arena.h"
+#include "../base/value.h"
 
 /* A position in a source file. 'file' points at the Program's copy of the
  * file name (or "<stdin>", "<repl>"). Lines and columns are 1-based. */

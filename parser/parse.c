@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "dml.tab.h"
-#include "runtime/failalloc.h"
+#include "base/failalloc.h"
 
 #define YYSTYPE DML_YYSTYPE
 #define YYLTYPE DML_YYLTYPE

@@ -15,7 +15,7 @@
 
 #include "../parser/ast.h"
 #include "rng.h"
-#include "value.h"
+#include "../base/value.h"
 
 typedef enum Status { ST_OK = 0, ST_ERR = 1 } Status;
 

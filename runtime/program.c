@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "../parser/parse.h"
-#include "failalloc.h"
+#include "../base/failalloc.h"
 #include "resolve.h"
 
 typedef struct SourceText {

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 #include "../parser/ast.h"
-#include "arena.h"
+#include "../base/arena.h"
 #include "interp.h"
 
 /* Variable names of one frame layout (a function, or the top level). */

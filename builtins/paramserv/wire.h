@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../runtime/value.h"
+#include "../../base/value.h"
 
 typedef struct WBuf {
     char *p;
