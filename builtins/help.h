@@ -26,9 +26,5 @@ void help_each_name(const char *file, void (*fn)(const char *name, void *ctx), v
  * description, an example), else what is wrong (a static string). When
  * 'needle' is not NULL, the entry's usage lines must also contain it. */
 const char *help_check(const char *topic, const char *needle);
-/* " (did you mean rowSums?)" for an undefined function 'name' called in
- * module 'm': builtins, the functions of 'm', the DML-bodied builtins.
- * "" when nothing is close. Writes into buf. */
-const char *help_suggest_function(const Module *m, const char *name, char *buf, size_t cap);
 
 #endif

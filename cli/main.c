@@ -12,7 +12,6 @@
 #include "../builtins/paramserv/psmpi.h"
 #include "../runtime/blas.h"
 #include "../runtime/clock.h"
-#include "../runtime/eval.h"
 #include "../runtime/hitters.h"
 #include "../runtime/program.h"
 #include "../runtime/stats.h"

@@ -17,9 +17,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "../builtins/help.h"
-#include "../builtins/registry.h"
 #include "../parser/parse.h"
+#include "builtin_api.h"
 #include "dtcheck.h"
 #include "parfor.h"
 #include "stack.h"

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "../../runtime/clock.h"
-#include "../../runtime/eval.h"
 #include "ps.h"
 
 uint64_t ps_mix3(uint64_t a, uint64_t b, uint64_t c)
