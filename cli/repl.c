@@ -25,6 +25,7 @@
 #include "../parser/parse.h"
 #include "../runtime/print.h"
 #include "../runtime/program.h"
+#include "../runtime/resolve.h"
 #include "cli.h"
 
 #ifndef DML_VERSION

@@ -10,10 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/failalloc.h"
 #include "check.h"
 #include "runtime/eval.h"
-#include "base/failalloc.h"
 #include "runtime/program.h"
+#include "runtime/resolve.h"
 
 /* Loads and runs 'src'; returns 0 on success, 1 on a DML error with a
  * message, 2 on an error without one. */
