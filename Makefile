@@ -1,6 +1,7 @@
 # dml — one non-recursive GNU Makefile.
 #   make                      build build/release/dml
-#   make test                 build, then run every test (ends with "N passed, N failed")
+#   make test                 build, check the layers (tools/check-layers.sh), then run every
+#                             test (ends with "N passed, N failed")
 #   make SANITIZE=address,undefined test    the same under ASan+UBSan (build/asan/)
 #   make SANITIZE=thread test               under TSan (build/tsan/)
 #   make bench                benchmarks -> bench/RESULTS.md
@@ -75,7 +76,7 @@ else
   Q := @
 endif
 
-.PHONY: all test test-threads unit install clean bench fuzz fuzz-replay
+.PHONY: all test test-threads unit check-layers install clean bench fuzz fuzz-replay
 all: $(DML)
 
 $(DML): $(OBJS) $(CLI_OBJS)
@@ -123,7 +124,11 @@ $(B)/unit/%: tests/unit/%.c $(B)/libdml.a
 
 unit: $(UNIT_BINS)
 
-test: $(DML) $(UNIT_BINS)
+# The layers point one way: base <- parser <- runtime <- builtins <- cli.
+check-layers:
+	$(Q)sh tools/check-layers.sh
+
+test: $(DML) $(UNIT_BINS) check-layers
 	$(Q)DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
 
 # The threaded tests (paramserv, parfor) are meant for ThreadSanitizer; with no
