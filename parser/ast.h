@@ -43,7 +43,7 @@ typedef struct Node Node;
 typedef struct FuncDecl FuncDecl;
 struct FuncDef;        /* runtime/program.h */
 struct CallVariants;   /* runtime/program.h */
-struct BuiltinDef;     /* builtins/registry.h */
+struct BuiltinDef;     /* runtime/builtin_api.h */
 
 /* One part of an index expression X[rows, cols]. */
 typedef enum IxKind { IX_ALL, IX_ONE, IX_RANGE } IxKind;
