@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * The reference embedded in the binary (the Markdown of doc/, built into dml_doc_text
  * by tools/embed_doc.sh): topic lookup for help() and the REPL's ?name, the
- * topic list, the coverage check, and "did you mean" for function names.
+ * topic list, the coverage check, and "did you mean" for function names
+ * (help_suggest_function, declared for the resolver in runtime/builtin_api.h).
  * The index is built once (pthread_once) and read-only afterwards, so any
  * thread may call these. Entry format: doc/README.md. */
 #ifndef DML_BUILTINS_HELP_H
@@ -10,8 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../runtime/print.h"
-#include "../runtime/program.h"
+#include "../base/strbuf.h"
 
 /* Appends the entry for 'topic' ("rowSums", "affine", "nn/layers/affine.dml",
  * "affine::forward") formatted for a terminal. Returns false when there is
