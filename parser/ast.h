@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../base/arena.h"
 #include "../base/diag.h"     /* Loc */
-#include "../runtime/arena.h"
-#include "../runtime/value.h"
+#include "../base/value.h"
 
 typedef enum NodeKind {
 #define NODE(name) N_##name,
@@ -36,7 +36,7 @@ typedef struct Node Node;
 typedef struct FuncDecl FuncDecl;
 struct FuncDef;        /* runtime/program.h */
 struct CallVariants;   /* runtime/program.h */
-struct BuiltinDef;     /* builtins/registry.h */
+struct BuiltinDef;     /* runtime/builtin_api.h */
 
 /* One part of an index expression X[rows, cols]. */
 typedef enum IxKind { IX_ALL, IX_ONE, IX_RANGE } IxKind;

@@ -10,14 +10,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <locale.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dml.tab.h"
 #include "base/diag.h"
-#include "runtime/failalloc.h"
+#include "base/failalloc.h"
 
 #define YYSTYPE DML_YYSTYPE
 #define YYLTYPE DML_YYLTYPE

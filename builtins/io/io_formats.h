@@ -35,7 +35,7 @@
 #include <stdio.h>
 
 #include "../../base/diag.h"
-#include "../../runtime/value.h"
+#include "../../base/value.h"
 
 /* A failed I/O operation: the diagnostics module's error record
  * (base/diag.h), with no position (the builtin's call adds it); the

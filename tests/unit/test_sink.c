@@ -12,6 +12,7 @@
 #include "check.h"
 #include "runtime/eval.h"
 #include "runtime/program.h"
+#include "runtime/resolve.h"
 
 /* Six rows for k=8 workers: the partition warning; two epochs: two lines. */
 static const char *src =
