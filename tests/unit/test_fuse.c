@@ -8,6 +8,7 @@
  * Also: operands are never written (value semantics), errors are the
  * operator-at-a-time ones, and the thread budget's arithmetic. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "runtime/blas.h"
 #include "runtime/eval.h"
 #include "runtime/interp.h"
+#include "runtime/pool.h"
 #include "runtime/program.h"
 #include "runtime/rng.h"
 #include "runtime/vmath.h"
@@ -446,6 +448,26 @@ static void test_vmath_exp_accuracy(void)
     free(y);
 }
 
+/* pool_run: every part runs exactly once, whether there are more parts
+ * than threads, fewer, or none. */
+static void count_part(void *ctx, int part)
+{
+    atomic_fetch_add((atomic_int *)ctx + part, 1);
+}
+
+static void test_pool_parts(void)
+{
+    static const int ns[] = {0, 1, 2, 3, 37, 200};
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+        atomic_int seen[200];
+        for (int i = 0; i < 200; i++)
+            atomic_init(&seen[i], 0);
+        pool_run(NULL, count_part, seen, ns[t]);
+        for (int i = 0; i < 200; i++)
+            CHECK_INT(atomic_load(&seen[i]), i < ns[t] ? 1 : 0);
+    }
+}
+
 static void test_budget(void)
 {
     int total = blas_budget_total();
@@ -463,6 +485,7 @@ int main(void)
 {
     test_vmath();
     test_vmath_exp_accuracy();
+    test_pool_parts();
     test_cases();
     test_errors();
     test_reuse();
