@@ -31,15 +31,15 @@ one() { # one CONFIG PROGRAM: a result line
     gemm1|gemm2)
         t=${c#gemm}
         if [ "$p" = C ]; then
-            v=$("$B/blas_bench" dgemm 1000 "$t" | awk '{print $5, $7}')
+            v=$("$B/blas_bench" dgemm 1000 "$t" | awk '{printf "%.2f %.2f\n", $5, $7}')
         else
-            v=$("$p" run bench/dml/matmul.dml --threads "$t" -nvargs n=1000 reps="$REPS" | awk '$1 == "matmul" {print $4, $5}')
+            v=$("$p" run bench/dml/matmul.dml --threads "$t" -nvargs n=1000 reps="$REPS" | awk '$1 == "matmul" {printf "%.2f %.2f\n", $4, $5}')
         fi ;;
     ew1|ew2)
         t=${c#ew}
         [ "$p" = C ] && return 0
         v=$("$p" run bench/dml/elementwise.dml --threads "$t" -nvargs reps="$REPS" |
-            awk '$1 == "elementwise" {print $3 * 1000, $6 * 1000}') ;;
+            awk '$1 == "elementwise" {printf "%.3f %.3f\n", $3 * 1000, $6 * 1000}') ;;
     esac
     set -- $v
     echo "$c $p median $1 best $2 load $(load)" | tee -a "$LOG"
