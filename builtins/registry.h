@@ -89,6 +89,15 @@ Status arg_type_error(Interp *I, const BArgs *a, int i, const char *expected);
  * out[0..nres) (the evaluator's result array holds def->nout values and
  * releases those the call site does not bind). Used by multi-return builtins. */
 void bi_set_outs(const BArgs *a, Value *out, Value *res, int nres);
+/* Arguments first .. first+n-1 as matrices, borrowed into *out[k], checked
+ * in order (arg_matrix's error for the first that is not one). */
+Status arg_matrices(Interp *I, const BArgs *a, int first, int n, Matrix **const out[]);
+/* Shape of one result of a multi-return builtin (bi_alloc_outs). */
+typedef struct OutShape { int64_t rows, cols; bool zero; } OutShape;
+/* Allocates the n result matrices in order, res[k] owning m[k] (zero-filled
+ * where shape[k].zero). On the first failure (error set) every one already
+ * made is released and ST_ERR returned. */
+Status bi_alloc_outs(Interp *I, const OutShape *shape, int n, Value *res, Matrix **m);
 
 /* Family tables, each terminated by a row with name == NULL. */
 extern const BuiltinDef bi_core_table[];        /* builtins/core.c: print, stop, assert, list, conversions, ... */
