@@ -424,11 +424,12 @@ static void test_vmath_exp_accuracy(void)
     }
     vm_unary(VM_EXP, x, y, N);
     double worst = 0, at = 0;
+    int edge_bad = 0;
     for (int i = 0; i < N; i++) {
         double r = exp(x[i]);
         if (r == 0 || isinf(r) || r < 0x1p-1022) {
             /* libm's subnormal and overflow results are what we return. */
-            CHECK_DBL(y[i], r);
+            edge_bad += !check_same_double_(y[i], r);
             continue;
         }
         double e = exp_ulps(y[i], x[i]);
@@ -437,6 +438,7 @@ static void test_vmath_exp_accuracy(void)
     }
     /* Our kernel: 1 ulp; libmvec (DML_VMATH=sse2, AVX-512): its documented 4. */
     double bound = strcmp(vm_isa(), "avx2") == 0 || strcmp(vm_isa(), "scalar") == 0 ? 1.0 : 4.0;
+    CHECK_INT(edge_bad, 0);
     CHECK(worst <= bound);
     if (worst > bound)
         fprintf(stderr, "exp: %.3f ulp at %.17g (%s)\n", worst, at, vm_isa());
