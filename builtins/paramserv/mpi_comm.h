@@ -81,6 +81,13 @@ typedef struct MpiIdle {
 static inline MpiIdle mpi_idle_init(long max_us) { return (MpiIdle){MPI_IDLE_MIN_US, max_us}; }
 /* Something happened: poll again soon. */
 static inline void mpi_idle_busy(MpiIdle *w) { w->us = MPI_IDLE_MIN_US; }
+/* A new cap (the loop's state changed); the next sleep is at most that. */
+static inline void mpi_idle_cap(MpiIdle *w, long max_us)
+{
+    w->max_us = max_us;
+    if (w->us > max_us)
+        w->us = max_us;
+}
 /* Microseconds to sleep now (then the next sleep doubles, up to the cap). */
 static inline long mpi_idle_next(MpiIdle *w)
 {

@@ -53,6 +53,8 @@
 #define AWAIT_IDLE_MAX_US 1000
 #define COMPUTE_IDLE_MAX_US 5000
 #define BETWEEN_IDLE_MAX_US 10000
+/* While a send is under way: over TCP it moves only when its rank polls. */
+#define SEND_IDLE_MAX_US 200
 
 static void cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us)
 {
@@ -416,9 +418,10 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
                 break;
             }
         }
-        if (busy || mpi_sends_pending()) {
+        if (busy) {
             mpi_idle_busy(&idle);
         } else {
+            mpi_idle_cap(&idle, mpi_sends_pending() ? SEND_IDLE_MAX_US : SERVE_IDLE_MAX_US);
             pthread_mutex_lock(&run->mu);
             if (!atomic_load(&run->abort))
                 cond_wait_us(&run->pump_cv, &run->mu, mpi_idle_next(&idle));
@@ -728,11 +731,15 @@ static void serve_call(MpiMsg *call)
         if (clock_now_sec() - last_send >= BEAT_SECS) {
             mpi_send(0, MM_BEAT, r->w.id, 0, 0, NULL);
             last_send = clock_now_sec();
-        } else if (busy || mpi_sends_pending()) {
-            idle = mpi_idle_init(awaiting ? AWAIT_IDLE_MAX_US : COMPUTE_IDLE_MAX_US);
+        } else if (busy) {
+            mpi_idle_busy(&idle);
         } else {
+            mpi_idle_cap(&idle, mpi_sends_pending() ? SEND_IDLE_MAX_US
+                                : awaiting ? AWAIT_IDLE_MAX_US : COMPUTE_IDLE_MAX_US);
+            /* Sleep unless a push or the worker's end is waiting to go;
+             * once reported, only END can come. */
             pthread_mutex_lock(&run->mu);
-            if (!r->finished && run->ninbox == 0)
+            if (run->ninbox == 0 && (!r->finished || reported))
                 cond_wait_us(&run->server_cv, &run->mu, mpi_idle_next(&idle));
             pthread_mutex_unlock(&run->mu);
         }
