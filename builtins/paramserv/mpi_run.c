@@ -68,6 +68,11 @@ static void cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us)
     pthread_cond_timedwait(cv, mu, &ts);
 }
 
+bool ps_mpi_launched(void)
+{
+    return mpi_up();
+}
+
 int ps_mpi_workers(void)
 {
     return mpi_up() ? mpi_size() - 1 : 0;
