@@ -68,6 +68,16 @@ static void cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us)
     pthread_cond_timedwait(cv, mu, &ts);
 }
 
+/* How many ranks share this host: each gets that share of the host's
+ * thread budget (the cores, or --threads / DML_THREADS), rank 0 during a
+ * call included, so ranks x threads never exceed it. */
+static int local_ranks(void)
+{
+    const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    long n = ls ? atol(ls) : 1;
+    return n > 0 && n < 4096 ? (int)n : 1;
+}
+
 bool ps_mpi_launched(void)
 {
     return mpi_up();
@@ -360,6 +370,8 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         ps_fail_msg(run, "paramserv: out of memory");
         return;
     }
+    /* The server's agg and val share this host with worker ranks. */
+    int blas_before = blas_budget_enter(local_ranks());
     mpi_lock();
     double t0 = clock_now_sec();
     /* The CALL: the common part, then this worker's id, k and partition. */
@@ -478,6 +490,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
     /* Sends still in flight must finish before the models they carry go. */
     mpi_flush_sends();
     mpi_unlock();
+    blas_budget_leave(blas_before);
     run->rpc_time = t_rpc;
     free(seen);
 }
@@ -659,11 +672,8 @@ static void serve_call(MpiMsg *call)
         w->I.in_parallel = true;
         w->I.out = r->out ? r->out : stdout;
         w->I.frame = &w->top;
-        /* BLAS: this rank's share of its host's thread budget (the cores, or
-         * --threads / DML_THREADS), split among the ranks on that host. */
-        const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-        long local = ls ? atol(ls) : 1;
-        int per = blas_budget_share(local > 0 && local < 4096 ? (int)local : 1);
+        /* BLAS: this rank's share of its host's thread budget. */
+        int per = blas_budget_share(local_ranks());
         blas_set_threads(per);
         w->I.blas_threads = per;
         pthread_attr_t attr;
