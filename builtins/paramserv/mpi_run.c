@@ -11,7 +11,10 @@
  * pushes that arrive into the server's inbox. A worker rank runs the worker
  * loop on a thread of its own, against a one-worker channel that its main
  * thread bridges the same way. Each pull or push moves one copy of the
- * model or gradients.
+ * model or gradients. No bridge blocks inside MPI: each polls and sleeps
+ * between polls (MpiIdle, the caps below), because ranks on one host share
+ * its cores, and a rank spinning while it waits takes them from the ranks
+ * that compute.
  *
  * Same partitions (made on rank 0), the same per-worker RNG streams
  * (seeded from seed, worker and epoch) and BSP's aggregation in worker
