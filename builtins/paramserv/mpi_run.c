@@ -38,7 +38,7 @@
 
 #include "../../runtime/blas.h"
 #include "../../runtime/clock.h"
-#include "../../runtime/program.h"
+#include "../../runtime/resolve.h"
 #include "mpi_comm.h"
 #include "ps.h"
 #include "psmpi.h"
@@ -670,20 +670,13 @@ static void serve_call(MpiMsg *call)
         r->out = fopencookie(r, "w", io);
         if (r->out)
             setvbuf(r->out, NULL, _IOLBF, 0);   /* a printed line leaves with the next message */
-        interp_init(&w->I, r->prog, ps_mix3(r->cfg.seed, (uint64_t)w->id + 1, 0));
-        w->I.interrupt = &run->abort;
-        w->I.in_parallel = true;
-        w->I.out = r->out ? r->out : stdout;
-        w->I.frame = &w->top;
         /* BLAS: this rank's share of its host's thread budget. */
         int per = blas_budget_share(local_ranks());
         blas_set_threads(per);
-        w->I.blas_threads = per;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setstacksize(&attr, PS_STACK);
-        started = pthread_create(&th, &attr, remote_thread, r) == 0;
-        pthread_attr_destroy(&attr);
+        worker_interp_init(&w->I, r->prog, rng_mix3(r->cfg.seed, (uint64_t)w->id + 1, 0), &run->abort, per,
+                           r->out ? r->out : stdout);
+        w->I.frame = &w->top;
+        started = worker_start(&th, remote_thread, r);
         if (!started)
             send_fail("paramserv: a worker rank cannot start its thread");
     }
