@@ -21,6 +21,7 @@
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
 #include "dtcheck.h"
+#include "liveness.h"
 #include "parfor.h"
 #include "stack.h"
 
@@ -1274,6 +1275,8 @@ static void func_bind(Res *r, FuncDef *f)
     stmts_bind(r, d->body, d->nbody);
     if (!r->err)
         r->err = dtcheck_body(r->p, &f->slots, d, d->body, d->nbody, 0);
+    if (!r->err)
+        liveness_func(f);
     r->m = saved_m;
     r->slots = saved_slots;
     r->fn = saved_fn;
