@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../builtins/registry.h"
+#include "builtin_api.h"
 
 /* The resolver has already rejected trees deeper than the stack allows;
  * past this depth the scan gives up all the same (nothing is skipped). */
