@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Discrete Fourier transforms as upstream's natives (LibMatrixFourier,
+ * LibMatrixSTFT), all multi-return [re, im]:
+ *   fft(X)                 2-D transform (every row, then every column)
+ *   ifft(re[, im])         its inverse (scaled by 1/(rows*cols))
+ *   fft_linearized(X)      1-D transform of each row, a signal of ncol samples
+ *   ifft_linearized(re[, im])
+ *   stft(re[, im], windowSize, overlap)
+ * Upstream's fft takes a real input only ("... only defined for real
+ * inputs."); ifft takes an optional imaginary part. Lengths must be powers of
+ * two, as upstream (radix-2 only). Forward sign exp(-2 pi i jk/n), as numpy.
+ * Thread-safe: all state comes from the Interp. */
+#include "registry.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../runtime/matrix.h"
+
+static bool pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+/* In-place radix-2 transform of the n (a power of two) complex values
+ * re[k*s], im[k*s]; the inverse one is scaled by 1/n. */
+static void fft_1d(double *re, double *im, int64_t n, int64_t s, bool inverse)
+{
+    for (int64_t i = 1, j = 0; i < n; i++) {        /* bit-reversal permutation */
+        int64_t bit = n >> 1;
+        for (; j & bit; bit >>= 1)
+            j ^= bit;
+        j |= bit;
+        if (i < j) {
+            double t = re[i * s];
+            re[i * s] = re[j * s];
+            re[j * s] = t;
+            t = im[i * s];
+            im[i * s] = im[j * s];
+            im[j * s] = t;
+        }
+    }
+    for (int64_t len = 2; len <= n; len <<= 1) {
+        double ang = (inverse ? 2 : -2) * M_PI / (double)len;
+        for (int64_t k = 0; k < len / 2; k++) {
+            /* twiddles from the angle directly: no drift along the stage */
+            double wr = cos(ang * (double)k), wi = sin(ang * (double)k);
+            for (int64_t i = 0; i < n; i += len) {
+                int64_t p = (i + k) * s, q = (i + k + len / 2) * s;
+                double xr = re[q] * wr - im[q] * wi, xi = re[q] * wi + im[q] * wr;
+                re[q] = re[p] - xr;
+                im[q] = im[p] - xi;
+                re[p] += xr;
+                im[p] += xi;
+            }
+        }
+    }
+    if (inverse)
+        for (int64_t i = 0; i < n; i++) {
+            re[i * s] /= (double)n;
+            im[i * s] /= (double)n;
+        }
+}
+
+static const char *upname(const BArgs *a, char *buf, size_t cap)
+{
+    const char *name = a->def->name;
+    size_t k = 0;
+    for (; name[k] && k + 1 < cap; k++)
+        buf[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
+    buf[k] = '\0';
+    return buf;
+}
+
+/* The checks of upstream's validation, in its order; *im is NULL when no
+ * imaginary part was given. */
+static Status fft_inputs(Interp *I, const BArgs *a, bool takes_im, bool linearized, Matrix **re, Matrix **im)
+{
+    char up[32];
+    *im = NULL;
+    TRY(arg_matrix(I, a, 0, re));
+    if ((*re)->rows == 0 || (*re)->cols == 0)
+        return err_set(I, "The first argument to %s cannot be an empty matrix.", upname(a, up, sizeof up));
+    if (arg_given(a, 1)) {
+        if (!takes_im)
+            return err_set(I, "Too many arguments. This FFT implementation is only defined for real inputs.");
+        TRY(arg_matrix(I, a, 1, im));
+        if ((*im)->rows == 0 || (*im)->cols == 0)
+            return err_set(I, "The second argument to %s cannot be an empty matrix.", upname(a, up, sizeof up));
+        if ((*im)->rows != (*re)->rows || (*im)->cols != (*re)->cols)
+            return err_set(I, "The real and imaginary part of the provided matrix are of different dimensions. "
+                           "(%lldx%lld vs %lldx%lld)", (long long)(*re)->rows, (long long)(*re)->cols,
+                           (long long)(*im)->rows, (long long)(*im)->cols);
+    }
+    if (linearized && !pow2((*re)->cols))
+        return err_set(I, "This %s implementation is only defined for matrices with columns that are powers of 2. "
+                       "(ncol = %lld)", upname(a, up, sizeof up), (long long)(*re)->cols);
+    if (!linearized && (!pow2((*re)->rows) || !pow2((*re)->cols)))
+        return err_set(I, "This FFT implementation is only defined for matrices with dimensions that are powers "
+                       "of 2. (%lldx%lld)", (long long)(*re)->rows, (long long)(*re)->cols);
+    return ST_OK;
+}
+
+static Status fft_common(Interp *I, const BArgs *a, Value *out, bool inverse, bool linearized)
+{
+    Matrix *re, *im;
+    TRY(fft_inputs(I, a, inverse, linearized, &re, &im));
+    int64_t R = re->rows, C = re->cols;
+    Value res[2];
+    Matrix *o[2];
+    TRY(bi_alloc_outs(I, (const OutShape[]){{R, C, false}, {R, C, true}}, 2, res, o));
+    memcpy(o[0]->data, re->data, sizeof(double) * (size_t)(R * C));
+    if (im)
+        memcpy(o[1]->data, im->data, sizeof(double) * (size_t)(R * C));
+    for (int64_t i = 0; i < R; i++)
+        fft_1d(o[0]->data + i * C, o[1]->data + i * C, C, 1, inverse);
+    if (!linearized)
+        for (int64_t j = 0; j < C; j++)
+            fft_1d(o[0]->data + j, o[1]->data + j, R, C, inverse);
+    bi_set_outs(a, out, res, 2);
+    return ST_OK;
+}
+
+static Status bi_fft(Interp *I, const BArgs *a, Value *out) { return fft_common(I, a, out, false, false); }
+static Status bi_ifft(Interp *I, const BArgs *a, Value *out) { return fft_common(I, a, out, true, false); }
+static Status bi_fft_lin(Interp *I, const BArgs *a, Value *out) { return fft_common(I, a, out, false, true); }
+static Status bi_ifft_lin(Interp *I, const BArgs *a, Value *out) { return fft_common(I, a, out, true, true); }
+
+/* [re, im] = stft(re, windowSize, overlap) or stft(re, im, windowSize, overlap).
+ * Each row of the input is cut into frames of windowSize samples that start
+ * windowSize - overlap apart (the last one zero-padded), each frame
+ * transformed (no window function, as upstream); the result has one frame per
+ * row: (nrow * frames) x windowSize, the frames of input row 1 first. */
+static Status bi_stft(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *re, *im = NULL;
+    int64_t w, ov;
+    TRY(arg_matrix(I, a, 0, &re));
+    if (arg_given(a, 3)) {
+        TRY(arg_matrix(I, a, 1, &im));
+        TRY(arg_int(I, a, 2, 0, &w));
+        TRY(arg_int(I, a, 3, 0, &ov));
+    } else {
+        if (arg_given(a, 1) && a->v[1].kind == VAL_MATRIX)
+            return err_set(I, "stft(): with an imaginary part, give windowSize and overlap too: "
+                           "stft(re, im, windowSize, overlap)");
+        TRY(arg_int(I, a, 1, 0, &w));
+        TRY(arg_int(I, a, 2, 0, &ov));
+    }
+    if (!pow2(w))
+        return err_set(I, "This FFT implementation is only defined for matrices with dimensions that are powers "
+                       "of 2. The window size (%lld) is not a power of two", (long long)w);
+    if (w <= ov)
+        return err_set(I, "Overlap can't be larger than or equal to the window size. (windowSize = %lld, "
+                       "overlap = %lld)", (long long)w, (long long)ov);
+    if (re->rows == 0 || re->cols == 0)
+        return err_set(I, "The first argument to STFT cannot be an empty matrix.");
+    if (im && (im->rows != re->rows || im->cols != re->cols))
+        return err_set(I, "The real and imaginary part of the provided matrix are of different dimensions. "
+                       "(%lldx%lld vs %lldx%lld)", (long long)re->rows, (long long)re->cols,
+                       (long long)im->rows, (long long)im->cols);
+    int64_t R = re->rows, C = re->cols, step = w - ov;
+    if (C <= ov)
+        return err_set(I, "stft(): each row must be longer than the overlap (ncol = %lld, overlap = %lld)",
+                       (long long)C, (long long)ov);
+    /* C - ov > 0 and step > 0, so frames >= 1; sizes checked below */
+    int64_t frames = (C - ov - 1) / step + 1, nf, cells;
+    if (__builtin_mul_overflow(frames, R, &nf) || __builtin_mul_overflow(nf, w, &cells))
+        return err_oom(I, R * frames, w);
+    Value res[2];
+    Matrix *o[2];
+    TRY(bi_alloc_outs(I, (const OutShape[]){{nf, w, true}, {nf, w, true}}, 2, res, o));
+    for (int64_t h = 0; h < R; h++)
+        for (int64_t f = 0; f < frames; f++) {
+            int64_t row = h * frames + f, start = f * step;
+            int64_t n = start + w <= C ? w : C - start;
+            memcpy(o[0]->data + row * w, re->data + h * C + start, sizeof(double) * (size_t)n);
+            if (im)
+                memcpy(o[1]->data + row * w, im->data + h * C + start, sizeof(double) * (size_t)n);
+            fft_1d(o[0]->data + row * w, o[1]->data + row * w, w, 1, false);
+        }
+    bi_set_outs(a, out, res, 2);
+    return ST_OK;
+}
+
+const BuiltinDef bi_fft_table[] = {
+    {"fft", bi_fft, "re,im", 1, BIND_POS, 2, BF_MULTI},
+    {"ifft", bi_ifft, "re,im", 1, BIND_POS, 2, BF_MULTI},
+    {"fft_linearized", bi_fft_lin, "re,im", 1, BIND_POS, 2, BF_MULTI},
+    {"ifft_linearized", bi_ifft_lin, "re,im", 1, BIND_POS, 2, BF_MULTI},
+    {"stft", bi_stft, "re,im,windowSize,overlap", 3, BIND_POS, 2, BF_MULTI},
+    {NULL, NULL, NULL, 0, 0, 0, 0},
+};
