@@ -156,12 +156,16 @@ static Status bi_stft(Interp *I, const BArgs *a, Value *out)
         return err_set(I, "The real and imaginary part of the provided matrix are of different dimensions. "
                        "(%lldx%lld vs %lldx%lld)", (long long)re->rows, (long long)re->cols,
                        (long long)im->rows, (long long)im->cols);
-    int64_t R = re->rows, C = re->cols, step = w - ov;
+    int64_t R = re->rows, C = re->cols, step, span;
     if (C <= ov)
         return err_set(I, "stft(): each row must be longer than the overlap (ncol = %lld, overlap = %lld)",
                        (long long)C, (long long)ov);
-    /* C - ov > 0 and step > 0, so frames >= 1; sizes checked below */
-    int64_t frames = (C - ov - 1) / step + 1, nf, cells;
+    /* A negative overlap leaves gaps between frames (as upstream); one so
+     * large that the frame step overflows is refused. */
+    if (__builtin_sub_overflow(w, ov, &step) || __builtin_sub_overflow(C, ov, &span))
+        return err_set(I, "stft(): overlap %lld is out of range", (long long)ov);
+    /* span > 0 and step > 0, so frames >= 1; sizes checked below */
+    int64_t frames = (span - 1) / step + 1, nf, cells;
     if (__builtin_mul_overflow(frames, R, &nf) || __builtin_mul_overflow(nf, w, &cells))
         return err_oom(I, R * frames, w);
     Value res[2];
@@ -170,7 +174,8 @@ static Status bi_stft(Interp *I, const BArgs *a, Value *out)
     for (int64_t h = 0; h < R; h++)
         for (int64_t f = 0; f < frames; f++) {
             int64_t row = h * frames + f, start = f * step;
-            int64_t n = start + w <= C ? w : C - start;
+            /* gaps (negative overlap) can put the last frames past the end */
+            int64_t n = start >= C ? 0 : start + w <= C ? w : C - start;
             memcpy(o[0]->data + row * w, re->data + h * C + start, sizeof(double) * (size_t)n);
             if (im)
                 memcpy(o[1]->data + row * w, im->data + h * C + start, sizeof(double) * (size_t)n);
