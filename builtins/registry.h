@@ -119,5 +119,6 @@ extern const BuiltinDef bi_help_table[];        /* builtins/help.c: help, ls, de
 extern const BuiltinDef bi_distinct_table[];    /* builtins/distinct.c: countDistinct and its variants */
 extern const BuiltinDef bi_fft_table[];         /* builtins/fft.c: fft, ifft, *_linearized, stft */
 extern const BuiltinDef bi_misc_natives_table[]; /* builtins/misc_natives.c: roll, ppred, compress, local */
+extern const BuiltinDef bi_sqrtm_table[];       /* builtins/sqrtm.c: sqrtMatrixJava */
 
 #endif
