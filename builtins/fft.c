@@ -176,9 +176,11 @@ static Status bi_stft(Interp *I, const BArgs *a, Value *out)
             int64_t row = h * frames + f, start = f * step;
             /* gaps (negative overlap) can put the last frames past the end */
             int64_t n = start >= C ? 0 : start + w <= C ? w : C - start;
-            memcpy(o[0]->data + row * w, re->data + h * C + start, sizeof(double) * (size_t)n);
-            if (im)
-                memcpy(o[1]->data + row * w, im->data + h * C + start, sizeof(double) * (size_t)n);
+            if (n > 0) {    /* (a frame past the end is not even addressed) */
+                memcpy(o[0]->data + row * w, re->data + h * C + start, sizeof(double) * (size_t)n);
+                if (im)
+                    memcpy(o[1]->data + row * w, im->data + h * C + start, sizeof(double) * (size_t)n);
+            }
             fft_1d(o[0]->data + row * w, o[1]->data + row * w, w, 1, false);
         }
     bi_set_outs(a, out, res, 2);
