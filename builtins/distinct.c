@@ -13,6 +13,7 @@
  * Thread-safe: all state comes from the Interp. */
 #include "registry.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -21,26 +22,39 @@
 
 enum { DIR_RC, DIR_R, DIR_C };
 
-static int cmp_bits(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
+/* Marker of an empty slot: a NaN bit pattern no cell maps to (all NaNs are
+ * folded into the one quiet NaN below). */
+#define EMPTY_SLOT UINT64_MAX
 
-/* Distinct count of the n cells v[0], v[step], ..., using 'tmp' (n entries). */
-static int64_t count_distinct(const double *v, int64_t n, int64_t step, uint64_t *tmp)
+/* Distinct count of the n cells v[0], v[step], ..., in the open-addressing
+ * set 'tab' of 'cap' slots (a power of two > n), which it clears first. */
+static int64_t count_distinct(const double *v, int64_t n, int64_t step, uint64_t *tab, uint64_t cap)
 {
+    memset(tab, 0xff, sizeof *tab * (size_t)cap);
+    int64_t k = 0;
     for (int64_t i = 0; i < n; i++) {
         double d = v[i * step];
-        if (d != d)
-            tmp[i] = 0x7ff8000000000000ULL;     /* every NaN is one value */
-        else
-            memcpy(&tmp[i], &d, sizeof d);
+        uint64_t b = 0x7ff8000000000000ULL;     /* every NaN is one value */
+        if (d == d)
+            memcpy(&b, &d, sizeof d);
+        /* splitmix64's finaliser: doubles of small integers differ in their
+         * top bits only, so every bit must reach the slot index */
+        uint64_t h = b ^ (b >> 30);
+        h *= 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 27;
+        h *= 0x94d049bb133111ebULL;
+        h ^= h >> 31;
+        for (uint64_t s = h;; s++) {
+            s &= cap - 1;
+            if (tab[s] == b)
+                break;
+            if (tab[s] == EMPTY_SLOT) {
+                tab[s] = b;
+                k++;
+                break;
+            }
+        }
     }
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_bits);
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++)
-        k += i == 0 || tmp[i] != tmp[i - 1];
     return k;
 }
 
@@ -49,11 +63,14 @@ static Status distinct_dir(Interp *I, const Matrix *X, int dir, Value *out)
 {
     int64_t R = X->rows, C = X->cols;
     int64_t n = dir == DIR_RC ? R * C : dir == DIR_R ? C : R;
-    uint64_t *tmp = malloc(sizeof *tmp * (size_t)(n > 0 ? n : 1));
+    uint64_t cap = 16;
+    while (cap <= (uint64_t)n * 2)      /* load at most 1/2 */
+        cap *= 2;
+    uint64_t *tmp = cap <= SIZE_MAX / sizeof *tmp ? malloc(sizeof *tmp * (size_t)cap) : NULL;
     if (!tmp)
         return err_oom(I, R, C);
     if (dir == DIR_RC) {
-        *out = val_int(count_distinct(X->data, n, 1, tmp));
+        *out = val_int(count_distinct(X->data, n, 1, tmp, cap));
         free(tmp);
         return ST_OK;
     }
@@ -64,10 +81,10 @@ static Status distinct_dir(Interp *I, const Matrix *X, int dir, Value *out)
     }
     if (dir == DIR_R)
         for (int64_t i = 0; i < R; i++)
-            m->data[i] = (double)count_distinct(X->data + i * C, C, 1, tmp);
+            m->data[i] = (double)count_distinct(X->data + i * C, C, 1, tmp, cap);
     else
         for (int64_t j = 0; j < C; j++)
-            m->data[j] = (double)count_distinct(X->data + j, R, C, tmp);
+            m->data[j] = (double)count_distinct(X->data + j, R, C, tmp, cap);
     free(tmp);
     *out = val_matrix_take(m);
     return ST_OK;
