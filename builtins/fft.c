@@ -13,15 +13,33 @@
 #include "registry.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../runtime/matrix.h"
 
 static bool pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
-/* In-place radix-2 transform of the n (a power of two) complex values
- * re[k*s], im[k*s]; the inverse one is scaled by 1/n. */
-static void fft_1d(double *re, double *im, int64_t n, int64_t s, bool inverse)
+/* Twiddle table for length n (a power of two): tw[k] = exp(-2 pi i k/n),
+ * k < n/2, each from its own angle (no drift). NULL when out of memory. */
+static double *fft_twiddles(int64_t n)
+{
+    int64_t h = n / 2 > 0 ? n / 2 : 1;
+    double *tw = malloc(sizeof *tw * 2 * (size_t)h);
+    if (!tw)
+        return NULL;
+    for (int64_t k = 0; k < n / 2; k++) {
+        double ang = -2 * M_PI * (double)k / (double)n;
+        tw[2 * k] = cos(ang);
+        tw[2 * k + 1] = sin(ang);
+    }
+    return tw;
+}
+
+/* In-place radix-2 transform of the n (a power of two) contiguous complex
+ * values re[], im[] with the table of fft_twiddles(n); the inverse one
+ * conjugates the twiddles and scales by 1/n. */
+static void fft_1d(double *re, double *im, int64_t n, const double *tw, bool inverse)
 {
     for (int64_t i = 1, j = 0; i < n; i++) {        /* bit-reversal permutation */
         int64_t bit = n >> 1;
@@ -29,33 +47,32 @@ static void fft_1d(double *re, double *im, int64_t n, int64_t s, bool inverse)
             j ^= bit;
         j |= bit;
         if (i < j) {
-            double t = re[i * s];
-            re[i * s] = re[j * s];
-            re[j * s] = t;
-            t = im[i * s];
-            im[i * s] = im[j * s];
-            im[j * s] = t;
+            double t = re[i];
+            re[i] = re[j];
+            re[j] = t;
+            t = im[i];
+            im[i] = im[j];
+            im[j] = t;
         }
     }
+    double sg = inverse ? -1 : 1;
     for (int64_t len = 2; len <= n; len <<= 1) {
-        double ang = (inverse ? 2 : -2) * M_PI / (double)len;
-        for (int64_t k = 0; k < len / 2; k++) {
-            /* twiddles from the angle directly: no drift along the stage */
-            double wr = cos(ang * (double)k), wi = sin(ang * (double)k);
-            for (int64_t i = 0; i < n; i += len) {
-                int64_t p = (i + k) * s, q = (i + k + len / 2) * s;
+        int64_t half = len / 2, tstep = n / len;
+        for (int64_t i = 0; i < n; i += len)
+            for (int64_t k = 0; k < half; k++) {
+                double wr = tw[2 * k * tstep], wi = sg * tw[2 * k * tstep + 1];
+                int64_t p = i + k, q = i + k + half;
                 double xr = re[q] * wr - im[q] * wi, xi = re[q] * wi + im[q] * wr;
                 re[q] = re[p] - xr;
                 im[q] = im[p] - xi;
                 re[p] += xr;
                 im[p] += xi;
             }
-        }
     }
     if (inverse)
         for (int64_t i = 0; i < n; i++) {
-            re[i * s] /= (double)n;
-            im[i * s] /= (double)n;
+            re[i] /= (double)n;
+            im[i] /= (double)n;
         }
 }
 
@@ -109,11 +126,33 @@ static Status fft_common(Interp *I, const BArgs *a, Value *out, bool inverse, bo
     memcpy(o[0]->data, re->data, sizeof(double) * (size_t)(R * C));
     if (im)
         memcpy(o[1]->data, im->data, sizeof(double) * (size_t)(R * C));
+    double *twr = fft_twiddles(C), *twc = linearized ? NULL : fft_twiddles(R);
+    double *col = linearized ? NULL : malloc(sizeof *col * 2 * (size_t)R);
+    if (!twr || (!linearized && (!twc || !col))) {
+        free(twr);
+        free(twc);
+        free(col);
+        val_release(res[0]);
+        val_release(res[1]);
+        return err_oom(I, R, C);
+    }
     for (int64_t i = 0; i < R; i++)
-        fft_1d(o[0]->data + i * C, o[1]->data + i * C, C, 1, inverse);
-    if (!linearized)
-        for (int64_t j = 0; j < C; j++)
-            fft_1d(o[0]->data + j, o[1]->data + j, R, C, inverse);
+        fft_1d(o[0]->data + i * C, o[1]->data + i * C, C, twr, inverse);
+    /* columns: gathered into a contiguous buffer, transformed, scattered */
+    for (int64_t j = 0; !linearized && j < C; j++) {
+        for (int64_t i = 0; i < R; i++) {
+            col[i] = o[0]->data[i * C + j];
+            col[R + i] = o[1]->data[i * C + j];
+        }
+        fft_1d(col, col + R, R, twc, inverse);
+        for (int64_t i = 0; i < R; i++) {
+            o[0]->data[i * C + j] = col[i];
+            o[1]->data[i * C + j] = col[R + i];
+        }
+    }
+    free(twr);
+    free(twc);
+    free(col);
     bi_set_outs(a, out, res, 2);
     return ST_OK;
 }
@@ -171,6 +210,12 @@ static Status bi_stft(Interp *I, const BArgs *a, Value *out)
     Value res[2];
     Matrix *o[2];
     TRY(bi_alloc_outs(I, (const OutShape[]){{nf, w, true}, {nf, w, true}}, 2, res, o));
+    double *tw = fft_twiddles(w);
+    if (!tw) {
+        val_release(res[0]);
+        val_release(res[1]);
+        return err_oom(I, nf, w);
+    }
     for (int64_t h = 0; h < R; h++)
         for (int64_t f = 0; f < frames; f++) {
             int64_t row = h * frames + f, start = f * step;
@@ -181,8 +226,9 @@ static Status bi_stft(Interp *I, const BArgs *a, Value *out)
                 if (im)
                     memcpy(o[1]->data + row * w, im->data + h * C + start, sizeof(double) * (size_t)n);
             }
-            fft_1d(o[0]->data + row * w, o[1]->data + row * w, w, 1, false);
+            fft_1d(o[0]->data + row * w, o[1]->data + row * w, w, tw, false);
         }
+    free(tw);
     bi_set_outs(a, out, res, 2);
     return ST_OK;
 }
