@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "value.h"
+#include "../base/value.h"
 
 /* C = A %*% B; C is A->rows x B->cols, not aliased with A or B. */
 void mat_matmul(const Matrix *A, const Matrix *B, Matrix *C);

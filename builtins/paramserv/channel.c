@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "../../runtime/clock.h"
-#include "../../runtime/eval.h"
 #include "ps.h"
 
 /* ---- failure ---- */

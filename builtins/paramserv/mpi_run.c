@@ -35,7 +35,7 @@
 
 #include "../../runtime/blas.h"
 #include "../../runtime/clock.h"
-#include "../../runtime/program.h"
+#include "../../runtime/resolve.h"
 #include "mpi_comm.h"
 #include "ps.h"
 #include "psmpi.h"

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "../../runtime/clock.h"
-#include "../../runtime/eval.h"
 #include "ps.h"
 
 /* ---- calling DML functions by parameter name (workers and server) ---- */
