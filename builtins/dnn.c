@@ -138,7 +138,7 @@ static Matrix *result(Interp *I, const BArgs *a, int64_t rows, int64_t cols)
 static Status finish(Interp *I, const BArgs *a, Matrix *res, int rc, Value *out)
 {
     if (rc != 0) {
-        val_release(val_matrix_take(res));
+        mat_release(res);
         return err_set(I, "%s(): out of memory for scratch space", a->def->name);
     }
     *out = val_matrix_take(res);

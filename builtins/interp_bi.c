@@ -219,7 +219,7 @@ static Status bi_evalList(Interp *I, const BArgs *a, Value *out)
     free(res);
     if (st != ST_OK) {
         if (l)
-            val_release(val_list_take(l));
+            list_release(l);
         return st;
     }
     *out = val_list_take(l);

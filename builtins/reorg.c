@@ -188,7 +188,7 @@ static Status list_append_one(Interp *I, List **lp, Value x)
         List *nl = list_new(4, true);
         if (!nl)
             return err_set(I, "out of memory");
-        val_release(val_list_take(l));
+        list_release(l);
         *lp = l = nl;
     }
     if (!list_push(l, e, l->names ? name : NULL))
@@ -203,7 +203,7 @@ static Status list_append_args(Interp *I, const BArgs *a, Value *out)
         return err_set(I, "out of memory");
     for (int i = 1; i < a->n; i++) {
         if (list_append_one(I, &l, a->v[i]) != ST_OK) {
-            val_release(val_list_take(l));
+            list_release(l);
             return ST_ERR;
         }
     }

@@ -93,7 +93,7 @@ static Status eval_exprlist(Interp *I, const Node *n, Value *out)
     for (int i = 0; i < n->list.n; i++) {
         Value v;
         if (eval_expr(I, n->list.items[i], &v) != ST_OK || !list_push_take(l, v, NULL)) {
-            val_release(val_list_take(l));
+            list_release(l);
             return err_stamp(I, &n->list.items[i]->loc);
         }
     }

@@ -629,7 +629,7 @@ static Status run_tree(Interp *I, Tree *T, int root, Value *out)
             P.parts = threads < P.nb ? threads : (int)P.nb;
         P.bufs = malloc((size_t)P.parts * (size_t)T->nregs * BLOCK * sizeof(double));
         if (!P.bufs) {
-            val_release(val_matrix_take(O));
+            mat_release(O);
             return err_set(I, "out of memory");
         }
         if (P.parts > 1)

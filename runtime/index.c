@@ -177,7 +177,7 @@ static Status index_list(Interp *I, const Node *n, const List *l, Value *out)
         return err_at(I, &n->loc, "out of memory");
     for (int64_t i = sp.lo; i < sp.hi; i++) {
         if (!list_push(r, l->items[i], l->names ? l->names[i]->s : NULL)) {
-            val_release(val_list_take(r));
+            list_release(r);
             return err_at(I, &n->loc, "out of memory");
         }
     }
@@ -310,10 +310,10 @@ static Status assign_list(Interp *I, List *L, ListTarget *t, Value v, const Loc 
         bool ok = c && list_push_take(c, v, t->key.s->s);
         if (!ok) {
             if (c)
-                val_release(val_list_take(c));
+                list_release(c);
             return err_at(I, loc, "out of memory");
         }
-        val_release(val_list_take(L));
+        list_release(L);
         *res = c;
         return ST_OK;
     }
@@ -327,7 +327,7 @@ static Status assign_list(Interp *I, List *L, ListTarget *t, Value v, const Loc 
         /* L[length(L)+1] = v appends. */
         bool ok = list_push_take(c, v, L->names ? "" : NULL);
         if (!ok) {
-            val_release(val_list_take(c));
+            list_release(c);
             return err_at(I, loc, "out of memory");
         }
     } else if (v.kind == VAL_LIST && (cnt > 1 || v.l->n == 1)) {
@@ -335,7 +335,7 @@ static Status assign_list(Interp *I, List *L, ListTarget *t, Value v, const Loc 
             st = err_at(I, loc, "List leftindexing size mismatch: %lld entries into a range of %lld",
                         (long long)v.l->n, (long long)cnt);
             val_release(v);
-            val_release(val_list_take(c));
+            list_release(c);
             return st;
         }
         for (int64_t i = 0; i < cnt; i++) {
@@ -346,13 +346,13 @@ static Status assign_list(Interp *I, List *L, ListTarget *t, Value v, const Loc 
     } else {
         if (cnt != 1) {
             val_release(v);
-            val_release(val_list_take(c));
+            list_release(c);
             return err_at(I, loc, "List leftindexing size mismatch: one value into a range of %lld", (long long)cnt);
         }
         val_release(c->items[lo]);
         c->items[lo] = v;
     }
-    val_release(val_list_take(L));
+    list_release(L);
     *res = c;
     return ST_OK;
 }

@@ -221,7 +221,7 @@ Matrix *mat_make_unique(Interp *I, Matrix *m)
     if (obj_unique(&m->h))
         return m;
     Matrix *c = mat_clone(I, m);
-    val_release(val_matrix_take(m));
+    mat_release(m);
     return c;
 }
 

@@ -114,6 +114,11 @@ static inline void val_release(Value v)
     if (atomic_fetch_sub_explicit(&v.o->rc, 1, memory_order_acq_rel) == 1)
         obj_free(v.kind, v.o);
 }
+/* Drop the caller's reference to a bare object (val_release of the wrapped
+ * value); NULL is allowed and does nothing, as with free(). */
+static inline void str_release(Str *s) { if (s) val_release(val_str_take(s)); }
+static inline void mat_release(Matrix *m) { if (m) val_release(val_matrix_take(m)); }
+static inline void list_release(List *l) { if (l) val_release(val_list_take(l)); }
 /* Returns v with one more reference (for storing a borrowed value). */
 static inline Value val_ref(Value v) { val_retain(v); return v; }
 /* True when the caller holds the only reference (safe to mutate in place). */

@@ -15,12 +15,6 @@
 
 #include "../../runtime/print.h"
 
-static inline void mat_drop(Matrix *m)
-{
-    if (m)
-        val_release(val_matrix_take(m));
-}
-
 static inline bool is_blank(char c) { return c == ' ' || c == '\t'; }
 static inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
 

@@ -173,7 +173,7 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
     }
     return m;
 fail:
-    mat_drop(m);
+    mat_release(m);
     return NULL;
 }
 

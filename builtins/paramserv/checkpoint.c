@@ -543,7 +543,7 @@ Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epoch
     }
 out:
     if (l)
-        val_release(val_list_take(l));
+        list_release(l);
     free(sig);
     fclose(f);
     return st;

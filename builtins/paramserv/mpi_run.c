@@ -727,9 +727,9 @@ static void serve_call(MpiMsg *call)
     free(run->inbox);
     val_release(r->w.mailbox);
     if (r->w.part.X)
-        val_release(val_matrix_take(r->w.part.X));
+        mat_release(r->w.part.X);
     if (r->w.part.Y)
-        val_release(val_matrix_take(r->w.part.Y));
+        mat_release(r->w.part.Y);
     if (r->prog) {
         for (int s = 0; s < r->w.top.nslots; s++)
             val_release(r->w.top.slots[s]);

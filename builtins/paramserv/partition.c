@@ -50,9 +50,9 @@ void ps_parts_free(PsPart *parts, int64_t np)
         return;
     for (int64_t i = 0; i < np; i++) {
         if (parts[i].X)
-            val_release(val_matrix_take(parts[i].X));
+            mat_release(parts[i].X);
         if (parts[i].Y)
-            val_release(val_matrix_take(parts[i].Y));
+            mat_release(parts[i].Y);
     }
     free(parts);
 }
@@ -161,13 +161,13 @@ Status ps_list_add(Interp *I, Value acc, const List *g, Value *out)
         if (x->rows != y->rows || x->cols != y->cols) {
             err_set(I, "paramserv: gradient %lld is %lldx%lld in one push and %lldx%lld in another", (long long)i + 1,
                     (long long)x->rows, (long long)x->cols, (long long)y->rows, (long long)y->cols);
-            val_release(val_list_take(a));
+            list_release(a);
             return ST_ERR;
         }
         a->items[i] = val_none();
         x = mat_make_unique(I, x);
         if (!x) {
-            val_release(val_list_take(a));
+            list_release(a);
             return ST_ERR;
         }
         int64_t len = mat_len(x);
@@ -194,7 +194,7 @@ Status ps_list_scale_take(Interp *I, Value l, double s, Value *out)
         a->items[i] = val_none();
         x = mat_make_unique(I, x);
         if (!x) {
-            val_release(val_list_take(a));
+            list_release(a);
             return ST_ERR;
         }
         int64_t len = mat_len(x);

@@ -181,9 +181,9 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         val_release(w->mailbox);
         val_release(w->slot);
         if (w->part.X)
-            val_release(val_matrix_take(w->part.X));
+            mat_release(w->part.X);
         if (w->part.Y)
-            val_release(val_matrix_take(w->part.Y));
+            mat_release(w->part.Y);
         for (int s = 0; s < w->top.nslots; s++)
             val_release(w->top.slots[s]);
         free(w->top.slots);

@@ -208,7 +208,7 @@ static Value get_value(WRead *r, int depth, bool data)
         const char *p = take(r, sizeof(double) * (size_t)(rows * cols));
         if (!m || !p) {
             if (m)
-                val_release(val_matrix_take(m));
+                mat_release(m);
             r->bad = true;
             return val_none();
         }
@@ -238,7 +238,7 @@ static Value get_value(WRead *r, int depth, bool data)
             free(name);
         }
         if (r->bad) {
-            val_release(val_list_take(l));
+            list_release(l);
             return val_none();
         }
         return val_list_take(l);

@@ -110,9 +110,9 @@ void *ps_worker_main(void *arg)
                     st = ps_call_named(I, c->upd, names, vals, 4, &grad, 1);
                 }
                 if (Xb)
-                    val_release(val_matrix_take(Xb));
+                    mat_release(Xb);
                 if (Yb)
-                    val_release(val_matrix_take(Yb));
+                    mat_release(Yb);
                 double t2 = clock_now_sec();
                 w->st.compute += t2 - t1;
                 w->st.batches++;

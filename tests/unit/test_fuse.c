@@ -229,11 +229,11 @@ static void check_case(const struct Case *k, int64_t R, int64_t C, bool special,
     if (slot_of(&e, "B") >= 0)
         CHECK(b.kind == VAL_MATRIX && b.m != z.m && (!bytes || memcmp(b.m->data, B0->data, bytes) == 0));
 out:
-    val_release(val_matrix_take(A0));
-    val_release(val_matrix_take(B0));
-    val_release(val_matrix_take(rw));
-    val_release(val_matrix_take(cl));
-    val_release(val_matrix_take(one));
+    mat_release(A0);
+    mat_release(B0);
+    mat_release(rw);
+    mat_release(cl);
+    mat_release(one);
     env_free(&e);
 }
 
@@ -300,8 +300,8 @@ static void test_errors(void)
             for (int i = 0; i < 4; i++)
                 for (int j = 0; j < 5; j++)
                     CHECK_DBL(z.m->data[i * 5 + j], cl->data[i] + rw->data[j] * 1);
-        val_release(val_matrix_take(cl));
-        val_release(val_matrix_take(rw));
+        mat_release(cl);
+        mat_release(rw);
         env_free(&e);
     }
     /* Scalars only: the ordinary scalar rules (integer arithmetic stays int). */
@@ -340,7 +340,7 @@ static void test_reuse(void)
             CHECK_NEAR(z.m->data[i * 9 + j], p * 2 + 1, 1e-12);
             CHECK_DBL(w.m->data[i * 9 + j], vexp(A0->data[i * 9 + j]) * 1 + 0);
         }
-    val_release(val_matrix_take(A0));
+    mat_release(A0);
     env_free(&e);
 }
 

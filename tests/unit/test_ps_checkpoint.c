@@ -76,9 +76,9 @@ static void fixture_init(Fixture *f, const char *name)
 static void fixture_free(Fixture *f)
 {
     ps_config_free(&f->c);
-    val_release(val_list_take(f->model));
-    val_release(val_matrix_take(f->X));
-    val_release(val_matrix_take(f->Y));
+    list_release(f->model);
+    mat_release(f->X);
+    mat_release(f->Y);
 }
 
 /* The pending error message ("" when none); clears it. */
