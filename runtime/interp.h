@@ -57,7 +57,6 @@ typedef struct Interp {
     int blas_threads;       /* BLAS threads this thread may use (1 on workers) */
     Stats *stats;           /* NULL unless --stats */
     struct Hitters *hh;     /* --stats heavy hitters (from Program.hh; hitters.h); NULL when off */
-    void *user;             /* owner's context (e.g. paramserv worker) */
     bool in_parallel;       /* a parfor/paramserv worker: nested parfor runs sequentially */
     const char *stack_base; /* near the top of this thread's stack */
     size_t stack_limit;     /* bytes of stack DML may use before "stack overflow" */

@@ -68,7 +68,6 @@ struct Program {
     CmdArg *args; int nargs;    /* -nvargs name=value, or -args as "1", "2", ... */
     struct SourceText *texts;   /* every file's text, for carets in messages */
     const char *exe_dir;    /* folder of the dml executable (stdlib search) */
-    bool ran_main;          /* statements of the main module executed */
     Value *consts; int nconsts, capconsts;  /* immortal constants made by resolve */
     /* Guards loading DML builtins while scripts run (eval of a builtin not
      * yet loaded): it alone grows 'mods', 'texts', 'consts' and the arena
