@@ -62,7 +62,7 @@ GEN_SRCS := $(B)/gen/dml.tab.c $(B)/gen/dml.lex.c $(B)/gen/doc_text.c
 OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/dml.tab.o $(B)/obj/gen/dml.lex.o \
         $(B)/obj/gen/doc_text.o
 # The reference in doc/ is embedded in the binary (help() and ?name read it).
-DOC_MD := doc/language.md doc/builtins.md doc/paramserv.md doc/nn.md
+DOC_MD := doc/language.md doc/builtins.md doc/paramserv.md doc/nn.md doc/environment.md
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
 DML := $(B)/dml
 
