@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "../parser/ast.h"
+#include "matrix.h"
 #include "rng.h"
 #include "value.h"
 
@@ -114,13 +115,7 @@ static inline bool interp_interrupted(const Interp *I)
     return I->interrupt && atomic_load_explicit(I->interrupt, memory_order_relaxed);
 }
 
-/* ---- allocation that reports failure as a DML error ---- */
-Matrix *mat_alloc(Interp *I, int64_t rows, int64_t cols);       /* uninitialised */
-Matrix *mat_alloc_zero(Interp *I, int64_t rows, int64_t cols);
-Matrix *mat_clone(Interp *I, const Matrix *m);
-/* Takes 'm'; returns a matrix safe to mutate: 'm' itself when unshared, else
- * a copy (and 'm' is released). NULL (error set) on allocation failure. */
-Matrix *mat_make_unique(Interp *I, Matrix *m);
+/* ---- allocation that reports failure as a DML error (matrices: matrix.h) ---- */
 Str *str_alloc(Interp *I, const char *s, size_t n);
 
 /* ---- running code ---- */

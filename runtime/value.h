@@ -137,9 +137,12 @@ Str *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* x[0..nx) followed by y[0..ny) as a new string; NULL on allocation failure. */
 Str *str_concat(const char *x, size_t nx, const char *y, size_t ny);
 
-/* ---- matrices (storage only; arithmetic is in ops.h, kernels in matrix.h) ---- */
+/* ---- matrices (storage only; arithmetic is in ops.h, kernels in matrix.h) ----
+ * mat_ names the Matrix in two files, one per layer: here the storage (no
+ * Interp; NULL on failure), in matrix.c the runtime's (an Interp first;
+ * failures are DML errors). */
 /* New matrix with uninitialised cells; NULL if the size overflows or memory
- * runs out. Use mat_alloc() (interp.h) where a DML error should be raised. */
+ * runs out. Use mat_alloc() (matrix.h) where a DML error should be raised. */
 Matrix *mat_new_raw(int64_t rows, int64_t cols);
 Matrix *mat_new_zero_raw(int64_t rows, int64_t cols);
 /* Deep copy; NULL on allocation failure. */
