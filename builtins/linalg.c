@@ -314,7 +314,7 @@ ok:
     free(iwork);
     {
         Value res[2] = {val_matrix_take(w), val_matrix_take(V)};
-        bi_set_outs(a, out, res, 2);
+        bi_set_outs_take(a, out, res, 2);
     }
     return ST_OK;
 fail:
@@ -374,7 +374,7 @@ static Status bi_lu(Interp *I, const BArgs *a, Value *out)
     free(perm);
     {
         Value res[3] = {val_matrix_take(P), val_matrix_take(L), val_matrix_take(U)};
-        bi_set_outs(a, out, res, 3);
+        bi_set_outs_take(a, out, res, 3);
     }
     return ST_OK;
 }
@@ -430,7 +430,7 @@ static Status bi_qr(Interp *I, const BArgs *a, Value *out)
     free(qrt);
     free(rdiag);
     Value res[2] = {val_matrix_take(H), val_matrix_take(R)};
-    bi_set_outs(a, out, res, 2);
+    bi_set_outs_take(a, out, res, 2);
     return ST_OK;
 }
 
@@ -487,7 +487,7 @@ ok:
     free(ac); free(s); free(u); free(vt); free(work); free(iwork);
     {
         Value res[3] = {val_matrix_take(U), val_matrix_take(S), val_matrix_take(V)};
-        bi_set_outs(a, out, res, 3);
+        bi_set_outs_take(a, out, res, 3);
     }
     return ST_OK;
 fail:

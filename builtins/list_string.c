@@ -59,7 +59,7 @@ static Status bi_remove(Interp *I, const BArgs *a, Value *out)
             goto oom;
     }
     Value res[2] = {val_list_take(rest), val_list_take(one)};
-    bi_set_outs(a, out, res, 2);
+    bi_set_outs_take(a, out, res, 2);
     return ST_OK;
 oom:
     list_release(rest);

@@ -88,7 +88,7 @@ Status arg_type_error(Interp *I, const BArgs *a, int i, const char *expected);
 /* Hands the 'nres' owned results in res[] to the caller: all of them go to
  * out[0..nres) (the evaluator's result array holds def->nout values and
  * releases those the call site does not bind). Used by multi-return builtins. */
-void bi_set_outs(const BArgs *a, Value *out, Value *res, int nres);
+void bi_set_outs_take(const BArgs *a, Value *out, Value *res, int nres);
 
 /* Family tables, each terminated by a row with name == NULL. */
 extern const BuiltinDef bi_core_table[];        /* builtins/core.c: print, stop, assert, list, conversions, ... */

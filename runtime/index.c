@@ -214,7 +214,7 @@ Status eval_index(Interp *I, const Node *n, Value *out)
 
 /* Writes v into the cells rs x cs of m (owned; *res is what the variable
  * holds afterwards). The spans were computed before m left its variable. */
-static Status assign_matrix(Interp *I, Matrix *m, Span rs, Span cs, Value v, bool accum, const Loc *loc,
+static Status assign_matrix_take(Interp *I, Matrix *m, Span rs, Span cs, Value v, bool accum, const Loc *loc,
                             Matrix **res)
 {
     *res = m;
@@ -257,7 +257,7 @@ static Status assign_matrix(Interp *I, Matrix *m, Span rs, Span cs, Value v, boo
         st = err_at(I, loc, "cannot assign a %s into a matrix", val_kind_name(v.kind));
         goto out;
     }
-    m = mat_make_unique(I, m);
+    m = mat_make_unique_take(I, m);
     *res = m;
     if (!m) {
         st = err_stamp(I, loc);
@@ -299,7 +299,7 @@ static Status list_target(Interp *I, const Lhs *l, const List *L, const Loc *loc
     return ST_OK;
 }
 
-static Status assign_list(Interp *I, List *L, ListTarget *t, Value v, const Loc *loc, List **res)
+static Status assign_list_take(Interp *I, List *L, ListTarget *t, Value v, const Loc *loc, List **res)
 {
     *res = L;
     Status st = ST_OK;
@@ -357,7 +357,7 @@ static Status assign_list(Interp *I, List *L, ListTarget *t, Value v, const Loc 
     return ST_OK;
 }
 
-Status exec_left_index(Interp *I, const Lhs *l, Value v, bool accum, const Loc *loc)
+Status exec_left_index_take(Interp *I, const Lhs *l, Value v, bool accum, const Loc *loc)
 {
     Value *slot = &I->frame->slots[l->slot];
     if (slot->kind == VAL_NONE) {
@@ -379,7 +379,7 @@ Status exec_left_index(Interp *I, const Lhs *l, Value v, bool accum, const Loc *
         Matrix *m = slot->m;
         *slot = val_none();
         Matrix *res;
-        Status st = assign_matrix(I, m, rs, cs, v, accum, loc, &res);
+        Status st = assign_matrix_take(I, m, rs, cs, v, accum, loc, &res);
         if (res)
             *slot = val_matrix_take(res);
         return st;
@@ -399,7 +399,7 @@ Status exec_left_index(Interp *I, const Lhs *l, Value v, bool accum, const Loc *
         List *L = slot->l;
         *slot = val_none();
         List *res;
-        Status st = assign_list(I, L, &t, v, loc, &res);
+        Status st = assign_list_take(I, L, &t, v, loc, &res);
         *slot = val_list_take(res);
         val_release(t.key);
         return st;

@@ -126,7 +126,7 @@ Status exec_block(Interp *I, Node *const *stmts, int n);
 /* Call a user function with argument values (borrowed) bound by position
  * then by name (names[i] NULL for positional). Results: 'nout' owned values
  * written to outs (nout may be less than the function's output count). */
-Status interp_call(Interp *I, const FuncDef *fn, const Value *args, const char *const *names,
+Status eval_function(Interp *I, const FuncDef *fn, const Value *args, const char *const *names,
                    int nargs, Value *outs, int nout, const Loc *call_loc);
 
 #endif

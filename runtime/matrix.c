@@ -40,7 +40,7 @@ Matrix *mat_clone(Interp *I, const Matrix *m)
     return c;
 }
 
-Matrix *mat_make_unique(Interp *I, Matrix *m)
+Matrix *mat_make_unique_take(Interp *I, Matrix *m)
 {
     if (obj_unique(&m->h))
         return m;

@@ -24,7 +24,7 @@ Matrix *mat_alloc_zero(Interp *I, int64_t rows, int64_t cols);
 Matrix *mat_clone(Interp *I, const Matrix *m);
 /* Takes 'm'; returns a matrix safe to mutate: 'm' itself when unshared, else
  * a copy (and 'm' is released). NULL (error set) on allocation failure. */
-Matrix *mat_make_unique(Interp *I, Matrix *m);
+Matrix *mat_make_unique_take(Interp *I, Matrix *m);
 
 /* ---- dense kernels ---- */
 

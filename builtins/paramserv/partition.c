@@ -70,10 +70,10 @@ Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
     int64_t cnt = 0;
     Status st = ST_OK;
     switch (c->scheme) {
-    case PS_DC:
-    case PS_DR: {
+    case PS_SCHEME_DC:
+    case PS_SCHEME_DR: {
         int64_t step = (n + k - 1) / k;
-        if (c->scheme == PS_DR)
+        if (c->scheme == PS_SCHEME_DR)
             permutation(rows, n, c->seed);
         else
             for (int64_t i = 0; i < n; i++)
@@ -84,7 +84,7 @@ Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
         }
         break;
     }
-    case PS_DRR:
+    case PS_SCHEME_DRR:
         for (int64_t w = 0; w < k && w < n && st == ST_OK; w++) {
             int64_t len = 0;
             for (int64_t r = w; r < n; r += k)
@@ -92,7 +92,7 @@ Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
             st = make_part(I, c, rows, len, &parts[cnt++]);
         }
         break;
-    case PS_OR:
+    case PS_SCHEME_OR:
         for (int64_t w = 0; w < k && n > 0 && st == ST_OK; w++) {
             permutation(rows, n, c->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(w + 1));
             st = make_part(I, c, rows, n, &parts[cnt++]);
@@ -130,7 +130,7 @@ uint64_t ps_list_bytes(const List *l)
     return b;
 }
 
-Status ps_list_add(Interp *I, Value acc, const List *g, Value *out)
+Status ps_list_add_take(Interp *I, Value acc, const List *g, Value *out)
 {
     if (ps_check_model(I, g, "gradients") != ST_OK) {
         val_release(acc);
@@ -165,7 +165,7 @@ Status ps_list_add(Interp *I, Value acc, const List *g, Value *out)
             return ST_ERR;
         }
         a->items[i] = val_none();
-        x = mat_make_unique(I, x);
+        x = mat_make_unique_take(I, x);
         if (!x) {
             list_release(a);
             return ST_ERR;
@@ -192,7 +192,7 @@ Status ps_list_scale_take(Interp *I, Value l, double s, Value *out)
     for (int64_t i = 0; i < a->n; i++) {
         Matrix *x = a->items[i].m;
         a->items[i] = val_none();
-        x = mat_make_unique(I, x);
+        x = mat_make_unique_take(I, x);
         if (!x) {
             list_release(a);
             return ST_ERR;

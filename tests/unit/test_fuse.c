@@ -52,7 +52,7 @@ static bool env_load(Env *e, const char *text, Node ***stmts, int *n)
     }
     interp_init(&e->I, e->p, 1);
     e->I.frame = &e->top;
-    interp_sync_top(&e->I, &e->top);
+    exec_sync_top(&e->I, &e->top);
     e->top.names = &e->p->top;
     return true;
 }

@@ -642,21 +642,21 @@ static void test_conversions(Interp *I)
     str_release(o);
 
     Value out;
-    CHECK(ops_convert_take(I, str("true"), ST_BOOLEAN, &out) == ST_OK && out.kind == VAL_BOOL && out.b);
-    CHECK(ops_convert_take(I, val_double(2.9), ST_INT, &out) == ST_OK && out.kind == VAL_INT && out.i == 2);
-    CHECK(ops_convert_take(I, val_int(3), ST_DOUBLE, &out) == ST_OK && out.kind == VAL_DOUBLE && out.d == 3.0);
-    CHECK(ops_convert_take(I, val_int(5), ST_STRING, &out) == ST_OK && out.kind == VAL_STRING);
+    CHECK(ops_convert_take(I, str("true"), SCALAR_BOOLEAN, &out) == ST_OK && out.kind == VAL_BOOL && out.b);
+    CHECK(ops_convert_take(I, val_double(2.9), SCALAR_INT, &out) == ST_OK && out.kind == VAL_INT && out.i == 2);
+    CHECK(ops_convert_take(I, val_int(3), SCALAR_DOUBLE, &out) == ST_OK && out.kind == VAL_DOUBLE && out.d == 3.0);
+    CHECK(ops_convert_take(I, val_int(5), SCALAR_STRING, &out) == ST_OK && out.kind == VAL_STRING);
     CHECK_STR(out.s->s, "5");
     val_release(out);
-    CHECK(ops_convert_take(I, str("x"), ST_STRING, &out) == ST_OK && out.kind == VAL_STRING);
+    CHECK(ops_convert_take(I, str("x"), SCALAR_STRING, &out) == ST_OK && out.kind == VAL_STRING);
     val_release(out);
-    CHECK(ops_convert_take(I, mat(1, 1, (double[]){1}), ST_INT, &out) == ST_ERR);
+    CHECK(ops_convert_take(I, mat(1, 1, (double[]){1}), SCALAR_INT, &out) == ST_ERR);
     CHECK_STR(I->err.msg, "cannot convert matrix to int");
     err_clear(I);
-    CHECK(ops_convert_take(I, val_list_take(list_new(0, false)), ST_DOUBLE, &out) == ST_ERR);
+    CHECK(ops_convert_take(I, val_list_take(list_new(0, false)), SCALAR_DOUBLE, &out) == ST_ERR);
     CHECK_STR(I->err.msg, "cannot convert list to double");
     err_clear(I);
-    CHECK(ops_convert_take(I, str("zz"), ST_DOUBLE, &out) == ST_ERR);
+    CHECK(ops_convert_take(I, str("zz"), SCALAR_DOUBLE, &out) == ST_ERR);
     CHECK_STR(I->err.msg, "cannot convert 'zz' to a number");
     err_clear(I);
 }
