@@ -1,6 +1,7 @@
 # dml — one non-recursive GNU Makefile.
 #   make                      build build/release/dml
-#   make test                 build, then run every test (ends with "N passed, N failed")
+#   make test                 build, check the layers (tools/check-layers.sh), then run every
+#                             test (ends with "N passed, N failed")
 #   make SANITIZE=address,undefined test    the same under ASan+UBSan (build/asan/)
 #   make SANITIZE=thread test               under TSan (build/tsan/)
 #   make WERROR=1 ...         any of the above with warnings as errors (what CI does)
@@ -55,11 +56,11 @@ ifeq ($(WERROR),1)
 endif
 REQ_CFLAGS := -std=gnu11 $(WARN) -I. -I$(B)/gen -pthread -MMD -MP $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) $(SANFLAGS)
 # libmvec: glibc's vector math (exp over whole matrices, builtins/elementwise.c).
-# Our objects' allocations go through runtime/failalloc.c (DML_FAIL_ALLOC).
+# Our objects' allocations go through base/failalloc.c (DML_FAIL_ALLOC).
 WRAP_LD := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=posix_memalign
 LIBS := $(WRAP_LD) $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) $(CAIRO_LIBS) -lmvec -lm -pthread
 
-SRCS := $(wildcard runtime/*.c parser/*.c builtins/*.c builtins/io/*.c builtins/paramserv/*.c)
+SRCS := $(wildcard base/*.c parser/*.c runtime/*.c builtins/*.c builtins/io/*.c builtins/paramserv/*.c)
 # cli/: the front ends (main, REPL, test runner); only the executable links them.
 CLI_SRCS := $(wildcard cli/*.c)
 LIB_SRCS := $(SRCS)
@@ -80,7 +81,7 @@ else
   Q := @
 endif
 
-.PHONY: all test test-threads unit install clean bench fuzz fuzz-replay
+.PHONY: all test test-threads unit check-layers install clean bench fuzz fuzz-replay
 all: $(DML)
 
 $(DML): $(OBJS) $(CLI_OBJS)
@@ -128,7 +129,11 @@ $(B)/unit/%: tests/unit/%.c $(B)/libdml.a
 
 unit: $(UNIT_BINS)
 
-test: $(DML) $(UNIT_BINS)
+# The layers point one way: base <- parser <- runtime <- builtins <- cli.
+check-layers:
+	$(Q)sh tools/check-layers.sh
+
+test: $(DML) $(UNIT_BINS) check-layers
 	$(Q)DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
 
 # The threaded tests (paramserv, parfor) are meant for ThreadSanitizer; with no
@@ -146,7 +151,7 @@ build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c $(LIB_SRCS) $(GEN_SRCS)
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LIBS)
-build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c runtime/value.c runtime/print.c
+build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c base/value.c base/strbuf.c runtime/print.c
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread

@@ -154,3 +154,25 @@ void bi_set_outs_take(const BArgs *a, Value *out, Value *res, int nres)
     for (int j = 0; j < nres; j++)
         out[j] = res[j];
 }
+
+Status arg_matrices(Interp *I, const BArgs *a, int first, int n, Matrix **const out[])
+{
+    for (int k = 0; k < n; k++)
+        TRY(arg_matrix(I, a, first + k, out[k]));
+    return ST_OK;
+}
+
+Status bi_alloc_outs(Interp *I, const OutShape *shape, int n, Value *res, Matrix **m)
+{
+    for (int k = 0; k < n; k++) {
+        m[k] = shape[k].zero ? mat_alloc_zero(I, shape[k].rows, shape[k].cols)
+                             : mat_alloc(I, shape[k].rows, shape[k].cols);
+        if (!m[k]) {
+            for (int j = 0; j < k; j++)
+                val_release(res[j]);
+            return ST_ERR;
+        }
+        res[k] = val_matrix_take(m[k]);
+    }
+    return ST_OK;
+}

@@ -52,13 +52,6 @@ static Status need_shape(Interp *I, const char *fn, const char *what, const Matr
 
 static double sigm(double z) { return 1 / (1 + exp(-z)); }
 
-static Status release_fail(Value *v, int n)
-{
-    for (int i = 0; i < n; i++)
-        val_release(v[i]);
-    return ST_ERR;
-}
-
 static Status bi_lstm(Interp *I, const BArgs *a, Value *out)
 {
     const char *fn = "lstm";
@@ -66,29 +59,15 @@ static Status bi_lstm(Interp *I, const BArgs *a, Value *out)
         return err_set(I, "The builtin function lstm has two outputs, but instead found: %d", a->nout);
     Matrix *X, *W, *b, *out0, *c0;
     bool seq;
-    TRY(arg_matrix(I, a, 0, &X));
-    TRY(arg_matrix(I, a, 1, &W));
-    TRY(arg_matrix(I, a, 2, &b));
-    TRY(arg_matrix(I, a, 3, &out0));
-    TRY(arg_matrix(I, a, 4, &c0));
+    TRY(arg_matrices(I, a, 0, 5, (Matrix **const[]){&X, &W, &b, &out0, &c0}));
     TRY(arg_bool(I, a, 5, false, &seq));
     LstmDims d;
     TRY(lstm_dims(I, fn, X, W, b, out0, c0, &d));
     int64_t N = d.N, T = d.T, D = d.D, M = d.M;
-    Value res[5] = {0};
-    Matrix *m[5] = {mat_alloc(I, N, seq ? T * M : M), NULL, NULL, NULL, NULL};
-    if (m[0])
-        m[1] = mat_alloc(I, N, M);
-    if (m[1])
-        m[2] = mat_alloc(I, T, N * M);
-    if (m[2])
-        m[3] = mat_alloc(I, T, N * M);
-    if (m[3])
-        m[4] = mat_alloc(I, T, N * 4 * M);
-    for (int i = 0; i < 5; i++)
-        res[i] = m[i] ? val_matrix_take(m[i]) : val_none();
-    if (!m[4])
-        return release_fail(res, 5);
+    Value res[5];
+    Matrix *m[5];
+    TRY(bi_alloc_outs(I, (const OutShape[]){{N, seq ? T * M : M, false}, {N, M, false}, {T, N * M, false},
+                                            {T, N * M, false}, {T, N * 4 * M, false}}, 5, res, m));
     Matrix *o = m[0], *c = m[1], *co = m[2], *cc = m[3], *cg = m[4];
     memcpy(c->data, c0->data, sizeof(double) * (size_t)(N * M));
     for (int64_t t = 0; t < T; t++) {
@@ -130,17 +109,9 @@ static Status bi_lstm_backward(Interp *I, const BArgs *a, Value *out)
         return err_set(I, "lstm_backward has 5 outputs");
     Matrix *X, *W, *b, *out0, *c0, *dout, *dc, *co, *cc, *cg;
     bool seq;
-    TRY(arg_matrix(I, a, 0, &X));
-    TRY(arg_matrix(I, a, 1, &W));
-    TRY(arg_matrix(I, a, 2, &b));
-    TRY(arg_matrix(I, a, 3, &out0));
-    TRY(arg_matrix(I, a, 4, &c0));
+    TRY(arg_matrices(I, a, 0, 5, (Matrix **const[]){&X, &W, &b, &out0, &c0}));
     TRY(arg_bool(I, a, 5, false, &seq));
-    TRY(arg_matrix(I, a, 6, &dout));
-    TRY(arg_matrix(I, a, 7, &dc));
-    TRY(arg_matrix(I, a, 8, &co));
-    TRY(arg_matrix(I, a, 9, &cc));
-    TRY(arg_matrix(I, a, 10, &cg));
+    TRY(arg_matrices(I, a, 6, 5, (Matrix **const[]){&dout, &dc, &co, &cc, &cg}));
     LstmDims d;
     TRY(lstm_dims(I, fn, X, W, b, out0, c0, &d));
     int64_t N = d.N, T = d.T, D = d.D, M = d.M;
@@ -149,23 +120,16 @@ static Status bi_lstm_backward(Interp *I, const BArgs *a, Value *out)
     TRY(need_shape(I, fn, "cache_out", co, T, N * M));
     TRY(need_shape(I, fn, "cache_c", cc, T, N * M));
     TRY(need_shape(I, fn, "cache_ifog", cg, T, N * 4 * M));
-    Value res[5] = {0};
-    Matrix *m[5] = {mat_alloc(I, N, T * D), NULL, NULL, NULL, NULL};
-    if (m[0])
-        m[1] = mat_alloc_zero(I, D + M, 4 * M);
-    if (m[1])
-        m[2] = mat_alloc_zero(I, 1, 4 * M);
-    if (m[2])
-        m[3] = mat_alloc_zero(I, N, M);
-    if (m[3])
-        m[4] = mat_alloc(I, N, M);
-    for (int i = 0; i < 5; i++)
-        res[i] = m[i] ? val_matrix_take(m[i]) : val_none();
-    double *dz = m[4] ? malloc(sizeof(double) * (size_t)(N * 4 * M)) : NULL;
+    Value res[5];
+    Matrix *m[5];
+    TRY(bi_alloc_outs(I, (const OutShape[]){{N, T * D, false}, {D + M, 4 * M, true}, {1, 4 * M, true},
+                                            {N, M, true}, {N, M, false}}, 5, res, m));
+    double *dz = malloc(sizeof(double) * (size_t)(N * 4 * M));
     if (!dz) {
-        if (m[4])
-            err_oom(I, N, 4 * M);
-        return release_fail(res, 5);
+        err_oom(I, N, 4 * M);
+        for (int i = 0; i < 5; i++)
+            val_release(res[i]);
+        return ST_ERR;
     }
     Matrix *dX = m[0], *dW = m[1], *db = m[2], *dnext = m[3], *dcn = m[4];
     memcpy(dcn->data, dc->data, sizeof(double) * (size_t)(N * M));

@@ -31,12 +31,6 @@ static Status bn_vec(Interp *I, const char *fn, const char *what, const Matrix *
     return ST_OK;
 }
 
-static void release_all(Value *v, int n)
-{
-    for (int i = 0; i < n; i++)
-        val_release(v[i]);
-}
-
 /* Per-channel mean and (biased) variance over the N rows and HW cells. */
 static void channel_moments(const Matrix *X, int64_t C, int64_t hw, double *mean, double *var)
 {
@@ -67,11 +61,7 @@ static Status bi_batch_norm2d(Interp *I, const BArgs *a, Value *out)
     Matrix *X, *gamma, *beta, *emaMean, *emaVar;
     const char *mode;
     double eps, mu;
-    TRY(arg_matrix(I, a, 0, &X));
-    TRY(arg_matrix(I, a, 1, &gamma));
-    TRY(arg_matrix(I, a, 2, &beta));
-    TRY(arg_matrix(I, a, 3, &emaMean));
-    TRY(arg_matrix(I, a, 4, &emaVar));
+    TRY(arg_matrices(I, a, 0, 5, (Matrix **const[]){&X, &gamma, &beta, &emaMean, &emaVar}));
     TRY(arg_string(I, a, 5, NULL, &mode));
     TRY(arg_double(I, a, 6, 0, &eps));
     TRY(arg_double(I, a, 7, 0, &mu));
@@ -84,20 +74,11 @@ static Status bi_batch_norm2d(Interp *I, const BArgs *a, Value *out)
     bool train = strcasecmp(mode, "train") == 0;
     if (!train && strcasecmp(mode, "test") != 0)
         return err_set(I, "Incorrect mode: Expected either train or test, but found %s", mode);
-    Value res[5] = {0};
-    Matrix *o = mat_alloc(I, X->rows, X->cols);
-    Matrix *v[4];
-    res[0] = o ? val_matrix_take(o) : val_none();
-    for (int i = 0; i < 4; i++) {
-        v[i] = o ? mat_alloc(I, C, 1) : NULL;
-        res[i + 1] = v[i] ? val_matrix_take(v[i]) : val_none();
-        if (!v[i])
-            o = NULL;
-    }
-    if (!o) {
-        release_all(res, 5);
-        return ST_ERR;
-    }
+    Value res[5];
+    Matrix *outs[5];
+    TRY(bi_alloc_outs(I, (const OutShape[]){{X->rows, X->cols, false}, {C, 1, false}, {C, 1, false},
+                                            {C, 1, false}, {C, 1, false}}, 5, res, outs));
+    Matrix *o = outs[0], **v = outs + 1;
     double *mean = v[2]->data, *inv = v[3]->data;
     if (train) {
         double *var = v[1]->data;   /* borrowed as scratch until the EMAs are formed */
@@ -138,9 +119,7 @@ static Status bi_batch_norm2d_backward(Interp *I, const BArgs *a, Value *out)
         return err_set(I, "batch_norm2d_backward has 3 outputs");
     Matrix *X, *dout, *gamma, *cmean, *cinv;
     double eps;
-    TRY(arg_matrix(I, a, 0, &X));
-    TRY(arg_matrix(I, a, 1, &dout));
-    TRY(arg_matrix(I, a, 2, &gamma));
+    TRY(arg_matrices(I, a, 0, 3, (Matrix **const[]){&X, &dout, &gamma}));
     TRY(arg_double(I, a, 3, 0, &eps));  /* unused, as upstream */
     TRY(arg_matrix(I, a, 4, &cmean));
     TRY(arg_matrix(I, a, 5, &cinv));
@@ -152,15 +131,11 @@ static Status bi_batch_norm2d_backward(Interp *I, const BArgs *a, Value *out)
     if (dout->rows != X->rows || dout->cols != X->cols)
         return err_set(I, "%s(): dout must have X's shape %lldx%lld, got %lldx%lld", fn, (long long)X->rows,
                        (long long)X->cols, (long long)dout->rows, (long long)dout->cols);
-    Matrix *dX = mat_alloc(I, X->rows, X->cols);
-    Matrix *dg = dX ? mat_alloc_zero(I, C, 1) : NULL;
-    Matrix *db = dg ? mat_alloc_zero(I, C, 1) : NULL;
-    Value res[3] = {dX ? val_matrix_take(dX) : val_none(), dg ? val_matrix_take(dg) : val_none(),
-                    db ? val_matrix_take(db) : val_none()};
-    if (!db) {
-        release_all(res, 3);
-        return ST_ERR;
-    }
+    Value res[3];
+    Matrix *outs[3];
+    TRY(bi_alloc_outs(I, (const OutShape[]){{X->rows, X->cols, false}, {C, 1, true}, {C, 1, true}}, 3, res,
+                      outs));
+    Matrix *dX = outs[0], *dg = outs[1], *db = outs[2];
     double m = (double)X->rows * (double)hw;
     for (int64_t c = 0; c < C; c++) {
         double mu = cmean->data[c], inv = cinv->data[c], g = gamma->data[c];

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/print.h"
+#include "../runtime/program.h"
 #include "../runtime/suggest.h"
 #include "registry.h"
 

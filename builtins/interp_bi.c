@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/eval.h"
+#include "../runtime/program.h"
 #include "../runtime/resolve.h"
 #include "registry.h"
 

@@ -12,7 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "../runtime/program.h"
+#include "../runtime/loader.h"
 #include "io/io_formats.h"
 #include "mtd.h"
 

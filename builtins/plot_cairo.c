@@ -143,6 +143,19 @@ static bool x_sorted(const PlotSpec *s)
     return true;
 }
 
+/* Ends a path of 'run' points: a line is stroked, a lone point (last at
+ * x, y) becomes a dot. */
+static void end_run(cairo_t *cr, int64_t run, double x, double y)
+{
+    if (run > 1) {
+        cairo_stroke(cr);
+    } else if (run == 1) {
+        cairo_new_path(cr);
+        cairo_arc(cr, x, y, 2.5, 0, 2 * M_PI);
+        cairo_fill(cr);
+    }
+}
+
 /* One series: a path broken at every non-finite point; a point with no
  * finite neighbour gets a dot so that it stays visible. When x is sorted
  * and there are more points than pixel columns, the points falling in one
@@ -159,13 +172,7 @@ static void draw_series(cairo_t *cr, const PlotSpec *s, const Area *f, int k, bo
     double lastx = 0, lasty = 0;
     for (int64_t i = 0; i < s->n;) {
         if (!point_ok(s, k, i)) {
-            if (run > 1) {
-                cairo_stroke(cr);
-            } else if (run == 1) {
-                cairo_new_path(cr);
-                cairo_arc(cr, lastx, lasty, 2.5, 0, 2 * M_PI);
-                cairo_fill(cr);
-            }
+            end_run(cr, run, lastx, lasty);
             run = 0;
             i++;
             continue;
@@ -196,13 +203,7 @@ static void draw_series(cairo_t *cr, const PlotSpec *s, const Area *f, int k, bo
         }
         i = j + 1;
     }
-    if (run > 1) {
-        cairo_stroke(cr);
-    } else if (run == 1) {
-        cairo_new_path(cr);
-        cairo_arc(cr, lastx, lasty, 2.5, 0, 2 * M_PI);
-        cairo_fill(cr);
-    }
+    end_run(cr, run, lastx, lasty);
     cairo_new_path(cr);
     if (s->n <= MARKER_MAX_POINTS) {
         for (int64_t i = 0; i < s->n; i++) {

@@ -19,12 +19,13 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "../base/failalloc.h"
 #include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
-#include "../runtime/eval.h"
-#include "../runtime/failalloc.h"
 #include "../runtime/print.h"
+#include "../runtime/program.h"
+#include "../runtime/resolve.h"
 #include "cli.h"
 
 #ifndef DML_VERSION

@@ -172,7 +172,7 @@ int testrun_main(const char *self_exe, int argc, char **argv)
             else
                 failed++;
             free(t->report.p);
-            t->report = (Buf){0};
+            t->report = (StrBuf){0};
             printed++;
         }
         if (printed == n || running == 0)

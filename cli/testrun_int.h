@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * The test runner's insides, shared by its files: testrun.c (options and
- * the driver loop), testrun_util.c (buffers, string lists, files),
+ * the driver loop), testrun_util.c (string lists, files),
  * testrun_find.c (discovering tests and their expectations),
  * testrun_exec.c (starting, watching and reaping the child processes) and
  * testrun_judge.c (comparing output, diffs, failure reports). Not for use
@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "../base/strbuf.h"
+
 #define REPORT_MAX_LINES 40     /* detail lines per failing test */
 #define DIFF_CONTEXT 3
 #define DIFF_MAX_CELLS (16u * 1024u * 1024u)   /* LCS table cap (ints) */
@@ -21,13 +23,9 @@
 #define OUTPUT_MAX ((off_t)64 << 20)   /* a test printing more is stopped */
 #define POLL_MAX_S 0.25                /* longest sleep between checks */
 
-/* Small growable containers (testrun_util.c) */
-typedef struct Buf { char *p; size_t len, cap; } Buf;
+/* A growable list of strings (testrun_util.c); text is built in a StrBuf. */
 typedef struct StrList { char **v; size_t n, cap; } StrList;
 
-void tr_buf_putn(Buf *b, const char *s, size_t n);
-void tr_buf_puts(Buf *b, const char *s);
-void tr_buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool tr_sl_push(StrList *l, char *s);
 void tr_sl_free(StrList *l);
 char *tr_xstrdup(const char *s);
@@ -76,7 +74,7 @@ typedef struct Test {
     char *start_error;      /* could not start the child */
     /* result */
     bool passed;
-    Buf report;
+    StrBuf report;
 } Test;
 
 bool tr_has_marker(const char *path);

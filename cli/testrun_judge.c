@@ -49,7 +49,7 @@ static bool line_eq(const Line *a, const Line *b)
 
 /* A report with a line budget: detail lines beyond the cap are counted,
  * not printed. */
-typedef struct Report { Buf *b; int lines, dropped; } Report;
+typedef struct Report { StrBuf *b; int lines, dropped; } Report;
 
 static void rep_line(Report *r, char tag, const Line *l)
 {
@@ -58,17 +58,17 @@ static void rep_line(Report *r, char tag, const Line *l)
         return;
     }
     r->lines++;
-    tr_buf_puts(r->b, "    ");
-    tr_buf_putn(r->b, &tag, 1);
-    tr_buf_putn(r->b, l->p, l->len);
-    tr_buf_puts(r->b, "\n");
+    sb_puts(r->b, "    ");
+    sb_putn(r->b, &tag, 1);
+    sb_putn(r->b, l->p, l->len);
+    sb_puts(r->b, "\n");
     if (!l->nl && tag != '@') {
         if (r->lines >= REPORT_MAX_LINES) {
             r->dropped++;
             return;
         }
         r->lines++;
-        tr_buf_puts(r->b, "    \\ No newline at end of file\n");
+        sb_puts(r->b, "    \\ No newline at end of file\n");
     }
 }
 
@@ -79,9 +79,9 @@ static void rep_text(Report *r, const char *text)
         return;
     }
     r->lines++;
-    tr_buf_puts(r->b, "    ");
-    tr_buf_puts(r->b, text);
-    tr_buf_puts(r->b, "\n");
+    sb_puts(r->b, "    ");
+    sb_puts(r->b, text);
+    sb_puts(r->b, "\n");
 }
 
 typedef enum EditOp { E_SAME, E_DEL, E_ADD } EditOp;
@@ -253,7 +253,7 @@ static void fail_head(Test *t, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     t->passed = false;
-    tr_buf_printf(&t->report, "FAIL %s: %s\n", t->path, msg);
+    sb_printf(&t->report, "FAIL %s: %s\n", t->path, msg);
 }
 
 /* Reads the captured output and decides pass/fail; fills t->report. */
@@ -328,10 +328,10 @@ void tr_test_judge(Test *t, const Opts *o)
             printf("%s %s\n", ok ? "updated" : "cannot write", out_path);
         }
         if (!err_ok && ok) {
-            Buf line = {0};
-            tr_buf_putn(&line, err, al);
-            tr_buf_puts(&line, "\n");
-            ok = line.p && tr_write_file(err_path, line.p, line.len);
+            StrBuf line = {0};
+            sb_putn(&line, err, al);
+            sb_puts(&line, "\n");
+            ok = line.p && !line.oom && tr_write_file(err_path, line.p, line.len);
             printf("%s %s\n", ok ? "updated" : "cannot write", err_path);
             free(line.p);
         }
@@ -352,11 +352,11 @@ void tr_test_judge(Test *t, const Opts *o)
             rep_excerpt(&r, "stdout:", out, olen, 5);
     } else if (!err_ok) {
         fail_head(t, "first line of stderr differs from %s", err_path);
-        Buf eb = {0}, ab = {0};
-        tr_buf_puts(&eb, "expected: ");
-        tr_buf_putn(&eb, exp_err, el);
-        tr_buf_puts(&ab, "actual:   ");
-        tr_buf_putn(&ab, err, al);
+        StrBuf eb = {0}, ab = {0};
+        sb_puts(&eb, "expected: ");
+        sb_putn(&eb, exp_err, el);
+        sb_puts(&ab, "actual:   ");
+        sb_putn(&ab, err, al);
         rep_text(&r, eb.p ? eb.p : "");
         rep_text(&r, ab.p ? ab.p : "");
         free(eb.p);
@@ -375,9 +375,9 @@ done2:
     free(err_path);
 done:
     if (r.dropped > 0)
-        tr_buf_printf(&t->report, "    ... (%d more lines)\n", r.dropped);
+        sb_printf(&t->report, "    ... (%d more lines)\n", r.dropped);
     if (t->passed && o->verbose)
-        tr_buf_printf(&t->report, "ok %s\n", t->path);
+        sb_printf(&t->report, "ok %s\n", t->path);
     free(out);
     free(err);
 }

@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
- * The test runner's small growable containers (Buf, StrList) and file
- * helpers. */
+ * The test runner's string list (StrList) and file helpers. */
 #define _GNU_SOURCE
 #include "testrun_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,52 +12,8 @@
 #include <unistd.h>
 
 /* ======================================================================
- * Small growable containers
+ * String lists
  * ====================================================================== */
-
-
-void tr_buf_putn(Buf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (b->len + n + 1 > cap)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return;     /* out of memory: the report is just shorter */
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-void tr_buf_puts(Buf *b, const char *s) { tr_buf_putn(b, s, strlen(s)); }
-
-void tr_buf_printf(Buf *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n < sizeof tmp) {
-        tr_buf_putn(b, tmp, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (!big)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    tr_buf_putn(b, big, (size_t)n);
-    free(big);
-}
-
 
 bool tr_sl_push(StrList *l, char *s)
 {
@@ -113,7 +67,7 @@ bool tr_ends_with(const char *s, const char *suf)
 /* Reads a whole regular file (or fd) into a NUL-terminated malloc'd buffer. */
 bool tr_read_fd(int fd, char **out, size_t *len)
 {
-    Buf b = {0};
+    StrBuf b = {0};
     char tmp[65536];
     for (;;) {
         ssize_t r = read(fd, tmp, sizeof tmp);
@@ -125,12 +79,14 @@ bool tr_read_fd(int fd, char **out, size_t *len)
         }
         if (r == 0)
             break;
-        tr_buf_putn(&b, tmp, (size_t)r);
+        sb_putn(&b, tmp, (size_t)r);
     }
     if (!b.p)
-        tr_buf_putn(&b, "", 0);
-    if (!b.p)
+        sb_putn(&b, "", 0);
+    if (b.oom) {
+        sb_free(&b);
         return false;
+    }
     *out = b.p;
     *len = b.len;
     return true;
@@ -173,15 +129,15 @@ bool tr_split_words(const char *text, StrList *out)
             p++;
         if (!*p)
             return true;
-        Buf w = {0};
-        tr_buf_putn(&w, "", 0);
+        StrBuf w = {0};
+        sb_putn(&w, "", 0);
         while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
             if (*p == '"' || *p == '\'') {
                 char q = *p++;
                 while (*p && *p != q) {
                     if (q == '"' && *p == '\\' && (p[1] == '"' || p[1] == '\\'))
                         p++;
-                    tr_buf_putn(&w, p, 1);
+                    sb_putn(&w, p, 1);
                     p++;
                 }
                 if (*p != q) {
@@ -190,11 +146,15 @@ bool tr_split_words(const char *text, StrList *out)
                 }
                 p++;
             } else {
-                tr_buf_putn(&w, p, 1);
+                sb_putn(&w, p, 1);
                 p++;
             }
         }
-        if (!w.p || !tr_sl_push(out, w.p))
+        if (w.oom) {
+            sb_free(&w);
+            return false;
+        }
+        if (!tr_sl_push(out, w.p))
             return false;
     }
 }

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../runtime/arena.h"
-#include "../runtime/value.h"
+#include "../base/arena.h"
+#include "../base/value.h"
 
 /* A position in a source file. 'file' points at the Program's copy of the
  * file name (or "<stdin>", "<repl>"). Lines and columns are 1-based. */
@@ -43,7 +43,7 @@ typedef struct Node Node;
 typedef struct FuncDecl FuncDecl;
 struct FuncDef;        /* runtime/program.h */
 struct CallVariants;   /* runtime/program.h */
-struct BuiltinDef;     /* builtins/registry.h */
+struct BuiltinDef;     /* runtime/builtin_api.h */
 
 /* One part of an index expression X[rows, cols]. */
 typedef enum IxKind { IX_ALL, IX_ONE, IX_RANGE } IxKind;

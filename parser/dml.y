@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0
  * The DML grammar (doc/language.md): a pure LALR(1) parser with locations
- * and no conflicts. Actions only build AST nodes in the ParseCtx's arena
- * (nothing is malloc'd, so nothing leaks when a parse is abandoned) and do
- * the few checks that need a position but no context (assignment to pi,
- * 'for' headers, parameter types). Tokens come from dml_yylex() in
- * parser/parse.c, which wraps the flex scanner (lexer/dml.l). */
+ * and no conflicts. Actions only call the builders and checks of
+ * parser/build.c, which allocate in the ParseCtx's arena (nothing is
+ * malloc'd, so nothing leaks when a parse is abandoned). Tokens come from
+ * dml_yylex() in parser/parse.c, which wraps the flex scanner (lexer/dml.l).
+ * What stays here is what needs bison's own types: locations and the
+ * syntax error messages. */
 
 %require "3.8"
 %define api.pure full
@@ -24,24 +25,8 @@
 #include <stdint.h>
 
 #include "parser/ast.h"
+#include "parser/build.h"
 #include "parser/parse.h"
-
-typedef struct ParseCtx ParseCtx;
-
-/* Growable arrays for the grammar's lists. They live in the arena: a grown
- * array abandons its old copy there, which costs at most twice the space
- * and never leaks. */
-typedef struct NodeVec { Node **v; int n, cap; } NodeVec;
-typedef struct ArgVec { Node **v; const char **names; int n, cap; bool named; } ArgVec;
-typedef struct LhsVec { Lhs *v; int n, cap; } LhsVec;
-typedef struct ParamVec { Param *v; int n, cap; } ParamVec;
-typedef struct OptVec { LoopOpt *v; int n, cap; } OptVec;
-
-typedef struct LexStr { const char *s; int64_t len; } LexStr;
-typedef struct IndexSpec { IndexPart rows, cols; bool has_cols; } IndexSpec;
-typedef struct TypeSpec { TypeKind type; ScalarType vtype; } TypeSpec;
-/* Header of a for/parfor loop between 'in' and the options. */
-typedef struct IterSpec { Node *from, *to, *by; bool seq_form; } IterSpec;
 }
 
 %union {
@@ -130,8 +115,6 @@ void parse_set_error(ParseCtx *ctx, const char *kind, int line, int col, bool in
 
 %code {
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -158,6 +141,7 @@ static void dml_yyerror(const DML_YYLTYPE *loc, ParseCtx *ctx, const char *msg);
         }                                                                       \
     } while (0)
 
+/* The Loc of a bison location, for the builders. */
 static Loc L(const ParseCtx *c, DML_YYLTYPE l)
 {
     return (Loc){c->file, l.first_line, l.first_column, l.last_line, l.last_column};
@@ -169,290 +153,6 @@ static DML_YYLTYPE span(DML_YYLTYPE a, DML_YYLTYPE b)
     a.last_line = b.last_line;
     a.last_column = b.last_column;
     return a;
-}
-
-/* Makes room for one more element of size 'sz' in an arena array; false
- * when out of memory (the arena is then failed and the parse stops). */
-static bool grow(Arena *a, void **v, int n, int *cap, size_t sz)
-{
-    if (n < *cap)
-        return true;
-    if (*cap > INT_MAX / 2)
-        return false;
-    int ncap = *cap ? *cap * 2 : 4;
-    void *nv = arena_alloc(a, (size_t)ncap * sz);
-    if (!nv || arena_failed(a))
-        return false;
-    if (n)
-        memcpy(nv, *v, (size_t)n * sz);
-    *v = nv;
-    *cap = ncap;
-    return true;
-}
-
-static NodeVec *nodes_new(ParseCtx *c) { return arena_alloc(c->arena, sizeof(NodeVec)); }
-
-static NodeVec *nodes_push(ParseCtx *c, NodeVec *nv, Node *n)
-{
-    if (grow(c->arena, (void **)&nv->v, nv->n, &nv->cap, sizeof *nv->v))
-        nv->v[nv->n++] = n;
-    return nv;
-}
-
-static NodeVec *nodes_one(ParseCtx *c, Node *n) { return nodes_push(c, nodes_new(c), n); }
-
-/* Appends an argument. Whether a positional argument may follow a named one
- * depends on the callee (list(a=1, 2) is fine, f(x=1, 2) is not), so the
- * resolver decides. */
-static ArgVec *args_push(ParseCtx *c, ArgVec *av, const char *name, Node *e, DML_YYLTYPE l)
-{
-    (void)l;
-    if (!av)
-        av = arena_alloc(c->arena, sizeof *av);
-    int cap = av->cap;
-    if (!grow(c->arena, (void **)&av->v, av->n, &cap, sizeof *av->v) ||
-        !grow(c->arena, (void **)&av->names, av->n, &av->cap, sizeof *av->names))
-        return av;
-    av->v[av->n] = e;
-    av->names[av->n] = name;
-    av->n++;
-    av->named |= name != NULL;
-    return av;
-}
-
-static LhsVec *lhss_push(ParseCtx *c, LhsVec *lv, Lhs x)
-{
-    if (!lv)
-        lv = arena_alloc(c->arena, sizeof *lv);
-    if (grow(c->arena, (void **)&lv->v, lv->n, &lv->cap, sizeof *lv->v))
-        lv->v[lv->n++] = x;
-    return lv;
-}
-
-static ParamVec *params_push(ParseCtx *c, ParamVec *pv, Param p)
-{
-    if (!pv)
-        pv = arena_alloc(c->arena, sizeof *pv);
-    if (grow(c->arena, (void **)&pv->v, pv->n, &pv->cap, sizeof *pv->v))
-        pv->v[pv->n++] = p;
-    return pv;
-}
-
-static OptVec *opts_push(ParseCtx *c, OptVec *ov, const char *name, Node *value, DML_YYLTYPE l)
-{
-    if (!ov)
-        ov = arena_alloc(c->arena, sizeof *ov);
-    if (grow(c->arena, (void **)&ov->v, ov->n, &ov->cap, sizeof *ov->v))
-        ov->v[ov->n++] = (LoopOpt){name, value, L(c, l)};
-    return ov;
-}
-
-/* pi, Inf and NaN read as variables are constants (doc/language.md, "names"). */
-static bool builtin_const(const char *name, double *d)
-{
-    if (strcmp(name, "pi") == 0)
-        *d = M_PI;
-    else if (strcmp(name, "Inf") == 0)
-        *d = INFINITY;
-    else if (strcmp(name, "NaN") == 0)
-        *d = NAN;
-    else
-        return false;
-    return true;
-}
-
-/* Assignment targets may not be builtin constants; false (error set) if so. */
-static bool check_target(ParseCtx *c, const char *name, DML_YYLTYPE l)
-{
-    double d;
-    if (!builtin_const(name, &d))
-        return true;
-    parse_set_error(c, "syntax error", l.first_line, l.first_column, false,
-                    "Cannot assign a value to the builtin constant %s", name);
-    return false;
-}
-
-static Lhs mk_lhs(ParseCtx *c, const char *name, DML_YYLTYPE l, const IndexSpec *ix)
-{
-    Lhs x = {.name = name, .loc = L(c, l), .slot = -1};
-    if (ix) {
-        x.indexed = true;
-        x.has_cols = ix->has_cols;
-        x.rows = ix->rows;
-        x.cols = ix->cols;
-    }
-    return x;
-}
-
-static Node *mk_assign(ParseCtx *c, DML_YYLTYPE l, Lhs target, Node *value, bool accum)
-{
-    Node *n = ast_node(c->arena, N_ASSIGN, L(c, l));
-    n->assign.target = target;
-    n->assign.value = value;
-    n->assign.accum = accum;
-    return n;
-}
-
-static Node *mk_ifdef(ParseCtx *c, DML_YYLTYPE l, Lhs target, const char *param, Node *dflt)
-{
-    Node *n = ast_node(c->arena, N_IFDEF, L(c, l));
-    n->ifdef.target = target;
-    n->ifdef.param = param;
-    n->ifdef.dflt = dflt;
-    return n;
-}
-
-/* 'name' is "f" or "ns::f". */
-static Node *mk_call(ParseCtx *c, DML_YYLTYPE l, const char *name, ArgVec *args)
-{
-    Node *n = ast_node(c->arena, N_CALL, L(c, l));
-    const char *sep = strstr(name, "::");
-    if (sep) {
-        n->call.ns = arena_strndup(c->arena, name, (size_t)(sep - name));
-        n->call.name = sep + 2;
-    } else {
-        n->call.name = name;
-    }
-    if (args && args->n) {
-        n->call.args = args->v;
-        n->call.argnames = args->names;
-        n->call.nargs = args->n;
-    }
-    return n;
-}
-
-static Node *mk_index(ParseCtx *c, DML_YYLTYPE l, Node *target, IndexSpec ix)
-{
-    Node *n = ast_node(c->arena, N_INDEX, L(c, l));
-    n->index.target = target;
-    n->index.rows = ix.rows;
-    n->index.cols = ix.cols;
-    n->index.has_cols = ix.has_cols;
-    return n;
-}
-
-static IndexPart mk_part(IxKind k, Node *lo, Node *hi) { return (IndexPart){k, lo, hi}; }
-
-static Node *mk_if(ParseCtx *c, DML_YYLTYPE l, Node *cond, NodeVec *then_b, NodeVec *else_b)
-{
-    Node *n = ast_node(c->arena, N_IF, L(c, l));
-    n->ifs.cond = cond;
-    n->ifs.then_b = then_b->v;
-    n->ifs.nthen = then_b->n;
-    if (else_b) {
-        n->ifs.else_b = else_b->v;
-        n->ifs.nelse = else_b->n;
-    }
-    return n;
-}
-
-static Node *mk_for(ParseCtx *c, DML_YYLTYPE l, bool parfor, const char *var, IterSpec it,
-                    OptVec *opts, NodeVec *body)
-{
-    Node *n = ast_node(c->arena, N_FOR, L(c, l));
-    n->loop.var = var;
-    n->loop.var_slot = -1;
-    n->loop.from = it.from;
-    n->loop.to = it.to;
-    n->loop.by = it.by;
-    n->loop.seq_form = it.seq_form;
-    if (opts) {
-        n->loop.opts = opts->v;
-        n->loop.nopts = opts->n;
-    }
-    n->loop.body = body->v;
-    n->loop.nbody = body->n;
-    n->loop.parfor = parfor;
-    return n;
-}
-
-/* for (i in seq(a, b[, c])): the header must be exactly such a call. */
-static bool seq_header(ParseCtx *c, Node *e, DML_YYLTYPE l, IterSpec *it)
-{
-    if (e->kind != N_CALL) {
-        parse_set_error(c, "syntax error", l.first_line, l.first_column, false,
-                        "invalid loop range: expected 'from:to' or 'seq(from, to[, by])'");
-        return false;
-    }
-    if (e->call.ns || strcmp(e->call.name, "seq") != 0) {
-        parse_set_error(c, "syntax error", l.first_line, l.first_column, false,
-                        "incorrect function:'%s%s%s'. expected 'seq'", e->call.ns ? e->call.ns : "",
-                        e->call.ns ? "::" : "", e->call.name);
-        return false;
-    }
-    bool named = false;
-    for (int i = 0; i < e->call.nargs; i++)
-        named |= e->call.argnames[i] != NULL;
-    if (named || e->call.nargs < 2 || e->call.nargs > 3) {
-        parse_set_error(c, "syntax error", l.first_line, l.first_column, false,
-                        "seq in a loop header takes 2 or 3 positional arguments");
-        return false;
-    }
-    *it = (IterSpec){e->call.args[0], e->call.args[1], e->call.nargs == 3 ? e->call.args[2] : NULL,
-                     true};
-    return true;
-}
-
-/* dataType '[' valueType ']' (doc/language.md, "types"). */
-static bool mk_type(ParseCtx *c, const char *dt, ScalarType vt, DML_YYLTYPE l, TypeSpec *t)
-{
-    static const struct { const char *name; TypeKind kind; } dts[] = {
-        {"matrix", TY_MATRIX}, {"Matrix", TY_MATRIX}, {"frame", TY_FRAME}, {"Frame", TY_FRAME},
-        {"list", TY_LIST},     {"List", TY_LIST},     {"scalar", TY_SCALAR}, {"Scalar", TY_SCALAR},
-    };
-    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
-        if (strcmp(dts[i].name, dt) == 0) {
-            *t = (TypeSpec){dts[i].kind, vt};
-            return true;
-        }
-    }
-    parse_set_error(c, "syntax error", l.first_line, l.first_column, false,
-                    "incorrect datatype (expected matrix, frame, list, or scalar)");
-    return false;
-}
-
-static Param mk_param(ParseCtx *c, DML_YYLTYPE l, TypeSpec t, const char *name, Node *dflt)
-{
-    return (Param){.name = name, .type = t.type, .vtype = t.vtype, .dflt = dflt, .loc = L(c, l)};
-}
-
-static Node *mk_func(ParseCtx *c, DML_YYLTYPE l, const char *name, ParamVec *params,
-                     ParamVec *outs, NodeVec *body, bool external)
-{
-    FuncDecl *f = arena_alloc(c->arena, sizeof *f);
-    f->name = name;
-    if (params) {
-        f->params = params->v;
-        f->nparams = params->n;
-    }
-    if (outs) {
-        f->outs = outs->v;
-        f->nouts = outs->n;
-    }
-    if (body) {
-        f->body = body->v;
-        f->nbody = body->n;
-    }
-    f->external = external;
-    f->loc = L(c, l);
-    Node *n = ast_node(c->arena, N_FUNCDEF, f->loc);
-    n->func = f;
-    return n;
-}
-
-/* Parameters and outputs must be typed: 'function(x)' is an error. */
-static void untyped(ParseCtx *c, const char *name, DML_YYLTYPE l)
-{
-    parse_set_error(c, "syntax error", l.first_line, l.first_column, false,
-                    "missing type for '%s' (e.g. 'double %s' or 'matrix[double] %s')", name, name,
-                    name);
-}
-
-/* Error for 'x = function' where only statements may stand. */
-static void nested_function(ParseCtx *c, DML_YYLTYPE l)
-{
-    parse_set_error(c, "syntax error", l.first_line, l.first_column, false,
-                    "function definitions are only allowed at top level");
 }
 }
 
@@ -523,31 +223,31 @@ semis
 
 /* ==== statement lists; ';' may stand anywhere between statements ==== */
 top_list
-    : %empty                            { $$ = nodes_new(ctx); }
-    | top_list stmt                     { $$ = nodes_push(ctx, $1, $2); }
-    | top_list funcdef                  { $$ = nodes_push(ctx, $1, $2); }
+    : %empty                            { $$ = build_nodes_new(ctx); }
+    | top_list stmt                     { $$ = build_nodes_push(ctx, $1, $2); }
+    | top_list funcdef                  { $$ = build_nodes_push(ctx, $1, $2); }
     | top_list ';'                      { $$ = $1; }
     ;
 
 block_list
-    : %empty                            { $$ = nodes_new(ctx); }
-    | block_list stmt                   { $$ = nodes_push(ctx, $1, $2); }
+    : %empty                            { $$ = build_nodes_new(ctx); }
+    | block_list stmt                   { $$ = build_nodes_push(ctx, $1, $2); }
     | block_list nested_funcdef         { $$ = $1; }
     | block_list ';'                    { $$ = $1; }
     ;
 
 /* Body of if/else/for/while: one statement or a block. */
 body
-    : stmt                              { $$ = nodes_one(ctx, $1); }
-    | nested_funcdef                    { $$ = nodes_new(ctx); }
+    : stmt                              { $$ = build_nodes_one(ctx, $1); }
+    | nested_funcdef                    { $$ = build_nodes_new(ctx); }
     | '{' block_list '}'                { $$ = $2; }
     | body ';'                          { $$ = $1; }
     ;
 
 /* A function definition where only statements may stand. */
 nested_funcdef
-    : ID asg FUNCTION                   { nested_function(ctx, @3); YYABORT; }
-    | ID asg EXTERNALFUNCTION           { nested_function(ctx, @3); YYABORT; }
+    : ID asg FUNCTION                   { build_nested_function(ctx, L(ctx, @3)); YYABORT; }
+    | ID asg EXTERNALFUNCTION           { build_nested_function(ctx, L(ctx, @3)); YYABORT; }
     ;
 
 asg
@@ -557,56 +257,46 @@ asg
 
 /* ==== statements (doc/language.md, "Control flow") ==== */
 stmt
-    : ID asg expr                       { if (!check_target(ctx, $1, @1)) YYABORT;
-                                          $$ = mk_assign(ctx, @$, mk_lhs(ctx, $1, @1, NULL), $3, false); }
-    | ID PLUSEQ expr                    { if (!check_target(ctx, $1, @1)) YYABORT;
-                                          $$ = mk_assign(ctx, @$, mk_lhs(ctx, $1, @1, NULL), $3, true); }
-    | ix_lhs asg expr                   { $$ = mk_assign(ctx, @$, $1, $3, false); }
-    | ix_lhs PLUSEQ expr                { $$ = mk_assign(ctx, @$, $1, $3, true); }
+    : ID asg expr                       { if (!build_check_target(ctx, $1, L(ctx, @1))) YYABORT;
+                                          $$ = build_assign(ctx, L(ctx, @$), build_lhs($1, L(ctx, @1), NULL), $3, false); }
+    | ID PLUSEQ expr                    { if (!build_check_target(ctx, $1, L(ctx, @1))) YYABORT;
+                                          $$ = build_assign(ctx, L(ctx, @$), build_lhs($1, L(ctx, @1), NULL), $3, true); }
+    | ix_lhs asg expr                   { $$ = build_assign(ctx, L(ctx, @$), $1, $3, false); }
+    | ix_lhs PLUSEQ expr                { $$ = build_assign(ctx, L(ctx, @$), $1, $3, true); }
     | ID asg IFDEF '(' CMDARG ',' expr ')'
-                                        { if (!check_target(ctx, $1, @1)) YYABORT;
-                                          $$ = mk_ifdef(ctx, @$, mk_lhs(ctx, $1, @1, NULL), $5, $7); }
+                                        { if (!build_check_target(ctx, $1, L(ctx, @1))) YYABORT;
+                                          $$ = build_ifdef(ctx, L(ctx, @$), build_lhs($1, L(ctx, @1), NULL), $5, $7); }
     | ix_lhs asg IFDEF '(' CMDARG ',' expr ')'
-                                        { $$ = mk_ifdef(ctx, @$, $1, $5, $7); }
-    | MLBRACKET lhs_list ']' asg call   { $$ = ast_node(ctx->arena, N_MULTIASSIGN, L(ctx, @$));
-                                          $$->multi.targets = $2->v;
-                                          $$->multi.n = $2->n;
-                                          $$->multi.call = $5; }
-    | call                              { $$ = ast_node(ctx->arena, N_EXPRSTMT, L(ctx, @$));
-                                          $$->expr.e = $1; }
-    | SOURCE '(' STRING ')' AS ID       { $$ = ast_node(ctx->arena, N_SOURCE, L(ctx, @$));
-                                          $$->source.path = $3.s;
-                                          $$->source.alias = $6; }
-    | SETWD '(' STRING ')'              { $$ = ast_node(ctx->arena, N_SETWD, L(ctx, @$));
-                                          $$->source.path = $3.s; }
-    | IF '(' expr ')' body %prec THEN   { $$ = mk_if(ctx, @$, $3, $5, NULL); }
+                                        { $$ = build_ifdef(ctx, L(ctx, @$), $1, $5, $7); }
+    | MLBRACKET lhs_list ']' asg call   { $$ = build_multiassign(ctx, L(ctx, @$), $2, $5); }
+    | call                              { $$ = build_exprstmt(ctx, L(ctx, @$), $1); }
+    | SOURCE '(' STRING ')' AS ID       { $$ = build_source(ctx, L(ctx, @$), $3.s, $6); }
+    | SETWD '(' STRING ')'              { $$ = build_setwd(ctx, L(ctx, @$), $3.s); }
+    | IF '(' expr ')' body %prec THEN   { $$ = build_if(ctx, L(ctx, @$), $3, $5, NULL); }
     | IF '(' expr ')' body ELSE body %prec THEN
-                                        { $$ = mk_if(ctx, @$, $3, $5, $7); }
+                                        { $$ = build_if(ctx, L(ctx, @$), $3, $5, $7); }
     | for_kw '(' ID IN iter loop_opts ')' body %prec THEN
-                                        { if (!check_target(ctx, $3, @3)) YYABORT;
-                                          $$ = mk_for(ctx, @$, $1, $3, $5, $6, $8); }
+                                        { if (!build_check_target(ctx, $3, L(ctx, @3))) YYABORT;
+                                          $$ = build_for(ctx, L(ctx, @$), $1, $3, $5, $6, $8); }
     | WHILE '(' expr ')' body %prec THEN
-                                        { $$ = ast_node(ctx->arena, N_WHILE, L(ctx, @$));
-                                          $$->loop.cond = $3;
-                                          $$->loop.body = $5->v;
-                                          $$->loop.nbody = $5->n; }
+                                        { $$ = build_while(ctx, L(ctx, @$), $3, $5); }
     ;
 
 /* X[rows, cols] as the start of a statement. */
 ix_lhs
-    : ID '[' index ']'                  { if (!check_target(ctx, $1, @1)) YYABORT;
-                                          $$ = mk_lhs(ctx, $1, @$, &$3); }
+    : ID '[' index ']'                  { if (!build_check_target(ctx, $1, L(ctx, @1))) YYABORT;
+                                          $$ = build_lhs($1, L(ctx, @$), &$3); }
     ;
 
 /* Targets of a multi-assignment. */
 lhs_list
-    : lhs                               { $$ = lhss_push(ctx, NULL, $1); }
-    | lhs_list ',' lhs                  { $$ = lhss_push(ctx, $1, $3); }
+    : lhs                               { $$ = build_lhss_push(ctx, NULL, $1); }
+    | lhs_list ',' lhs                  { $$ = build_lhss_push(ctx, $1, $3); }
     ;
 
 lhs
-    : ID                                { if (!check_target(ctx, $1, @1)) YYABORT;
-                                          $$ = mk_lhs(ctx, $1, @1, NULL); }
+    : ID                                { if (!build_check_target(ctx, $1, L(ctx, @1))) YYABORT;
+                                          $$ = build_lhs($1, L(ctx, @1), NULL); }
     | ix_lhs                            { $$ = $1; }
     ;
 
@@ -618,26 +308,21 @@ for_kw
 
 iter
     : expr ':' expr                     { $$ = (IterSpec){$1, $3, NULL, false}; }
-    | expr                              { if (!seq_header(ctx, $1, @1, &$$)) YYABORT; }
+    | expr                              { if (!build_seq_header(ctx, $1, L(ctx, @1), &$$)) YYABORT; }
     ;
 
 loop_opts
     : %empty                            { $$ = NULL; }
-    | loop_opts ',' ID '=' expr         { $$ = opts_push(ctx, $1, $3, $5, span(@3, @5)); }
+    | loop_opts ',' ID '=' expr         { $$ = build_opts_push(ctx, $1, $3, $5, L(ctx, span(@3, @5))); }
     ;
 
 /* ==== function definitions (top level only, doc/language.md, "function") ==== */
 funcdef
     : ID asg FUNCTION '(' params_opt ')' outs_opt '{' block_list '}'
-                                        { if ($9->n == 0) {
-                                              parse_set_error(ctx, "syntax error", @10.first_line,
-                                                              @10.first_column, false,
-                                                              "functions with no statements are not allowed");
-                                              YYABORT;
-                                          }
-                                          $$ = mk_func(ctx, @$, $1, $5, $7, $9, false); }
+                                        { if (!build_check_func_body(ctx, $9, L(ctx, @10))) YYABORT;
+                                          $$ = build_func(ctx, L(ctx, @$), $1, $5, $7, $9, false); }
     | ID asg EXTERNALFUNCTION '(' params_opt ')' outs_opt IMPLEMENTED IN '(' impl_opt ')'
-                                        { $$ = mk_func(ctx, @$, $1, $5, $7, NULL, true); }
+                                        { $$ = build_func(ctx, L(ctx, @$), $1, $5, $7, NULL, true); }
     ;
 
 params_opt
@@ -646,15 +331,15 @@ params_opt
     ;
 
 params
-    : param                             { $$ = params_push(ctx, NULL, $1); }
-    | params ',' param                  { $$ = params_push(ctx, $1, $3); }
+    : param                             { $$ = build_params_push(ctx, NULL, $1); }
+    | params ',' param                  { $$ = build_params_push(ctx, $1, $3); }
     ;
 
 param
-    : type ID                           { $$ = mk_param(ctx, @$, $1, $2, NULL); }
-    | type ID '=' expr                  { $$ = mk_param(ctx, @$, $1, $2, $4); }
-    | ID                                { untyped(ctx, $1, @1); YYABORT; }
-    | ID '=' expr                       { untyped(ctx, $1, @1); YYABORT; }
+    : type ID                           { $$ = build_param(L(ctx, @$), $1, $2, NULL); }
+    | type ID '=' expr                  { $$ = build_param(L(ctx, @$), $1, $2, $4); }
+    | ID                                { build_untyped(ctx, $1, L(ctx, @1)); YYABORT; }
+    | ID '=' expr                       { build_untyped(ctx, $1, L(ctx, @1)); YYABORT; }
     ;
 
 outs_opt
@@ -664,18 +349,18 @@ outs_opt
     ;
 
 outs
-    : out                               { $$ = params_push(ctx, NULL, $1); }
-    | outs ',' out                      { $$ = params_push(ctx, $1, $3); }
+    : out                               { $$ = build_params_push(ctx, NULL, $1); }
+    | outs ',' out                      { $$ = build_params_push(ctx, $1, $3); }
     ;
 
 out
-    : type ID                           { $$ = mk_param(ctx, @$, $1, $2, NULL); }
-    | ID                                { untyped(ctx, $1, @1); YYABORT; }
+    : type ID                           { $$ = build_param(L(ctx, @$), $1, $2, NULL); }
+    | ID                                { build_untyped(ctx, $1, L(ctx, @1)); YYABORT; }
     ;
 
 type
     : VALUETYPE                         { $$ = (TypeSpec){TY_SCALAR, $1}; }
-    | ID '[' VALUETYPE ']'              { if (!mk_type(ctx, $1, $3, @1, &$$)) YYABORT; }
+    | ID '[' VALUETYPE ']'              { if (!build_type(ctx, $1, $3, L(ctx, @1), &$$)) YYABORT; }
     ;
 
 /* implemented in (classname="...", execlocation="...", ...): ignored. */
@@ -718,44 +403,31 @@ expr
 /* Indexing applies to any atom: X[i, j], f(x)[1], (A + B)[, 2]. */
 postfix
     : primary                           { $$ = $1; }
-    | postfix '[' index ']'             { $$ = mk_index(ctx, @$, $1, $3); }
+    | postfix '[' index ']'             { $$ = build_index(ctx, L(ctx, @$), $1, $3); }
     ;
 
 primary
-    : INT                               { $$ = ast_node(ctx->arena, N_INT, L(ctx, @$)); $$->lit.i = $1; }
-    | DOUBLE                            { $$ = ast_node(ctx->arena, N_DOUBLE, L(ctx, @$)); $$->lit.d = $1; }
-    | TRUE                              { $$ = ast_node(ctx->arena, N_BOOL, L(ctx, @$)); $$->lit.b = true; }
-    | FALSE                             { $$ = ast_node(ctx->arena, N_BOOL, L(ctx, @$)); $$->lit.b = false; }
-    | STRING                            { $$ = ast_node(ctx->arena, N_STRING, L(ctx, @$));
-                                          $$->str.s = $1.s;
-                                          $$->str.len = $1.len; }
-    | ID                                { double d;
-                                          if (builtin_const($1, &d)) {
-                                              $$ = ast_node(ctx->arena, N_DOUBLE, L(ctx, @$));
-                                              $$->lit.d = d;
-                                          } else {
-                                              $$ = ast_node(ctx->arena, N_IDENT, L(ctx, @$));
-                                              $$->ident.name = $1;
-                                              $$->ident.slot = -1;
-                                          } }
-    | CMDARG                            { $$ = ast_node(ctx->arena, N_CMDARG, L(ctx, @$));
-                                          $$->cmdarg.name = $1; }
+    : INT                               { $$ = build_int(ctx, L(ctx, @$), $1); }
+    | DOUBLE                            { $$ = build_double(ctx, L(ctx, @$), $1); }
+    | TRUE                              { $$ = build_bool(ctx, L(ctx, @$), true); }
+    | FALSE                             { $$ = build_bool(ctx, L(ctx, @$), false); }
+    | STRING                            { $$ = build_string(ctx, L(ctx, @$), $1); }
+    | ID                                { $$ = build_ident(ctx, L(ctx, @$), $1); }
+    | CMDARG                            { $$ = build_cmdarg(ctx, L(ctx, @$), $1); }
     | call                              { $$ = $1; }
     | '(' expr ')'                      { $$ = $2; }
-    | '[' exprs ']'                     { $$ = ast_node(ctx->arena, N_EXPRLIST, L(ctx, @$));
-                                          $$->list.items = $2->v;
-                                          $$->list.n = $2->n; }
+    | '[' exprs ']'                     { $$ = build_exprlist(ctx, L(ctx, @$), $2); }
     ;
 
 /* [e1, e2, ...]: only valid as a named argument; resolve checks that. */
 exprs
-    : expr                              { $$ = nodes_one(ctx, $1); }
-    | exprs ',' expr                    { $$ = nodes_push(ctx, $1, $3); }
+    : expr                              { $$ = build_nodes_one(ctx, $1); }
+    | exprs ',' expr                    { $$ = build_nodes_push(ctx, $1, $3); }
     ;
 
 call
-    : ID '(' args_opt ')'               { $$ = mk_call(ctx, @$, $1, $3); }
-    | NSID '(' args_opt ')'             { $$ = mk_call(ctx, @$, $1, $3); }
+    : ID '(' args_opt ')'               { $$ = build_call(ctx, L(ctx, @$), $1, $3); }
+    | NSID '(' args_opt ')'             { $$ = build_call(ctx, L(ctx, @$), $1, $3); }
     ;
 
 args_opt
@@ -765,10 +437,10 @@ args_opt
 
 /* Positional arguments first, then name=value ones. */
 args
-    : expr                              { $$ = args_push(ctx, NULL, NULL, $1, @1); }
-    | ID '=' expr                       { $$ = args_push(ctx, NULL, $1, $3, @1); }
-    | args ',' expr                     { if (!($$ = args_push(ctx, $1, NULL, $3, @3))) YYABORT; }
-    | args ',' ID '=' expr              { $$ = args_push(ctx, $1, $3, $5, @3); }
+    : expr                              { $$ = build_args_push(ctx, NULL, NULL, $1); }
+    | ID '=' expr                       { $$ = build_args_push(ctx, NULL, $1, $3); }
+    | args ',' expr                     { if (!($$ = build_args_push(ctx, $1, NULL, $3))) YYABORT; }
+    | args ',' ID '=' expr              { $$ = build_args_push(ctx, $1, $3, $5); }
     ;
 
 /* ==== index parts: X[r], X[r, c], X[, c], X[a:b, ]; ':' binds loosest ==== */
@@ -778,9 +450,9 @@ index
     ;
 
 ipart
-    : %empty                            { $$ = mk_part(IX_ALL, NULL, NULL); }
-    | expr                              { $$ = mk_part(IX_ONE, $1, NULL); }
-    | expr ':' expr                     { $$ = mk_part(IX_RANGE, $1, $3); }
+    : %empty                            { $$ = build_part(IX_ALL, NULL, NULL); }
+    | expr                              { $$ = build_part(IX_ONE, $1, NULL); }
+    | expr ':' expr                     { $$ = build_part(IX_RANGE, $1, $3); }
     ;
 
 %%

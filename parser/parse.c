@@ -10,13 +10,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <locale.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dml.tab.h"
-#include "runtime/failalloc.h"
+#include "base/failalloc.h"
+#include "base/strbuf.h"
 
 #define YYSTYPE DML_YYSTYPE
 #define YYLTYPE DML_YYLTYPE
@@ -176,50 +176,14 @@ int dml_yylex(DML_YYSTYPE *lval, DML_YYLTYPE *lloc, ParseCtx *c)
 
 /* ==== diagnostics ==== */
 
-/* Appends to a growing malloc'd string. */
-typedef struct Buf {
-    char *s;
-    size_t n, cap;
-    bool oom;
-} Buf;
-
-static void buf_add(Buf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = (b->n + n + 1) * 2;
-        char *ns = b->oom ? NULL : realloc(b->s, cap);
-        if (!ns) {
-            b->oom = true;
-            return;
-        }
-        b->s = ns;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-
-static void buf_addf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_addf(Buf *b, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        buf_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
 /* "file:line:col: kind: message", then the source line and a caret under
  * the column, each indented by four spaces. Control characters in the line
  * show as '?'; the caret line copies tabs and skips UTF-8 continuation
  * bytes so that the caret lines up on a terminal. */
 static char *format_error(const ParseCtx *c)
 {
-    Buf b = {0};
-    buf_addf(&b, "%s:%d:%d: %s: %s", c->file, c->err_line, c->err_col, c->err_kind, c->err_msg);
+    StrBuf b = {0};
+    sb_printf(&b, "%s:%d:%d: %s: %s", c->file, c->err_line, c->err_col, c->err_kind, c->err_msg);
 
     /* find line err_line */
     const char *p = c->text, *end = c->text + c->len;
@@ -232,28 +196,28 @@ static char *format_error(const ParseCtx *c)
         eol = end;
     if (eol > p && eol[-1] == '\r')
         eol--;
-    buf_add(&b, "\n    ", 5);
+    sb_putn(&b, "\n    ", 5);
     for (const char *q = p; q < eol; q++) {
         unsigned char ch = (unsigned char)*q;
         char out = (ch < 0x20 && ch != '\t') || ch == 0x7f ? '?' : (char)ch;
-        buf_add(&b, &out, 1);
+        sb_putn(&b, &out, 1);
     }
-    buf_add(&b, "\n    ", 5);
+    sb_putn(&b, "\n    ", 5);
     int col = 1;
     for (const char *q = p; q < eol && col < c->err_col; q++, col++) {
         unsigned char ch = (unsigned char)*q;
         if (ch == '\t')
-            buf_add(&b, "\t", 1);
+            sb_putn(&b, "\t", 1);
         else if ((ch & 0xC0) != 0x80)
-            buf_add(&b, " ", 1);
+            sb_putn(&b, " ", 1);
     }
     for (; col < c->err_col; col++)
-        buf_add(&b, " ", 1);
-    buf_add(&b, "^", 1);
+        sb_putn(&b, " ", 1);
+    sb_putn(&b, "^", 1);
     if (!b.oom)
-        return b.s;
+        return b.p;
     /* No room for the caret display: the first line alone, or the reserve. */
-    free(b.s);
+    sb_free(&b);
     char line[1024];
     snprintf(line, sizeof line, "%s:%d:%d: %s: %s", c->file, c->err_line, c->err_col, c->err_kind, c->err_msg);
     return diag_dup(line);

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../builtins/registry.h"
+#include "builtin_api.h"
 #include "parfor.h"
 
 #define DT_MAX_DEPTH 2000

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../builtins/registry.h"
+#include "builtin_api.h"
 #include "hitters.h"
 #include "fuse.h"
 #include "ops.h"

@@ -7,7 +7,7 @@
  *   2. evaluate the leaves left to right (the order of the ordinary walk);
  *   3. type: each operator node is a scalar (computed right away by the
  *      ordinary operators) or a matrix of a known shape, checked with the
- *      broadcasting rules of ops.c's matrix_op; anything those rules reject
+ *      broadcasting rules of ops.c's matrix_op_take; anything those rules reject
  *      or treat specially replays the tree through the ordinary operators;
  *   4. run: the output grid is cut into blocks of at most BLOCK cells; each
  *      operator computes a block into a small buffer, leaves are read in
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../builtins/registry.h"
+#include "builtin_api.h"
 #include "hitters.h"
 #include "matrix.h"
 #include "ops.h"
@@ -252,7 +252,7 @@ static Status replay(Interp *I, const Tree *T, int i, Value *out)
  * ================================================================== */
 
 /* Shape of a binary operator node with at least one matrix operand, by the
- * rules of matrix_op (ops.c). False for what the run does not do: string
+ * rules of matrix_op_take (ops.c). False for what the run does not do: string
  * or boolean-arithmetic operands (errors), the outer-product broadcast,
  * mismatched shapes (errors). */
 static bool type_binary(FNode *f, const FNode *x, const FNode *y)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "failalloc.h"
+#include "../base/failalloc.h"
 #include "program.h"
 
 void interp_init(Interp *I, Program *prog, uint64_t seed)

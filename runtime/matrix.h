@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "value.h"
+#include "../base/value.h"
 
 typedef struct Interp Interp;
 

@@ -22,9 +22,7 @@
 #include "eval.h"
 #include "ops.h"
 #include "parfor.h"
-
-/* Stack of each parfor thread (see interp_stack_init). */
-#define PF_STACK ((size_t)64 << 20)
+#include "workers.h"
 
 typedef struct Pf Pf;
 
@@ -50,14 +48,6 @@ struct Pf {
     int done;
 };
 
-static uint64_t iter_seed(uint64_t base, int64_t k)
-{
-    uint64_t z = base + 0x9E3779B97F4A7C15ULL * (uint64_t)(k + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 /* Runs iterations [lo, hi) in I's current frame. */
 static Status run_chunk(Interp *I, const Node *s, int64_t a, int64_t inc, uint64_t seed, int64_t lo, int64_t hi)
 {
@@ -66,7 +56,7 @@ static Status run_chunk(Interp *I, const Node *s, int64_t a, int64_t inc, uint64
             return eval_raise_interrupt(I, &s->loc);
         /* unsigned: a + k*inc stays in [a, b], but k*inc alone may not */
         slot_set_take(I, s->loop.var_slot, val_int((int64_t)((uint64_t)a + (uint64_t)k * (uint64_t)inc)));
-        rng_seed(&I->rng, iter_seed(seed, k));
+        rng_seed(&I->rng, rng_split(seed, (uint64_t)k + 1));
         TRY(exec_block(I, s->loop.body, s->loop.nbody));
     }
     return ST_OK;
@@ -76,7 +66,7 @@ static void *pf_main(void *arg)
 {
     PfWorker *w = arg;
     Pf *pf = w->pf;
-    interp_stack_init(&w->I, PF_STACK);
+    worker_enter(&w->I);
     FILE *out = open_memstream(&w->buf, &w->len);
     w->I.out = out ? out : pf->caller->out;
     w->st = run_chunk(&w->I, pf->s, pf->a, pf->inc, pf->seed, w->lo, w->hi);
@@ -219,32 +209,25 @@ Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t cou
     const Frame *cf = I->frame;
     int64_t per = count / T, extra = count % T, lo = 0;
     int started = 0;
-    /* Workers x BLAS threads each <= the budget. */
-    int blas_before = blas_budget_enter((int)T);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, PF_STACK);
+    Workers ws;
+    workers_begin(&ws, (int)T);
     for (int64_t t = 0; t < T; t++) {
         PfWorker *x = &w[t];
         x->pf = &pf;
         x->lo = lo;
         x->hi = lo + per + (t < extra ? 1 : 0);
         lo = x->hi;
-        interp_init(&x->I, I->prog, seed);
-        x->I.interrupt = &pf.abort;
-        x->I.in_parallel = true;
-        x->I.blas_threads = blas_budget_share((int)T);
+        worker_interp_init(&x->I, I->prog, seed, &pf.abort, ws.share, I->out);
         x->I.depth = I->depth;
         x->frame = *cf;
         x->frame.slots = calloc((size_t)cf->nslots + 1, sizeof(Value));
         for (int i = 0; i < cf->nslots && x->frame.slots; i++)
             x->frame.slots[i] = val_ref(cf->slots[i]);
         x->I.frame = &x->frame;
-        if (!x->frame.slots || pthread_create(&x->thread, &attr, pf_main, x) != 0)
+        if (!x->frame.slots || !worker_start(&x->thread, pf_main, x))
             break;
         started++;
     }
-    pthread_attr_destroy(&attr);
     /* Wait, passing a Ctrl-C on to the workers. */
     pthread_mutex_lock(&pf.mu);
     while (pf.done < started) {
@@ -255,7 +238,7 @@ Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t cou
     pthread_mutex_unlock(&pf.mu);
     for (int t = 0; t < started; t++)
         pthread_join(w[t].thread, NULL);
-    blas_budget_leave(blas_before);
+    workers_end(&ws);
 
     Status st = ST_OK;
     if (started < T)

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../builtins/registry.h"
+#include "builtin_api.h"
 #include "eval.h"
 #include "parfor.h"
 

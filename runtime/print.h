@@ -8,22 +8,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../base/strbuf.h"
 #include "interp.h"
 
 /* Java Double.toString(d): "NaN", "Infinity", "-0.0", "1.0", "0.1",
  * "1.0E-4", "1.2345E7": shortest digits that round-trip; plain notation
  * when 1e-3 <= |d| < 1e7. buf must hold 32 bytes. Returns strlen. */
 int fmt_double_java(double d, char *buf);
-
-/* Growable byte buffer for building strings. */
-typedef struct StrBuf { char *p; size_t len, cap; bool oom; } StrBuf;
-void sb_init(StrBuf *b);
-void sb_free(StrBuf *b);
-void sb_putn(StrBuf *b, const char *s, size_t n);
-void sb_puts(StrBuf *b, const char *s);
-void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Take the contents as a Str (NULL on OOM); the buffer is emptied. */
-Str *sb_to_str(StrBuf *b);
 
 typedef struct ToStringOpts {
     int64_t rows, cols;     /* default 100, 100 */

@@ -1,20 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0
- * Program: loading files, the module table, source() path resolution, and
- * the text of every loaded file (for carets under errors). Runs on the
- * loading thread only; the Program is read-only while scripts run. */
+ * Program: its tables. Modules and their functions and aliases, frame slot
+ * tables, the parse-time constants, and the text of every loaded file (for
+ * carets under errors). Filled on the loading thread only (by loader.c and
+ * resolve.c); the Program is read-only while scripts run. */
 #include "program.h"
 
-#include <errno.h>
-#include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "../parser/parse.h"
-#include "failalloc.h"
-#include "resolve.h"
+#include "../base/failalloc.h"
 
 typedef struct SourceText {
     struct SourceText *next;
@@ -69,7 +65,14 @@ void program_free(Program *p)
         free(t);
         t = next;
     }
-    resolve_release_constants(p);
+    for (int i = 0; i < p->nconsts; i++) {
+        Value v = p->consts[i];
+        if (val_is_obj(v)) {
+            atomic_store(&v.o->rc, 1);
+            val_release(v);
+        }
+    }
+    free(p->consts);
     arena_free(p->arena);
     pthread_mutex_destroy(&p->load_lock);
     free(p);
@@ -88,6 +91,26 @@ void program_set_args(Program *p, CmdArg *args, int nargs)
         p->args[i].text = arena_strdup(p->arena, args[i].text);
     }
     p->nargs = nargs;
+}
+
+/* ---- constants ---- */
+
+bool program_add_const_take(Program *p, Value v)
+{
+    if (p->nconsts == p->capconsts) {
+        int cap = p->capconsts ? p->capconsts * 2 : 32;
+        Value *c = realloc(p->consts, sizeof *p->consts * (size_t)cap);
+        if (!c) {
+            val_release(v);
+            return false;
+        }
+        p->consts = c;
+        p->capconsts = cap;
+    }
+    if (val_is_obj(v))
+        obj_make_immortal(v.o);
+    p->consts[p->nconsts++] = v;
+    return true;
 }
 
 /* ---- slot tables ---- */
@@ -316,207 +339,4 @@ char *program_diag(const Program *p, const Loc *loc, const char *msg)
         s[o] = '\0';
     }
     return s;
-}
-
-/* ---- reading files and resolving source() paths ---- */
-
-char *program_read_file(const char *path, size_t *len, char **err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (err) {
-            size_t cap = strlen(path) + 128;
-            *err = malloc(cap);
-            if (*err)
-                snprintf(*err, cap, "cannot open '%s': %s", path, strerror(errno));
-            else
-                *err = diag_dup("out of memory");
-        }
-        return NULL;
-    }
-    struct stat fst;
-    if (fstat(fileno(f), &fst) == 0 && S_ISDIR(fst.st_mode)) {
-        fclose(f);
-        if (err) {
-            size_t ecap = strlen(path) + 64;
-            *err = malloc(ecap);
-            if (*err)
-                snprintf(*err, ecap, "cannot read '%s': is a directory", path);
-        }
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            cap *= 2;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = nb;
-        }
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        bool oom = !buf;
-        free(buf);
-        if (err) {
-            size_t ecap = strlen(path) + 64;
-            *err = malloc(ecap);
-            if (*err)
-                snprintf(*err, ecap, "cannot read '%s'%s", path, oom ? ": out of memory" : "");
-            else
-                *err = diag_dup("out of memory");
-        }
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
-static bool is_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static bool try_path(char *out, size_t cap, const char *dir, const char *rel)
-{
-    int n = dir ? snprintf(out, cap, "%s/%s", dir, rel) : snprintf(out, cap, "%s", rel);
-    return n > 0 && (size_t)n < cap && is_file(out);
-}
-
-/* Where a source("path") is read from, in order: the path as given (relative
- * to the working directory, as upstream), "scripts/" + path (upstream's
- * fallback), the sourcing file's folder, each folder of DML_PATH, then the
- * stdlib installed with dml (a leading "scripts/" is dropped there, so
- * upstream's source("scripts/nn/...") finds our stdlib too). */
-bool program_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap)
-{
-    if (path[0] == '/')
-        return try_path(out, cap, NULL, path);
-    if (try_path(out, cap, NULL, path))
-        return true;
-    if (try_path(out, cap, "scripts", path))
-        return true;
-    if (from_dir && strcmp(from_dir, ".") != 0 && try_path(out, cap, from_dir, path))
-        return true;
-    const char *env = getenv("DML_PATH");
-    if (env && *env) {
-        char *copy = strdup(env), *save = NULL;
-        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-            if (*d && try_path(out, cap, d, path)) {
-                free(copy);
-                return true;
-            }
-        }
-        free(copy);
-    }
-    return program_find_stdlib(p, path, out, cap);
-}
-
-bool program_find_stdlib(const Program *p, const char *path, char *out, size_t cap)
-{
-    const char *rel = path;
-    while (rel[0] == '.' && rel[1] == '/')
-        rel += 2;
-    if (strncmp(rel, "scripts/", 8) == 0)
-        rel += 8;
-    const char *lib = getenv("DML_STDLIB");
-    if (lib && *lib && try_path(out, cap, lib, rel))
-        return true;
-    if (p->exe_dir) {
-        static const char *const rels[] = {"../share/dml/stdlib", "stdlib", "../stdlib", "../../stdlib"};
-        char dir[PATH_MAX];
-        for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++) {
-            snprintf(dir, sizeof dir, "%s/%s", p->exe_dir, rels[i]);
-            if (try_path(out, cap, dir, rel))
-                return true;
-        }
-    }
-#ifdef DML_STDLIB_DIR
-    if (try_path(out, cap, DML_STDLIB_DIR, rel))
-        return true;
-#endif
-    return false;
-}
-
-bool program_find_data(const Program *p, const char *path, char *out, size_t cap)
-{
-    if (strncmp(path, "data/", 5) != 0 || is_file(path) || !p->exe_dir)
-        return false;
-    /* bin/dml -> share/dml/data; build/<mode>/dml -> the tree's data/. */
-    static const char *const rels[] = {"../share/dml", "../.."};
-    char dir[PATH_MAX];
-    for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++) {
-        snprintf(dir, sizeof dir, "%s/%s", p->exe_dir, rels[i]);
-        if (try_path(out, cap, dir, path))
-            return true;
-    }
-    return false;
-}
-
-/* ---- loading ---- */
-
-char *program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n)
-{
-    const char *file = program_add_text(p, path, text, len);
-    if (!file)
-        return diag_dup("out of memory");
-    p->main->path = file;
-    const char *slash = strrchr(path, '/');
-    p->main->dir = slash ? arena_strndup(p->arena, path, (size_t)(slash - path)) : ".";
-    if (!p->main->dir)
-        return diag_dup("out of memory");
-    ParseOut po = {0};
-    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po))
-        return po.error;
-    char *err = resolve_chunk(p, p->main, po.stmts, po.n, false);
-    if (err)
-        return err;
-    *stmts = po.stmts;
-    *n = po.n;
-    return NULL;
-}
-
-char *program_load_chunk(Program *p, const char *name, const char *text, size_t len, Node ***stmts, int *n,
-                         bool *incomplete)
-{
-    *incomplete = false;
-    const char *file = program_add_text(p, name, text, len);
-    if (!file)
-        return diag_dup("out of memory");
-    ParseOut po = {0};
-    *incomplete = false;
-    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
-        *incomplete = po.incomplete;
-        return po.error;
-    }
-    char *err = resolve_chunk(p, p->main, po.stmts, po.n, true);
-    if (err)
-        return err;
-    *stmts = po.stmts;
-    *n = po.n;
-    return NULL;
-}
-
-char *program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr)
-{
-    const char *file = program_add_text(p, name, text, len);
-    if (!file)
-        return diag_dup("out of memory");
-    ParseOut po = {0};
-    if (!parse_source(p->arena, file, text, len, PARSE_EXPR, &po))
-        return po.error;
-    char *err = resolve_expr(p, p->main, po.expr);
-    if (err)
-        return err;
-    *expr = po.expr;
-    return NULL;
 }

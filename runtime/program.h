@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 #include "../parser/ast.h"
-#include "arena.h"
+#include "../base/arena.h"
 #include "interp.h"
 
 /* Variable names of one frame layout (a function, or the top level). */
@@ -81,20 +81,6 @@ Program *program_new(void);
 void program_free(Program *p);
 void program_set_args(Program *p, CmdArg *args, int nargs);
 
-/* Load and resolve the main script (and everything it sources). Appends the
- * top-level statements to *stmts and *n. On error returns a malloc'd message
- * (syntax errors with caret; resolve errors with file:line:col), else NULL. */
-char *program_load_main(Program *p, const char *path, const char *text, size_t len,
-                        Node ***stmts, int *n);
-/* REPL: parse and resolve one more chunk of input against the main module.
- * Sets *incomplete when the text ends inside an open construct. */
-char *program_load_chunk(Program *p, const char *name, const char *text, size_t len,
-                         Node ***stmts, int *n, bool *incomplete);
-
-/* REPL: parse and resolve a single bare expression (PARSE_EXPR). Returns an
- * error message or NULL; never reports "incomplete". */
-char *program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr);
-
 /* Look up a function: 'nskey' may be a namespace key ("./a.dml"), ".defaultNS",
  * or NULL for the main module. NULL if absent. */
 FuncDef *program_find_func(const Program *p, const char *nskey, const char *name);
@@ -109,32 +95,21 @@ int slots_add(SlotTable *t, const char *name);   /* returns the slot (existing o
  * tree's scripts/builtin/f.dml). */
 bool module_is_builtin(const Module *m);
 
-/* ---- used by the loader/resolver (and paramserv) ---- */
+/* ---- filled by the loader and the resolver (and paramserv) ---- */
 Module *program_add_module(Program *p, const char *key, const char *path);
 /* Namespace key of a path: "./" + path with "." and empty parts removed.
  * Returns a malloc'd string. */
 char *program_normalize_key(const char *path);
+/* Adds the parse-time constant v (taking it) to the table freed with the
+ * Program, making it immortal. False (v released) when out of memory. */
+bool program_add_const_take(Program *p, Value v);
 /* Keep a copy of a file's text; returns the arena copy of 'file' for Locs. */
 const char *program_add_text(Program *p, const char *file, const char *text, size_t len);
 /* "file:line:col: msg" + the source line + a caret; malloc'd. */
 char *program_diag(const Program *p, const Loc *loc, const char *msg);
-/* Whole file as a NUL-terminated malloc'd buffer; NULL and *err on failure. */
-char *program_read_file(const char *path, size_t *len, char **err);
-/* Find the file for source("path"); writes the path to read into out. */
-bool program_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap);
-/* Find 'path' in the stdlib folders only (DML_STDLIB, next to the executable,
- * under the install prefix). */
-bool program_find_stdlib(const Program *p, const char *path, char *out, size_t cap);
-/* read("data/..."): when the relative path 'path' starts with "data/" and
- * is not there in the working directory, the embedded data installed with
- * dml (share/dml/data, or the source tree's data/ next to a build) is used,
- * so the example scripts run from any folder. True (and the full path in
- * 'out') when such a file exists; false leaves 'path' to be read as given. */
-bool program_find_data(const Program *p, const char *path, char *out, size_t cap);
-
-/* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */
 /* The whole text of a loaded file (the newest load of that name), or NULL. */
 const char *program_file_text(const Program *p, const char *file, size_t *len);
+/* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */
 const char *program_source_line(const Program *p, const char *file, int line, size_t *len);
 
 #endif

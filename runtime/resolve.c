@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
-#include "../builtins/help.h"
-#include "../builtins/registry.h"
+#include "../base/failalloc.h"
 #include "../parser/parse.h"
+#include "builtin_api.h"
 #include "dtcheck.h"
+#include "loader.h"
 #include "parfor.h"
 #include "stack.h"
 
@@ -83,25 +83,10 @@ static void *res_alloc(Res *r, size_t size, const Loc *loc)
  * is then none. */
 static Value add_const_take(Res *r, Value v, const Loc *loc)
 {
-    Program *p = r->p;
-    if (v.kind == VAL_STRING && !v.s) {
+    if ((v.kind == VAL_STRING && !v.s) || !program_add_const_take(r->p, v)) {
         oom(r, loc);
         return val_none();
     }
-    if (p->nconsts == p->capconsts) {
-        int cap = p->capconsts ? p->capconsts * 2 : 32;
-        Value *c = realloc(p->consts, sizeof *p->consts * (size_t)cap);
-        if (!c) {
-            val_release(v);
-            oom(r, loc);
-            return val_none();
-        }
-        p->consts = c;
-        p->capconsts = cap;
-    }
-    if (val_is_obj(v))
-        obj_make_immortal(v.o);
-    p->consts[p->nconsts++] = v;
     return v;
 }
 
@@ -114,20 +99,6 @@ static int add_slot(Res *r, SlotTable *t, const char *name, const Loc *loc)
         return s;
     oom(r, loc);
     return 0;
-}
-
-void resolve_release_constants(Program *p)
-{
-    for (int i = 0; i < p->nconsts; i++) {
-        Value v = p->consts[i];
-        if (val_is_obj(v)) {
-            atomic_store(&v.o->rc, 1);
-            val_release(v);
-        }
-    }
-    free(p->consts);
-    p->consts = NULL;
-    p->nconsts = p->capconsts = 0;
 }
 
 static bool pending_add(Pending *pd, FuncDef *f)
@@ -171,168 +142,54 @@ static void add_alias(Res *r, Module *m, const char *alias, Module *target, cons
     m->naliases++;
 }
 
-static Module *module_by_key(const Program *p, const char *key)
+/* Reports a load that failed: a syntax error as its own diagnostic, any
+ * other failure at 'loc'. */
+static void load_failed(Res *r, LoadErr *e, const Loc *loc)
 {
-    for (int i = 0; i < p->nmods; i++)
-        if (strcmp(p->mods[i]->key, key) == 0)
-            return p->mods[i];
-    return NULL;
+    if (!e->diag)
+        rerr(r, loc, "%s", e->msg);
+    else if (!r->err)
+        r->err = e->diag;
+    else
+        free(e->diag);
 }
 
-/* Parse and declare text[0..len) read from 'found' as a new module keyed
- * 'key'. NULL (error set) on failure. */
-static Module *load_module_text(Res *r, const char *key, const char *found, const char *text, size_t len,
-                               const Loc *loc)
+/* Declares the statements of a module the loader has just parsed (none
+ * when it was loaded before). */
+static void declare_loaded(Res *r, const Loaded *ld)
 {
-    const char *fname = program_add_text(r->p, found, text, len);
-    if (!fname) {
-        oom(r, loc);
-        return NULL;
-    }
-    ParseOut po = {0};
-    bool ok = parse_source(r->p->arena, fname, text, len, PARSE_PROGRAM, &po);
-    if (!ok) {
-        if (!r->err)
-            r->err = po.error;
-        else
-            free(po.error);
-        return NULL;
-    }
-    Module *target = program_add_module(r->p, key, fname);
-    if (!target) {
-        oom(r, loc);
-        return NULL;
-    }
     Module *saved = r->m;
-    r->m = target;
-    declare(r, target, po.stmts, po.n);
+    r->m = ld->mod;
+    declare(r, ld->mod, ld->stmts, ld->n);
     r->m = saved;
-    return target;
-}
-
-/* Read, parse and declare the file 'found' as a new module keyed 'key'.
- * NULL (error set) on failure. */
-static Module *load_module_file(Res *r, const char *key, const char *found, const Loc *loc)
-{
-    size_t len;
-    char *ferr = NULL;
-    char *text = program_read_file(found, &len, &ferr);
-    if (!text) {
-        rerr(r, loc, "%s", ferr ? ferr : "cannot read source file");
-        free(ferr);
-        return NULL;
-    }
-    Module *m = load_module_text(r, key, found, text, len, loc);
-    free(text);
-    return m;
-}
-
-/* Worker rank: the module keyed 'key' from the files rank 0 shipped. */
-static Module *load_shipped(Res *r, const char *key, const Loc *loc)
-{
-    for (int i = 0; i < r->p->nshipped; i++) {
-        const ShippedFile *f = &r->p->shipped[i];
-        if (strcmp(f->key, key) == 0)
-            return load_module_text(r, key, f->path, f->text, f->len, loc);
-    }
-    rerr(r, loc, "source file '%s' was not shipped by rank 0", key);
-    return NULL;
 }
 
 static void load_source(Res *r, Module *m, const Node *s)
 {
-    const char *path = s->source.path;
-    const char *wd = m->wd ? m->wd : ".";
-    char joined[PATH_MAX];
-    size_t wdlen = strlen(wd);
-    if (path[0] == '/' || (strncmp(path, wd, wdlen) == 0 && path[wdlen] == '/'))
-        snprintf(joined, sizeof joined, "%s", path);
-    else
-        snprintf(joined, sizeof joined, "%s/%s", wd, path);
-    char *key = program_normalize_key(joined);
-    if (!key) {
-        oom(r, &s->loc);
+    Loaded ld;
+    LoadErr e = {0};
+    if (!loader_source(r->p, m, s->source.path, &ld, &e)) {
+        load_failed(r, &e, &s->loc);
         return;
     }
-    Module *target = module_by_key(r->p, key);
-    if (!target) {
-        char found[PATH_MAX];
-        if (r->p->shipped) {
-            target = load_shipped(r, key, &s->loc);
-            goto have;
-        }
-        /* Search with the working-dir-joined path minus a leading "./". */
-        const char *rel = joined;
-        while (rel[0] == '.' && rel[1] == '/')
-            rel += 2;
-        struct stat st;
-        bool ok = program_find_source(r->p, rel, m->dir, found, sizeof found);
-        if (!ok && stat(rel, &st) == 0 && S_ISDIR(st.st_mode))
-            rerr(r, &s->loc, "cannot source '%s': is a directory", path);
-        else if (!ok)
-            rerr(r, &s->loc, "cannot find source file '%s' (searched the working directory, scripts/, "
-                 "the sourcing file's folder, DML_PATH and the dml stdlib)", path);
-        else
-            target = load_module_file(r, key, found, &s->loc);
-    }
-have:
-    free(key);
-    if (target)
-        add_alias(r, m, s->source.alias, target, &s->loc);
+    declare_loaded(r, &ld);
+    add_alias(r, m, s->source.alias, ld.mod, &s->loc);
 }
 
-/* ---- DML-bodied builtins (COMPAT.md 1) ----
- * A call to an unknown f loads f's file once (module key "<builtin>/f.dml")
- * from the first of: the working directory's scripts/builtin/f.dml (then
- * scripts/scripts/builtin/f.dml, upstream's second try), the SystemDS tree
- * named by $SYSTEMDS_ROOT, and our stdlib's builtin/f.dml. A SystemDS tree
- * thus wins over our stdlib; a native builtin wins over both. The file
- * defines f (our stdlib's convention) or m_f/s_f/f_f (upstream's). */
-static bool find_builtin_file(const Program *p, const char *name, char *out, size_t cap)
-{
-    char rel[PATH_MAX];
-    snprintf(rel, sizeof rel, "scripts/builtin/%s.dml", name);
-    static const char *const local[] = {NULL, "scripts"};
-    for (size_t i = 0; i < sizeof local / sizeof local[0]; i++) {
-        int k = local[i] ? snprintf(out, cap, "%s/%s", local[i], rel) : snprintf(out, cap, "%s", rel);
-        FILE *f = k > 0 && (size_t)k < cap ? fopen(out, "r") : NULL;
-        if (f) {
-            fclose(f);
-            return true;
-        }
-    }
-    const char *root = getenv("SYSTEMDS_ROOT");
-    if (root && *root) {
-        int k = snprintf(out, cap, "%s/%s", root, rel);
-        FILE *f = k > 0 && (size_t)k < cap ? fopen(out, "r") : NULL;
-        if (f) {
-            fclose(f);
-            return true;
-        }
-    }
-    return program_find_stdlib(p, rel + strlen("scripts/"), out, cap);
-}
-
-/* The module of builtin 'name', loading it on first use; NULL if no file
- * defines it (or on a load error, then set in r). */
+/* The module of DML-bodied builtin 'name' (loader.h), loading and declaring
+ * it on first use; NULL if no file defines it (or on a load error, then set
+ * in r). */
 static Module *builtin_module(Res *r, const char *name, const Loc *loc)
 {
-    char key[PATH_MAX], found[PATH_MAX];
-    snprintf(key, sizeof key, "<builtin>/%s.dml", name);
-    Module *m = module_by_key(r->p, key);
-    if (m)
-        return m;
-    if (r->p->shipped) {
-        /* An Open MPI worker rank reads no files: the builtin's file is one
-         * rank 0 shipped, under the same module key. */
-        for (int i = 0; i < r->p->nshipped; i++)
-            if (strcmp(r->p->shipped[i].key, key) == 0)
-                return load_shipped(r, key, loc);
+    Loaded ld;
+    LoadErr e = {0};
+    if (!loader_builtin(r->p, name, &ld, &e)) {
+        load_failed(r, &e, loc);
         return NULL;
     }
-    if (!find_builtin_file(r->p, name, found, sizeof found))
-        return NULL;
-    return load_module_file(r, key, found, loc);
+    if (ld.mod)
+        declare_loaded(r, &ld);
+    return ld.mod;
 }
 
 /* Function pfx+name of module m, or NULL. */
@@ -1341,4 +1198,63 @@ Module *resolve_builtin_module(Program *p, const char *name, char **err)
         return NULL;
     }
     return m;
+}
+
+/* ---- loading: parse a text, then resolve it ---- */
+
+char *program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n)
+{
+    const char *file = program_add_text(p, path, text, len);
+    if (!file)
+        return diag_dup("out of memory");
+    p->main->path = file;
+    const char *slash = strrchr(path, '/');
+    p->main->dir = slash ? arena_strndup(p->arena, path, (size_t)(slash - path)) : ".";
+    if (!p->main->dir)
+        return diag_dup("out of memory");
+    ParseOut po = {0};
+    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po))
+        return po.error;
+    char *err = resolve_chunk(p, p->main, po.stmts, po.n, false);
+    if (err)
+        return err;
+    *stmts = po.stmts;
+    *n = po.n;
+    return NULL;
+}
+
+char *program_load_chunk(Program *p, const char *name, const char *text, size_t len, Node ***stmts, int *n,
+                         bool *incomplete)
+{
+    *incomplete = false;
+    const char *file = program_add_text(p, name, text, len);
+    if (!file)
+        return diag_dup("out of memory");
+    ParseOut po = {0};
+    *incomplete = false;
+    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
+        *incomplete = po.incomplete;
+        return po.error;
+    }
+    char *err = resolve_chunk(p, p->main, po.stmts, po.n, true);
+    if (err)
+        return err;
+    *stmts = po.stmts;
+    *n = po.n;
+    return NULL;
+}
+
+char *program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr)
+{
+    const char *file = program_add_text(p, name, text, len);
+    if (!file)
+        return diag_dup("out of memory");
+    ParseOut po = {0};
+    if (!parse_source(p->arena, file, text, len, PARSE_EXPR, &po))
+        return po.error;
+    char *err = resolve_expr(p, p->main, po.expr);
+    if (err)
+        return err;
+    *expr = po.expr;
+    return NULL;
 }

@@ -9,12 +9,30 @@
 #include <stdatomic.h>
 #include <time.h>
 
-static uint64_t splitmix64(uint64_t *x)
+/* splitmix64 (Steele, Lea & Flood): a Weyl sequence with step GAMMA, each
+ * term passed through mix(), a bijection of 64-bit words. */
+#define GAMMA 0x9e3779b97f4a7c15ULL
+
+static inline uint64_t mix(uint64_t z)
 {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    return mix(*x += GAMMA);
+}
+
+uint64_t rng_split(uint64_t seed, uint64_t k)
+{
+    return mix(seed + GAMMA * k);
+}
+
+uint64_t rng_mix3(uint64_t a, uint64_t b, uint64_t c)
+{
+    return mix(a ^ (b + GAMMA) * 0xbf58476d1ce4e5b9ULL ^ (c + 0x632be59bd9b4e019ULL) * 0x94d049bb133111ebULL);
 }
 
 static inline uint64_t rotl(uint64_t x, int k)
@@ -27,7 +45,12 @@ static inline uint64_t rotl(uint64_t x, int k)
  * distinct counters, so four zeros in a row cannot happen). */
 void rng_seed(Rng *r, uint64_t seed)
 {
-    uint64_t x = seed;
+    rng_seed_at(r, seed, 0);
+}
+
+void rng_seed_at(Rng *r, uint64_t seed, uint64_t k)
+{
+    uint64_t x = seed + GAMMA * k;
     for (int i = 0; i < 4; i++)
         r->s[i] = splitmix64(&x);
     r->spare_normal = 0;
@@ -143,7 +166,7 @@ uint64_t rng_fresh_seed(void)
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t c = atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed);
     uint64_t x = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-    x ^= rotl(c * 0x9e3779b97f4a7c15ULL, 17);
+    x ^= rotl(c * GAMMA, 17);
     x ^= rotl((uint64_t)(uintptr_t)&ts, 31) ^ rotl((uint64_t)(uintptr_t)&counter, 7);
     splitmix64(&x);
     return splitmix64(&x);

@@ -13,6 +13,9 @@ typedef struct Rng {
 } Rng;
 
 void rng_seed(Rng *r, uint64_t seed);
+/* rng_seed(r, seed) with splitmix64's state advanced 'k' steps first:
+ * rng_seed_at(r, s, 0) is rng_seed(r, s). */
+void rng_seed_at(Rng *r, uint64_t seed, uint64_t k);
 uint64_t rng_next(Rng *r);
 /* Uniform in [0, 1). */
 double rng_uniform(Rng *r);
@@ -24,5 +27,13 @@ double rng_poisson(Rng *r, double lambda);
 uint64_t rng_below(Rng *r, uint64_t n);
 /* A seed from the clock and a counter (for seed = -1). */
 uint64_t rng_fresh_seed(void);
+
+/* Seeds derived from one seed, for streams that must not depend on which
+ * thread runs them or when (parfor iterations, paramserv workers and their
+ * epochs). Every mixer is splitmix64's; no other file mixes seeds.
+ * The k-th output (k >= 1) of splitmix64 started at 'seed': */
+uint64_t rng_split(uint64_t seed, uint64_t k);
+/* One seed from three words, e.g. (seed, worker + 1, epoch): */
+uint64_t rng_mix3(uint64_t a, uint64_t b, uint64_t c);
 
 #endif

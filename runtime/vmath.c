@@ -57,15 +57,18 @@ double vm_scalar(VmFn f, double x)
 
 /* ---- exp and log: libmvec, widest vector first ---- */
 
-/* One vector routine: 'w' doubles in, 'w' out. */
-typedef void (*VecFn)(const double *x, double *y);
-
 /* The whole vectors of an array: y[i] = f(x[i]) for i < n rounded down to
  * the width. */
 typedef void (*VecLoop)(const double *x, double *y, int64_t n);
 
-static void exp1(const double *x, double *y) { y[0] = exp(x[0]); }
-static void log1_(const double *x, double *y) { y[0] = log(x[0]); }
+/* A VecLoop 'name' over the libmvec routine F, W doubles per call. */
+#define VEC_LOOP(ATTR, name, F, W, LOAD, STORE)                     \
+    ATTR static void name(const double *x, double *y, int64_t n)    \
+    {                                                               \
+        for (int64_t i = 0; i + (W) <= n; i += (W))                 \
+            STORE(y + i, F(LOAD(x + i)));                           \
+    }
+
 static void exp1_n(const double *x, double *y, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
@@ -81,19 +84,8 @@ static void log1_n(const double *x, double *y, int64_t n)
 #include <immintrin.h>
 extern __m128d _ZGVbN2v_exp(__m128d x);
 extern __m128d _ZGVbN2v_log(__m128d x);
-
-static void exp_sse2(const double *x, double *y) { _mm_storeu_pd(y, _ZGVbN2v_exp(_mm_loadu_pd(x))); }
-static void log_sse2(const double *x, double *y) { _mm_storeu_pd(y, _ZGVbN2v_log(_mm_loadu_pd(x))); }
-static void exp_sse2_n(const double *x, double *y, int64_t n)
-{
-    for (int64_t i = 0; i + 2 <= n; i += 2)
-        _mm_storeu_pd(y + i, _ZGVbN2v_exp(_mm_loadu_pd(x + i)));
-}
-static void log_sse2_n(const double *x, double *y, int64_t n)
-{
-    for (int64_t i = 0; i + 2 <= n; i += 2)
-        _mm_storeu_pd(y + i, _ZGVbN2v_log(_mm_loadu_pd(x + i)));
-}
+VEC_LOOP(, exp_sse2_n, _ZGVbN2v_exp, 2, _mm_loadu_pd, _mm_storeu_pd)
+VEC_LOOP(, log_sse2_n, _ZGVbN2v_log, 2, _mm_loadu_pd, _mm_storeu_pd)
 
 /* Per-function target attributes, not '#pragma GCC target': clang (make
  * fuzz) ignores the pragma and then rejects the intrinsics; both compilers
@@ -102,40 +94,19 @@ static void log_sse2_n(const double *x, double *y, int64_t n)
 #define AVX512 __attribute__((target("avx512f")))
 AVX2_FMA extern __m256d _ZGVdN4v_exp(__m256d x);
 AVX2_FMA extern __m256d _ZGVdN4v_log(__m256d x);
-AVX2_FMA static void exp_avx2(const double *x, double *y) { _mm256_storeu_pd(y, _ZGVdN4v_exp(_mm256_loadu_pd(x))); }
-AVX2_FMA static void log_avx2(const double *x, double *y) { _mm256_storeu_pd(y, _ZGVdN4v_log(_mm256_loadu_pd(x))); }
-AVX2_FMA static void exp_avx2_n(const double *x, double *y, int64_t n)
-{
-    for (int64_t i = 0; i + 4 <= n; i += 4)
-        _mm256_storeu_pd(y + i, _ZGVdN4v_exp(_mm256_loadu_pd(x + i)));
-}
-AVX2_FMA static void log_avx2_n(const double *x, double *y, int64_t n)
-{
-    for (int64_t i = 0; i + 4 <= n; i += 4)
-        _mm256_storeu_pd(y + i, _ZGVdN4v_log(_mm256_loadu_pd(x + i)));
-}
+VEC_LOOP(AVX2_FMA, exp_avx2_n, _ZGVdN4v_exp, 4, _mm256_loadu_pd, _mm256_storeu_pd)
+VEC_LOOP(AVX2_FMA, log_avx2_n, _ZGVdN4v_log, 4, _mm256_loadu_pd, _mm256_storeu_pd)
 
 AVX512 extern __m512d _ZGVeN8v_exp(__m512d x);
 AVX512 extern __m512d _ZGVeN8v_log(__m512d x);
-AVX512 static void exp_avx512(const double *x, double *y) { _mm512_storeu_pd(y, _ZGVeN8v_exp(_mm512_loadu_pd(x))); }
-AVX512 static void log_avx512(const double *x, double *y) { _mm512_storeu_pd(y, _ZGVeN8v_log(_mm512_loadu_pd(x))); }
-AVX512 static void exp_avx512_n(const double *x, double *y, int64_t n)
-{
-    for (int64_t i = 0; i + 8 <= n; i += 8)
-        _mm512_storeu_pd(y + i, _ZGVeN8v_exp(_mm512_loadu_pd(x + i)));
-}
-AVX512 static void log_avx512_n(const double *x, double *y, int64_t n)
-{
-    for (int64_t i = 0; i + 8 <= n; i += 8)
-        _mm512_storeu_pd(y + i, _ZGVeN8v_log(_mm512_loadu_pd(x + i)));
-}
+VEC_LOOP(AVX512, exp_avx512_n, _ZGVeN8v_exp, 8, _mm512_loadu_pd, _mm512_storeu_pd)
+VEC_LOOP(AVX512, log_avx512_n, _ZGVeN8v_log, 8, _mm512_loadu_pd, _mm512_storeu_pd)
 #endif
 
 /* The dispatch decision, made once. DML_VMATH=avx2|sse2|scalar caps the
  * width (for tests and comparisons). */
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
-static struct { VecFn exp, log; VecLoop exp_n, log_n; int w; const char *name; } isa = {
-    exp1, log1_, exp1_n, log1_n, 1, "scalar"};
+static struct { VecLoop exp, log; int w; const char *name; } isa = {exp1_n, log1_n, 1, "scalar"};
 
 static void isa_init(void)
 {
@@ -150,13 +121,13 @@ static void isa_init(void)
         max = 2;
     __builtin_cpu_init();
     if (max >= 3 && __builtin_cpu_supports("avx512f")) {
-        isa.exp = exp_avx512, isa.log = log_avx512, isa.exp_n = exp_avx512_n, isa.log_n = log_avx512_n;
+        isa.exp = exp_avx512_n, isa.log = log_avx512_n;
         isa.w = 8, isa.name = "avx512";
     } else if (max >= 2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        isa.exp = exp_avx2, isa.log = log_avx2, isa.exp_n = exp_avx2_n, isa.log_n = log_avx2_n;
+        isa.exp = exp_avx2_n, isa.log = log_avx2_n;
         isa.w = 4, isa.name = "avx2";
     } else if (max >= 1) {
-        isa.exp = exp_sse2, isa.log = log_sse2, isa.exp_n = exp_sse2_n, isa.log_n = log_sse2_n;
+        isa.exp = exp_sse2_n, isa.log = log_sse2_n;
         isa.w = 2, isa.name = "sse2";
     }
 #endif
@@ -169,17 +140,17 @@ const char *vm_isa(void)
 }
 
 /* y = f(x) over n cells, whole vectors, then the tail padded with 1.0 (a
- * value both exp and log take quietly). */
-static void vec_apply(VecFn f, VecLoop loop, int w, const double *x, double *y, int64_t n)
+ * value both exp and log take quietly) as one more vector. */
+static void vec_apply(VecLoop f, int w, const double *x, double *y, int64_t n)
 {
     int64_t i = n / w * w;
-    loop(x, y, i);
+    f(x, y, i);
     if (i < n) {
         double tx[8], ty[8];
         for (int k = 0; k < 8; k++)
             tx[k] = 1.0;
         memcpy(tx, x + i, (size_t)(n - i) * sizeof *x);
-        f(tx, ty);
+        f(tx, ty, w);
         memcpy(y + i, ty, (size_t)(n - i) * sizeof *y);
     }
 }
@@ -194,9 +165,9 @@ void vm_unary(VmFn f, const double *x, double *y, int64_t n)
     case VM_LOG:
         pthread_once(&isa_once, isa_init);
         if (f == VM_EXP)
-            vec_apply(isa.exp, isa.exp_n, isa.w, x, y, n);
+            vec_apply(isa.exp, isa.w, x, y, n);
         else
-            vec_apply(isa.log, isa.log_n, isa.w, x, y, n);
+            vec_apply(isa.log, isa.w, x, y, n);
         break;
     case VM_SIGMOID: {
         /* 1 / (1 + exp(-v)) with the vector exp, a block at a time. */
@@ -206,7 +177,7 @@ void vm_unary(VmFn f, const double *x, double *y, int64_t n)
             int64_t m = n - i0 < 256 ? n - i0 : 256;
             for (int64_t i = 0; i < m; i++)
                 t[i] = -x[i0 + i];
-            vec_apply(isa.exp, isa.exp_n, isa.w, t, t, m);
+            vec_apply(isa.exp, isa.w, t, t, m);
             for (int64_t i = 0; i < m; i++)
                 y[i0 + i] = 1.0 / (1.0 + t[i]);
         }

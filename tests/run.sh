@@ -134,66 +134,34 @@ if [ -x "$DML" ] && [ -f tests/compat/root_lookup.sh ]; then
     fi
 fi
 
-# ---- the REPL in a real terminal (tmux) ---------------------------------
-if [ -x "$DML" ] && [ -f tests/repl/run_repl_tests.sh ] && [ -z "${SKIP_REPL:-}" ]; then
-    DML="$DML" sh tests/repl/run_repl_tests.sh >"$tmp/repl.out" 2>&1
+# run_suite NAME SCRIPT [LINES]: runs the suite script SCRIPT with sh and
+# DML set, and adds its last "N passed, N failed" line to the totals, shown
+# as NAME. Passes on its "note:" lines; when something failed, shows the
+# first LINES (default 60) lines of its output other than the "ok" ones.
+run_suite() {
+    DML="$DML" sh "$2" >"$tmp/suite.out" 2>&1
     rc=$?
-    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/repl.out" | tail -n 1)
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/suite.out" | tail -n 1)
+    grep '^note:' "$tmp/suite.out"
     if [ -n "$last" ] && add_counts "$last"; then
-        [ "$f" -ne 0 ] && sed -n '1,60p' "$tmp/repl.out"
-        echo "repl: $last"
+        [ "$f" -ne 0 ] && grep -v '^ok ' "$tmp/suite.out" | sed -n "1,${3:-60}p"
+        echo "$1: $last"
     else
         total_fail=$((total_fail + 1))
-        echo "repl: FAILED (exit status $rc, no summary line)"
-        sed -n '1,40p' "$tmp/repl.out"
+        echo "$1: FAILED (exit status $rc, no summary line)"
+        sed -n '1,40p' "$tmp/suite.out"
     fi
-fi
+}
 
-# ---- paramserv's progress line on a pseudo-terminal (script) -------------
-if [ -x "$DML" ] && [ -f tests/paramserv/progress.sh ]; then
-    DML="$DML" sh tests/paramserv/progress.sh >"$tmp/progress.out" 2>&1
-    rc=$?
-    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/progress.out" | tail -n 1)
-    grep '^note:' "$tmp/progress.out"
-    if [ -n "$last" ] && add_counts "$last"; then
-        [ "$f" -ne 0 ] && sed -n '1,60p' "$tmp/progress.out"
-        echo "paramserv/progress: $last"
-    else
-        total_fail=$((total_fail + 1))
-        echo "paramserv/progress: FAILED (exit status $rc, no summary line)"
-        sed -n '1,40p' "$tmp/progress.out"
-    fi
-fi
-
-# ---- paramserv on Open MPI (mpirun with 2-4 ranks) ----------------------
-if [ -x "$DML" ] && [ -f tests/mpi/run_mpi_tests.sh ] && [ -z "${SKIP_MPI:-}" ]; then
-    DML="$DML" sh tests/mpi/run_mpi_tests.sh >"$tmp/mpi.out" 2>&1
-    rc=$?
-    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/mpi.out" | tail -n 1)
-    grep '^note:' "$tmp/mpi.out"
-    if [ -n "$last" ] && add_counts "$last"; then
-        [ "$f" -ne 0 ] && grep -v '^ok ' "$tmp/mpi.out" | sed -n '1,80p'
-        echo "mpi: $last"
-    else
-        total_fail=$((total_fail + 1))
-        echo "mpi: FAILED (exit status $rc, no summary line)"
-        sed -n '1,40p' "$tmp/mpi.out"
-    fi
-fi
-
-# ---- the command line itself (help, dml test, an installed layout) ------------
-if [ -x "$DML" ] && [ -f tests/cli/run_cli_tests.sh ]; then
-    DML="$DML" sh tests/cli/run_cli_tests.sh >"$tmp/cli.out" 2>&1
-    rc=$?
-    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/cli.out" | tail -n 1)
-    if [ -n "$last" ] && add_counts "$last"; then
-        [ "$f" -ne 0 ] && sed -n '1,60p' "$tmp/cli.out"
-        echo "cli: $last"
-    else
-        total_fail=$((total_fail + 1))
-        echo "cli: FAILED (exit status $rc, no summary line)"
-        sed -n '1,40p' "$tmp/cli.out"
-    fi
+if [ -x "$DML" ]; then
+    # the REPL in a real terminal (tmux)
+    [ -f tests/repl/run_repl_tests.sh ] && [ -z "${SKIP_REPL:-}" ] && run_suite repl tests/repl/run_repl_tests.sh
+    # paramserv's progress line on a pseudo-terminal (script)
+    [ -f tests/paramserv/progress.sh ] && run_suite paramserv/progress tests/paramserv/progress.sh
+    # paramserv on Open MPI (mpirun with 2-4 ranks)
+    [ -f tests/mpi/run_mpi_tests.sh ] && [ -z "${SKIP_MPI:-}" ] && run_suite mpi tests/mpi/run_mpi_tests.sh 80
+    # the command line itself (help, dml test, an installed layout)
+    [ -f tests/cli/run_cli_tests.sh ] && run_suite cli tests/cli/run_cli_tests.sh
 fi
 
 echo "$total_pass passed, $total_fail failed"

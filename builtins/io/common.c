@@ -183,50 +183,37 @@ bool io_read_file(const char *path, IoBuf *out, IoErr *e)
     }
     /* Regular files: one allocation of the right size; pipes and other
      * streams grow the buffer as they go. */
-    size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size : 65536;
+    size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size : 65536, n = 0;
+    int err = 0;                /* errno of a failed read; 0: out of memory */
     char *buf = malloc(cap + 1);
-    if (!buf) {
-        close(fd);
-        return io_fail(e, "cannot read '%s': file too large for memory", path);
-    }
-    size_t n = 0;
+    if (!buf)
+        goto fail;
     for (;;) {
         if (n == cap) {
-            if (S_ISREG(st.st_mode) && cap == (size_t)st.st_size) {
-                /* The file may have grown: probe for more before growing. */
-                char probe;
+            /* A regular file read to its size may have grown: probe for
+             * more before growing the buffer. */
+            bool probing = S_ISREG(st.st_mode) && cap == (size_t)st.st_size;
+            char probe;
+            if (probing) {
                 ssize_t r = read(fd, &probe, 1);
                 if (r == 0)
                     break;
                 if (r < 0) {
                     if (errno == EINTR)
                         continue;
-                    int err = errno;
-                    free(buf);
-                    close(fd);
-                    return io_fail(e, "cannot read '%s': %s", path, io_strerror(err, eb, sizeof eb));
+                    err = errno;
+                    goto fail;
                 }
-                size_t ncap = cap * 2 + 65536;
-                char *nb = realloc(buf, ncap + 1);
-                if (!nb) {
-                    free(buf);
-                    close(fd);
-                    return io_fail(e, "cannot read '%s': file too large for memory", path);
-                }
-                buf = nb;
-                cap = ncap;
-                buf[n++] = probe;
-                continue;
             }
-            size_t ncap = cap * 2;
+            size_t ncap = probing ? cap * 2 + 65536 : cap * 2;
             char *nb = realloc(buf, ncap + 1);
-            if (!nb) {
-                free(buf);
-                close(fd);
-                return io_fail(e, "cannot read '%s': file too large for memory", path);
-            }
+            if (!nb)
+                goto fail;
             buf = nb;
             cap = ncap;
+            if (probing)
+                buf[n++] = probe;
+            continue;
         }
         ssize_t r = read(fd, buf + n, cap - n);
         if (r == 0)
@@ -234,10 +221,8 @@ bool io_read_file(const char *path, IoBuf *out, IoErr *e)
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            int err = errno;
-            free(buf);
-            close(fd);
-            return io_fail(e, "cannot read '%s': %s", path, io_strerror(err, eb, sizeof eb));
+            err = errno;
+            goto fail;
         }
         n += (size_t)r;
     }
@@ -255,6 +240,12 @@ bool io_read_file(const char *path, IoBuf *out, IoErr *e)
     out->p = buf;
     out->len = n;
     return true;
+fail:
+    free(buf);
+    close(fd);
+    if (err)
+        return io_fail(e, "cannot read '%s': %s", path, io_strerror(err, eb, sizeof eb));
+    return io_fail(e, "cannot read '%s': file too large for memory", path);
 }
 
 /* ================================================================
@@ -275,25 +266,45 @@ bool io_check_dims(int64_t rows, int64_t cols, const char *name, IoErr *e)
     return true;
 }
 
-Matrix *io_matrix_zero(int64_t rows, int64_t cols, const char *name, IoErr *e)
+static Matrix *matrix_new(int64_t rows, int64_t cols, bool zero, const char *name, IoErr *e)
 {
     if (!io_check_dims(rows, cols, name, e))
         return NULL;
-    Matrix *m = mat_new_zero_raw(rows, cols);
+    Matrix *m = zero ? mat_new_zero_raw(rows, cols) : mat_new_raw(rows, cols);
     if (!m)
         io_fail(e, "%s: out of memory for a %lld x %lld matrix", name, (long long)rows, (long long)cols);
     return m;
 }
 
+Matrix *io_matrix_zero(int64_t rows, int64_t cols, const char *name, IoErr *e)
+{
+    return matrix_new(rows, cols, true, name, e);
+}
+
 /* Uninitialised variant, for parsers that fill every cell. */
 Matrix *io_matrix_raw(int64_t rows, int64_t cols, const char *name, IoErr *e)
 {
-    if (!io_check_dims(rows, cols, name, e))
-        return NULL;
-    Matrix *m = mat_new_raw(rows, cols);
-    if (!m)
-        io_fail(e, "%s: out of memory for a %lld x %lld matrix", name, (long long)rows, (long long)cols);
-    return m;
+    return matrix_new(rows, cols, false, name, e);
+}
+
+int64_t out_ijv(Out *o, const Matrix *m)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < m->rows; i++) {
+        const double *row = m->data + i * m->cols;
+        for (int64_t j = 0; j < m->cols; j++) {
+            if (row[j] == 0.0)
+                continue;
+            out_int(o, i + 1);
+            out_put(o, " ", 1);
+            out_int(o, j + 1);
+            out_put(o, " ", 1);
+            out_double(o, row[j]);
+            out_put(o, "\n", 1);
+            n++;
+        }
+    }
+    return n;
 }
 
 int64_t io_nnz(const Matrix *m)
@@ -341,6 +352,26 @@ static bool parse_double_slow(const char *s, const char *e, double *out)
     return ok;
 }
 
+/* Reads the digits at *p into the mantissa *m, which has *nd significant
+ * digits so far (leading zeros are not significant). Returns how many
+ * digits it read, or -1 at a 20th significant digit (for the slow path). */
+static inline int64_t mantissa_digits(const char **p, const char *e, uint64_t *m, int *nd)
+{
+    const char *q = *p;
+    for (; q < e && (unsigned)(*q - '0') < 10; q++) {
+        unsigned d = (unsigned)(*q - '0');
+        if (*m || d) {
+            if (*nd == 19)
+                return -1;
+            *m = *m * 10 + d;
+            (*nd)++;
+        }
+    }
+    int64_t k = q - *p;
+    *p = q;
+    return k;
+}
+
 /* Fast path (Clinger): a decimal with at most 19 significant digits whose
  * mantissa fits in 53 bits and whose power of ten is at most 22 is converted
  * exactly by one IEEE multiplication or division, which rounds correctly.
@@ -362,32 +393,17 @@ bool io_parse_double(const char *s, const char *e, double *out)
     }
     uint64_t m = 0;
     int nd = 0, exp10 = 0;
-    bool digits = false;
-    while (p < e && (unsigned)(*p - '0') < 10) {
-        unsigned d = (unsigned)(*p - '0');
-        digits = true;
-        if (m || d) {
-            if (nd == 19)
-                return parse_double_slow(s, e, out);
-            m = m * 10 + d;
-            nd++;
-        }
-        p++;
-    }
+    int64_t k = mantissa_digits(&p, e, &m, &nd);
+    if (k < 0)
+        return parse_double_slow(s, e, out);
+    bool digits = k > 0;
     if (p < e && *p == '.') {
         p++;
-        while (p < e && (unsigned)(*p - '0') < 10) {
-            unsigned d = (unsigned)(*p - '0');
-            digits = true;
-            if (m || d) {
-                if (nd == 19)
-                    return parse_double_slow(s, e, out);
-                m = m * 10 + d;
-                nd++;
-            }
-            exp10--;
-            p++;
-        }
+        k = mantissa_digits(&p, e, &m, &nd);
+        if (k < 0)
+            return parse_double_slow(s, e, out);
+        digits |= k > 0;
+        exp10 -= (int)k;
     }
     if (!digits)
         return parse_double_slow(s, e, out);

@@ -187,4 +187,8 @@ static inline void out_double(Out *o, double d)
     out_put(o, tmp, (size_t)n);
 }
 
+/* "i j v" lines (1-based) for the non-zero cells of m, row by row: the body
+ * of the text and MatrixMarket files (common.c). Returns the lines written. */
+int64_t out_ijv(Out *o, const Matrix *m);
+
 #endif

@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../../runtime/value.h"
+#include "../../base/value.h"
 
 /* Message of a failed I/O operation (no position of the DML call). */
 typedef struct IoErr {

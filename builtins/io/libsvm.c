@@ -20,6 +20,20 @@ static bool svm_sep(char c, char sep)
     return is_space(c) || c == sep;
 }
 
+/* The next entry of a line: [*t, *p) once *p is moved past it; false at
+ * the end of the line. */
+static bool svm_token(const char **p, const char *le, char sep, const char **t)
+{
+    const char *q = *p;
+    while (q < le && svm_sep(*q, sep))
+        q++;
+    *t = q;
+    while (q < le && !svm_sep(*q, sep))
+        q++;
+    *p = q;
+    return *t < le;
+}
+
 Matrix *io_parse_libsvm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e)
 {
     return io_parse_libsvm_sep(buf, len, name, rows, cols, ",", ":", e);
@@ -40,16 +54,9 @@ Matrix *io_parse_libsvm_sep(const char *buf, size_t len, const char *name, int64
     while (next_line(&L, &ls, &le)) {
         if (line_is_blank(ls, le))
             continue;
-        const char *p = ls;
+        const char *p = ls, *t;
         bool first = true;
-        while (p < le) {
-            while (p < le && svm_sep(*p, sep))
-                p++;
-            if (p == le)
-                break;
-            const char *t = p;
-            while (p < le && !svm_sep(*p, sep))
-                p++;
+        while (svm_token(&p, le, sep, &t)) {
             double v;
             if (first) {
                 if (!io_parse_double(t, p, &v)) {
@@ -93,16 +100,9 @@ Matrix *io_parse_libsvm_sep(const char *buf, size_t len, const char *name, int64
         if (line_is_blank(ls, le))
             continue;
         double *row = m->data + r * cols;
-        const char *p = ls;
+        const char *p = ls, *t;
         bool first = true;
-        while (p < le) {
-            while (p < le && svm_sep(*p, sep))
-                p++;
-            if (p == le)
-                break;
-            const char *t = p;
-            while (p < le && !svm_sep(*p, sep))
-                p++;
+        while (svm_token(&p, le, sep, &t)) {
             double v = 0;
             int64_t idx = 0;
             if (first) {

@@ -189,18 +189,6 @@ bool io_write_mm(FILE *f, const Matrix *m)
     out_put(&o, " ", 1);
     out_int(&o, io_nnz(m));
     out_put(&o, "\n", 1);
-    for (int64_t i = 0; i < m->rows; i++) {
-        const double *row = m->data + i * m->cols;
-        for (int64_t j = 0; j < m->cols; j++) {
-            if (row[j] == 0.0)
-                continue;
-            out_int(&o, i + 1);
-            out_put(&o, " ", 1);
-            out_int(&o, j + 1);
-            out_put(&o, " ", 1);
-            out_double(&o, row[j]);
-            out_put(&o, "\n", 1);
-        }
-    }
+    out_ijv(&o, m);
     return out_done(&o);
 }

@@ -64,22 +64,7 @@ bool io_write_text(FILE *f, const Matrix *m)
     Out o;
     if (!out_init(&o, f))
         return false;
-    bool any = false;
-    for (int64_t i = 0; i < m->rows; i++) {
-        const double *row = m->data + i * m->cols;
-        for (int64_t j = 0; j < m->cols; j++) {
-            if (row[j] == 0.0)
-                continue;
-            out_int(&o, i + 1);
-            out_put(&o, " ", 1);
-            out_int(&o, j + 1);
-            out_put(&o, " ", 1);
-            out_double(&o, row[j]);
-            out_put(&o, "\n", 1);
-            any = true;
-        }
-    }
-    if (!any)
-        out_str(&o, "0 0 0\n");
+    if (out_ijv(&o, m) == 0)
+        out_str(&o, "0 0 0\n");     /* an all-zero matrix: one marker line */
     return out_done(&o);
 }

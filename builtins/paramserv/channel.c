@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "../../runtime/clock.h"
-#include "../../runtime/eval.h"
 #include "ps.h"
 
 /* ---- failure ---- */
@@ -31,19 +30,26 @@ static void broadcast_all(PsRun *run)
         pthread_cond_broadcast(&run->w[i].cv);
 }
 
-void ps_fail_msg(PsRun *run, const char *msg)
+/* With run->mu held: records 'msg' (malloc'd, taken; NULL: none) as the
+ * failure unless there is one already, and stops everyone. */
+static void fail_locked(PsRun *run, char *msg)
 {
-    pthread_mutex_lock(&run->mu);
-    if (!run->failure) {
-        run->failure = strdup(msg ? msg : "unknown error");
-        if (run->failure) {
-            size_t l = strlen(run->failure);
-            while (l > 0 && run->failure[l - 1] == '\n')
-                run->failure[--l] = '\0';
-        }
+    if (!run->failure && msg) {
+        size_t l = strlen(msg);
+        while (l > 0 && msg[l - 1] == '\n')
+            msg[--l] = '\0';
+        run->failure = msg;
+    } else {
+        free(msg);
     }
     atomic_store(&run->abort, 1);
     broadcast_all(run);
+}
+
+void ps_fail_msg(PsRun *run, const char *msg)
+{
+    pthread_mutex_lock(&run->mu);
+    fail_locked(run, run->failure ? NULL : strdup(msg ? msg : "unknown error"));
     pthread_mutex_unlock(&run->mu);
 }
 
@@ -52,18 +58,14 @@ void ps_fail(PsRun *run, Interp *I, const char *who)
     err_finish_trace(I);
     char *msg = err_format(I);
     pthread_mutex_lock(&run->mu);
+    char *failure = NULL;
     if (!run->failure && !(I->err.interrupted && atomic_load(&run->abort))) {
         size_t len = strlen(who) + (msg ? strlen(msg) : 0) + 64;
-        run->failure = malloc(len);
-        if (run->failure) {
-            snprintf(run->failure, len, "%s%s%s", who, *who ? ": " : "", msg ? msg : "unknown error");
-            size_t l = strlen(run->failure);
-            while (l > 0 && run->failure[l - 1] == '\n')
-                run->failure[--l] = '\0';
-        }
+        failure = malloc(len);
+        if (failure)
+            snprintf(failure, len, "%s%s%s", who, *who ? ": " : "", msg ? msg : "unknown error");
     }
-    atomic_store(&run->abort, 1);
-    broadcast_all(run);
+    fail_locked(run, failure);
     pthread_mutex_unlock(&run->mu);
     free(msg);
 }

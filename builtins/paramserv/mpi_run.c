@@ -35,7 +35,7 @@
 
 #include "../../runtime/blas.h"
 #include "../../runtime/clock.h"
-#include "../../runtime/program.h"
+#include "../../runtime/resolve.h"
 #include "mpi_comm.h"
 #include "ps.h"
 #include "psmpi.h"
@@ -625,23 +625,16 @@ static void serve_call(MpiMsg *call)
         r->out = fopencookie(r, "w", io);
         if (r->out)
             setvbuf(r->out, NULL, _IOLBF, 0);   /* a printed line leaves with the next message */
-        interp_init(&w->I, r->prog, ps_mix3(r->cfg.seed, (uint64_t)w->id + 1, 0));
-        w->I.interrupt = &run->abort;
-        w->I.in_parallel = true;
-        w->I.out = r->out ? r->out : stdout;
-        w->I.frame = &w->top;
         /* BLAS: this rank's share of its host's thread budget (the cores, or
          * --threads / DML_THREADS), split among the ranks on that host. */
         const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
         long local = ls ? atol(ls) : 1;
         int per = blas_budget_share(local > 0 && local < 4096 ? (int)local : 1);
         blas_set_threads(per);
-        w->I.blas_threads = per;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setstacksize(&attr, PS_STACK);
-        started = pthread_create(&th, &attr, remote_thread, r) == 0;
-        pthread_attr_destroy(&attr);
+        worker_interp_init(&w->I, r->prog, rng_mix3(r->cfg.seed, (uint64_t)w->id + 1, 0), &run->abort, per,
+                           r->out ? r->out : stdout);
+        w->I.frame = &w->top;
+        started = worker_start(&th, remote_thread, r);
         if (!started)
             send_fail("paramserv: a worker rank cannot start its thread");
     }

@@ -29,11 +29,11 @@ static Status make_part(Interp *I, const PsConfig *c, const int64_t *rows, int64
     return ST_OK;
 }
 
-/* Fisher-Yates permutation of 0..n-1 from 'seed'. */
-static void permutation(int64_t *perm, int64_t n, uint64_t seed)
+/* Fisher-Yates permutation of 0..n-1 from stream 'k' of 'seed'. */
+static void permutation(int64_t *perm, int64_t n, uint64_t seed, uint64_t k)
 {
     Rng r;
-    rng_seed(&r, seed);
+    rng_seed_at(&r, seed, k);
     for (int64_t i = 0; i < n; i++)
         perm[i] = i;
     for (int64_t i = n - 1; i > 0; i--) {
@@ -74,7 +74,7 @@ Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
     case PS_SCHEME_DR: {
         int64_t step = (n + k - 1) / k;
         if (c->scheme == PS_SCHEME_DR)
-            permutation(rows, n, c->seed);
+            permutation(rows, n, c->seed, 0);
         else
             for (int64_t i = 0; i < n; i++)
                 rows[i] = i;
@@ -94,7 +94,7 @@ Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
         break;
     case PS_SCHEME_OR:
         for (int64_t w = 0; w < k && n > 0 && st == ST_OK; w++) {
-            permutation(rows, n, c->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(w + 1));
+            permutation(rows, n, c->seed, (uint64_t)w + 1);
             st = make_part(I, c, rows, n, &parts[cnt++]);
         }
         break;
@@ -130,6 +130,32 @@ uint64_t ps_list_bytes(const List *l)
     return b;
 }
 
+/* The list in l (taken) made safe to change: itself when unshared, else a
+ * copy. NULL (error set) when out of memory. */
+static List *list_unique_take(Interp *I, Value l)
+{
+    if (obj_unique(&l.l->h))
+        return l.l;
+    List *c = list_clone(l.l);
+    val_release(l);
+    if (!c)
+        err_set(I, "out of memory");
+    return c;
+}
+
+/* Matrix entry i of a, taken out of the list (its slot is NONE until the
+ * caller puts it back) and made safe to change. NULL (error set) when out
+ * of memory, and then 'a' is released. */
+static Matrix *item_unique_take(Interp *I, List *a, int64_t i)
+{
+    Matrix *x = a->items[i].m;
+    a->items[i] = val_none();
+    x = mat_make_unique_take(I, x);
+    if (!x)
+        list_release(a);
+    return x;
+}
+
 Status ps_list_add_take(Interp *I, Value acc, const List *g, Value *out)
 {
     if (ps_check_model(I, g, "gradients") != ST_OK) {
@@ -149,13 +175,8 @@ Status ps_list_add_take(Interp *I, Value acc, const List *g, Value *out)
         val_release(acc);
         return ST_ERR;
     }
-    if (!obj_unique(&a->h)) {
-        List *c = list_clone(a);
-        val_release(acc);
-        if (!c)
-            return err_set(I, "out of memory");
-        a = c;
-    }
+    if (!(a = list_unique_take(I, acc)))
+        return ST_ERR;
     for (int64_t i = 0; i < a->n; i++) {
         Matrix *x = a->items[i].m, *y = g->items[i].m;
         if (x->rows != y->rows || x->cols != y->cols) {
@@ -164,12 +185,8 @@ Status ps_list_add_take(Interp *I, Value acc, const List *g, Value *out)
             list_release(a);
             return ST_ERR;
         }
-        a->items[i] = val_none();
-        x = mat_make_unique_take(I, x);
-        if (!x) {
-            list_release(a);
+        if (!(x = item_unique_take(I, a, i)))
             return ST_ERR;
-        }
         int64_t len = mat_len(x);
         for (int64_t j = 0; j < len; j++)
             x->data[j] += y->data[j];
@@ -181,22 +198,13 @@ Status ps_list_add_take(Interp *I, Value acc, const List *g, Value *out)
 
 Status ps_list_scale_take(Interp *I, Value l, double s, Value *out)
 {
-    List *a = l.l;
-    if (!obj_unique(&a->h)) {
-        List *c = list_clone(a);
-        val_release(l);
-        if (!c)
-            return err_set(I, "out of memory");
-        a = c;
-    }
+    List *a = list_unique_take(I, l);
+    if (!a)
+        return ST_ERR;
     for (int64_t i = 0; i < a->n; i++) {
-        Matrix *x = a->items[i].m;
-        a->items[i] = val_none();
-        x = mat_make_unique_take(I, x);
-        if (!x) {
-            list_release(a);
+        Matrix *x = item_unique_take(I, a, i);
+        if (!x)
             return ST_ERR;
-        }
         int64_t len = mat_len(x);
         for (int64_t j = 0; j < len; j++)
             x->data[j] *= s;

@@ -26,6 +26,7 @@
 
 #include "../../runtime/interp.h"
 #include "../../runtime/program.h"
+#include "../../runtime/workers.h"
 #include "../registry.h"
 
 typedef enum PsUtype { PS_UTYPE_BSP, PS_UTYPE_ASP, PS_UTYPE_SBP, PS_UTYPE_SSP } PsUtype;
@@ -216,10 +217,6 @@ typedef struct PsRun {
     int workers_done;
 } PsRun;
 
-/* Stack of each server/worker thread: DML recursion inside upd/agg gets the
- * same room as on the main thread. */
-#define PS_STACK ((size_t)64 << 20)
-
 /* ---- channel.c: the seam between server and workers ---- */
 /* Record the first failure (I's pending error prefixed by 'who') and stop
  * everyone. An "interrupted" error caused by an earlier abort is not a
@@ -240,7 +237,6 @@ void ps_deliver(PsRun *run, PsWorker *w);
 int64_t ps_take_pushes(PsRun *run, PsMsg **batch, int64_t *cap);
 
 /* ---- worker.c / server.c / stats.c ---- */
-uint64_t ps_mix3(uint64_t a, uint64_t b, uint64_t c);
 Value ps_hyper_arg(const PsConfig *c);
 Status ps_call_named(Interp *I, const FuncDef *f, const char *const *names, const Value *vals, int n, Value *outs,
                      int nout);

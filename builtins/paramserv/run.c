@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../runtime/blas.h"
 #include "../../runtime/clock.h"
 #include "ps.h"
 
@@ -68,10 +67,13 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     pthread_cond_init(&run->server_cv, NULL);
     pthread_cond_init(&run->pump_cv, NULL);
     run->remote = c->remote;
-    interp_init(&run->SI, I->prog, ps_mix3(c->seed, 0, 0));
-    run->SI.interrupt = &run->abort;
-    run->SI.in_parallel = true;
-    run->SI.out = I->out;
+    /* The thread budget (--threads / DML_THREADS, runtime/blas.h): k local
+     * workers get budget / k BLAS and kernel threads each, so workers x
+     * threads never exceed it (worker ranks set their own share). The
+     * server keeps to one. */
+    Workers ws;
+    workers_begin(&ws, run->remote ? 0 : run->k);
+    worker_interp_init(&run->SI, I->prog, rng_mix3(c->seed, 0, 0), &run->abort, 0, I->out);
     run->SI.frame = &run->stop;
     for (int i = 0; i < run->k; i++) {
         PsWorker *w = &run->w[i];
@@ -86,10 +88,8 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         run->epoch_pushes_needed += w->groups;
         run->batches_per_epoch += w->nbatches;
         pthread_cond_init(&w->cv, NULL);
-        interp_init(&w->I, I->prog, ps_mix3(c->seed, (uint64_t)i + 1, 0));
-        w->I.interrupt = &run->abort;
-        w->I.in_parallel = true;
-        w->I.out = I->out;
+        worker_interp_init(&w->I, I->prog, rng_mix3(c->seed, (uint64_t)i + 1, 0), &run->abort, ws.share,
+                           I->out);
         w->I.frame = &w->top;
         w->mailbox = val_ref(run->model);     /* the initial broadcast */
         w->remote = c->remote;
@@ -104,35 +104,21 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         for (int i = 0; i < run->k; i++)
             run->w[i].deferred = false;
 
-    /* The thread budget (--threads / DML_THREADS, runtime/blas.h): k local
-     * workers get budget / k BLAS and kernel threads each, so workers x
-     * threads never exceed it (worker ranks set their own share). */
-    int blas_before = blas_get_threads();
-    if (!run->remote) {
-        blas_before = blas_budget_enter(run->k);
-        for (int i = 0; i < run->k; i++)
-            run->w[i].I.blas_threads = blas_budget_share(run->k);
-    }
-
     run->t_start = run->epoch_t0 = clock_now_sec();
     ps_progress_init(run);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, PS_STACK);
     pthread_t server;
     int started = 0;
     bool server_up = false;
     if (run->start_epoch < c->epochs) {
-        server_up = pthread_create(&server, &attr, ps_server_main, run) == 0;
+        server_up = worker_start(&server, ps_server_main, run);
         for (; server_up && !run->remote && started < run->k; started++)
-            if (pthread_create(&run->w[started].thread, &attr, ps_worker_main, &run->w[started]) != 0)
+            if (!worker_start(&run->w[started].thread, ps_worker_main, &run->w[started]))
                 break;
         if (!server_up || (!run->remote && started < run->k)) {
             err_set(I, "paramserv: cannot start threads");
             ps_fail(run, I, "");
         }
     }
-    pthread_attr_destroy(&attr);
     if (server_up && run->remote)
         ps_mpi_serve(run, c);
 
@@ -146,7 +132,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         pthread_mutex_unlock(&run->mu);
         pthread_join(server, NULL);
     }
-    blas_budget_leave(blas_before);
+    workers_end(&ws);
     ps_progress_finish(run);
 
     if (run->failure) {

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "../../runtime/clock.h"
-#include "../../runtime/eval.h"
 #include "ps.h"
 
 
@@ -310,7 +309,7 @@ static Status handle(PsRun *run, PsMsg *msg)
 void *ps_server_main(void *arg)
 {
     PsRun *run = arg;
-    interp_stack_init(&run->SI, PS_STACK);
+    worker_enter(&run->SI);
     int64_t total = ps_mul_sat(run->epoch_pushes_needed, run->cfg->epochs - run->start_epoch), done = 0;
     PsMsg *batch = NULL;
     int64_t cap = 0;

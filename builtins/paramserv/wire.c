@@ -11,44 +11,6 @@
 
 enum { WIRE_NONE, WIRE_BOOL, WIRE_INT, WIRE_DOUBLE, WIRE_STRING, WIRE_MATRIX, WIRE_LIST };
 
-void wb_free(WBuf *b)
-{
-    free(b->p);
-    *b = (WBuf){0};
-}
-
-static bool wb_room(WBuf *b, size_t n)
-{
-    if (b->oom)
-        return false;
-    if (b->cap - b->len >= n)
-        return true;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->len < n) {
-        if (cap > SIZE_MAX / 2) {
-            b->oom = true;
-            return false;
-        }
-        cap *= 2;
-    }
-    char *np = realloc(b->p, cap);
-    if (!np) {
-        b->oom = true;
-        return false;
-    }
-    b->p = np;
-    b->cap = cap;
-    return true;
-}
-
-void wb_bytes(WBuf *b, const void *p, size_t n)
-{
-    if (n && wb_room(b, n)) {
-        memcpy(b->p + b->len, p, n);
-        b->len += n;
-    }
-}
-
 void wb_i64(WBuf *b, int64_t v) { wb_bytes(b, &v, sizeof v); }
 void wb_f64(WBuf *b, double v) { wb_bytes(b, &v, sizeof v); }
 

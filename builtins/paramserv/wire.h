@@ -12,16 +12,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../runtime/value.h"
+#include "../../base/strbuf.h"
+#include "../../base/value.h"
 
-typedef struct WBuf {
-    char *p;
-    size_t len, cap;
-    bool oom;                   /* an allocation failed: the buffer is incomplete */
-} WBuf;
+/* The writer's buffer is the growable byte buffer (base/strbuf.h): the bytes
+ * are p[0..len) ('oom' set: an allocation failed, the buffer is incomplete);
+ * the NUL StrBuf keeps after them is not part of the message. */
+typedef StrBuf WBuf;
 
-void wb_free(WBuf *b);
-void wb_bytes(WBuf *b, const void *p, size_t n);
+static inline void wb_free(WBuf *b) { sb_free(b); }
+static inline void wb_bytes(WBuf *b, const void *p, size_t n)
+{
+    if (n)                      /* p may be NULL then (the cells of an empty matrix) */
+        sb_putn(b, p, n);
+}
 void wb_i64(WBuf *b, int64_t v);
 void wb_f64(WBuf *b, double v);
 void wb_str(WBuf *b, const char *s);                /* NULL is written as absent */

@@ -10,16 +10,7 @@
 #include <string.h>
 
 #include "../../runtime/clock.h"
-#include "../../runtime/eval.h"
 #include "ps.h"
-
-uint64_t ps_mix3(uint64_t a, uint64_t b, uint64_t c)
-{
-    uint64_t z = a ^ (b + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL ^ (c + 0x632BE59BD9B4E019ULL) * 0x94D049BB133111EBULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
 
 /* ---- calling DML functions by parameter name (workers and server) ---- */
 
@@ -81,12 +72,12 @@ void *ps_worker_main(void *arg)
     PsRun *run = w->run;
     const PsConfig *c = run->cfg;
     Interp *I = &w->I;
-    interp_stack_init(I, PS_STACK);
+    worker_enter(I);
     int64_t n = w->part.X->rows, bs = c->batchsize, B = w->nbatches;
     char who[384];
     int64_t e = run->start_epoch, j = 0;
     for (; e < c->epochs; e++) {
-        rng_seed(&I->rng, ps_mix3(c->seed, (uint64_t)w->id + 1, (uint64_t)e));
+        rng_seed(&I->rng, rng_mix3(c->seed, (uint64_t)w->id + 1, (uint64_t)e));
         j = 0;
         for (int64_t g = 0; g < w->groups; g++) {
             Value m;

@@ -18,6 +18,7 @@
 
 #include "runtime/eval.h"
 #include "runtime/program.h"
+#include "runtime/resolve.h"
 
 typedef struct Watchdog {
     atomic_int *flag;

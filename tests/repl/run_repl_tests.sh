@@ -160,10 +160,16 @@ if poll has_after 'print("looping"); while(TRUE){}' ".*interrupted.*"; then ok "
 expect "session goes on after interrupt" "200+2" "202"
 expect "variables survive an interrupt" "x + 1" "43"
 
-poll at_prompt || true
-tm send-keys -t "$S" -l -- "rowSu"
-keys Tab
-if poll has_line "dml> rowSums\("; then ok "Tab completes a builtin"; else bad "Tab completes a builtin" "no 'rowSums(' on the line"; fi
+# tab_completes NAME TYPED SHOWN: at a fresh prompt, TYPED then Tab leaves
+# "dml> SHOWN(" on the line.
+tab_completes() {
+    poll at_prompt || true
+    tm send-keys -t "$S" -l -- "$2"
+    keys Tab
+    if poll has_line "dml> $3\\("; then ok "$1"; else bad "$1" "no '$3(' on the line"; fi
+}
+
+tab_completes "Tab completes a builtin" "rowSu" "rowSums"
 type_rest "matrix(1, rows=2, cols=3))"
 poll has_after "rowSums(matrix(1, rows=2, cols=3))" "3\.000" \
     && ok "completed call runs" || bad "completed call runs" "no 3.000"
@@ -175,17 +181,11 @@ keys Tab
 keys Enter
 poll has_after "longvariablename" "5" && ok "Tab completes a variable" || bad "Tab completes a variable" "no value 5"
 
-poll at_prompt || true
-tm send-keys -t "$S" -l -- "squ"
-keys Tab
-if poll has_line "dml> squarex\("; then ok "Tab completes a user function"; else bad "Tab completes a user function" "no 'squarex(' on the line"; fi
+tab_completes "Tab completes a user function" "squ" "squarex"
 type_rest "4)"
 poll has_after "squarex(4)" "16(\.0)?" && ok "completed user call runs" || bad "completed user call runs" "no 16"
 
-poll at_prompt || true
-tm send-keys -t "$S" -l -- "lib::tri"
-keys Tab
-if poll has_line "dml> lib::triple\("; then ok "Tab completes ns::function"; else bad "Tab completes ns::function" "no 'lib::triple(' on the line"; fi
+tab_completes "Tab completes ns::function" "lib::tri" "lib::triple"
 type_rest "5)"
 poll has_after "lib::triple(5)" "15(\.0)?" && ok "completed ns call runs" || bad "completed ns call runs" "no 15"
 

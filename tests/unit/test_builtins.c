@@ -15,7 +15,7 @@
 #include "check.h"
 #include "runtime/interp.h"
 #include "runtime/rng.h"
-#include "runtime/value.h"
+#include "base/value.h"
 
 /* ---- helpers ---- */
 

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "runtime/eval.h"
 #include "runtime/program.h"
+#include "runtime/resolve.h"
 
 /* Runs 'src' as a whole program; returns NULL when it ran without error,
  * else the malloc'd diagnostic (load error or runtime error). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Allocation failure is a DML error, never a crash or a leak (issue 10):
  * for each script, fail its 1st allocation, then its 2nd, ... (the
- * DML_FAIL_ALLOC injector, runtime/failalloc.h) until a run completes with
+ * DML_FAIL_ALLOC injector, base/failalloc.h) until a run completes with
  * no failure injected. Every run must end cleanly, with success or with an
  * error message; under ASan the leak check at exit covers every path. */
 #include <stdio.h>
@@ -10,10 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/failalloc.h"
 #include "check.h"
 #include "runtime/eval.h"
-#include "runtime/failalloc.h"
 #include "runtime/program.h"
+#include "runtime/resolve.h"
 
 /* Loads and runs 'src'; returns 0 on success, 1 on a DML error with a
  * message, 2 on an error without one. */

@@ -18,6 +18,7 @@
 #include "runtime/eval.h"
 #include "runtime/interp.h"
 #include "runtime/program.h"
+#include "runtime/resolve.h"
 #include "runtime/rng.h"
 #include "runtime/vmath.h"
 

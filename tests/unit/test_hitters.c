@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Unit tests of --stats (runtime/hitters.c, the matrix byte counters of
- * runtime/value.c, the CLI): the heavy-hitter table's exact layout on
+ * base/value.c, the CLI): the heavy-hitter table's exact layout on
  * made-up times, exact counts from several threads, a full table, the peak
  * matrix memory, and `dml run --stats N` on tests/stats/heavy_hitters.dml,
  * whose call counts are known (times are never asserted). */
@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "runtime/hitters.h"
-#include "runtime/value.h"
+#include "base/value.h"
 
 static void test_layout(void)
 {

@@ -15,7 +15,7 @@
 #include "runtime/matrix.h"
 #include "runtime/ops.h"
 #include "runtime/rng.h"
-#include "runtime/value.h"
+#include "base/value.h"
 
 /* ---- helpers ---- */
 

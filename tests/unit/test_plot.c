@@ -16,7 +16,7 @@
 #include "builtins/registry.h"
 #include "check.h"
 #include "runtime/interp.h"
-#include "runtime/value.h"
+#include "base/value.h"
 
 /* ---- helpers ---- */
 

@@ -10,7 +10,7 @@
 #include "check.h"
 #include "runtime/interp.h"
 #include "runtime/print.h"
-#include "runtime/value.h"
+#include "base/value.h"
 
 static void test_double_java(void)
 {

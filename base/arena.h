@@ -2,8 +2,8 @@
  * Bump allocator for data that lives and dies together: the AST and the
  * identifier/literal text of one Program. Not thread-safe; an arena is filled
  * while a file is parsed (by one thread) and only read afterwards. */
-#ifndef DML_RUNTIME_ARENA_H
-#define DML_RUNTIME_ARENA_H
+#ifndef DML_BASE_ARENA_H
+#define DML_BASE_ARENA_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,8 +7,8 @@
  * through. Tests sweep N over a script to prove each failure is a clean DML
  * error, never a crash or a leak. Libraries (libc, BLAS, readline, zlib)
  * allocate unaffected. Thread-safe: the count is atomic. */
-#ifndef DML_RUNTIME_FAILALLOC_H
-#define DML_RUNTIME_FAILALLOC_H
+#ifndef DML_BASE_FAILALLOC_H
+#define DML_BASE_FAILALLOC_H
 
 #include <stdbool.h>
 

@@ -11,8 +11,8 @@
  * needed), otherwise on a copy. DML values cannot form cycles (a list holds
  * values, never a reference to itself), so counting frees everything.
  * Objects made at parse time are immortal: retain/release are no-ops on them. */
-#ifndef DML_RUNTIME_VALUE_H
-#define DML_RUNTIME_VALUE_H
+#ifndef DML_BASE_VALUE_H
+#define DML_BASE_VALUE_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The builtin calling convention: what the runtime (resolver, evaluator,
+ * fusion) knows of a builtin. The builtins themselves, their table and the
+ * lookup below are implemented in builtins/ (registry.c, help.c), above the
+ * runtime; the runtime sees them only through this header.
+ *
+ * Binding. 'params' lists parameter names separated by commas, e.g.
+ * "target,rows,cols,decimal". How call arguments bind depends on 'bind':
+ *   BIND_POS    positional; argument names are ignored (upstream behaviour of
+ *               plain builtins: log(x, base=2) is log(x, 2)).
+ *   BIND_NAMED  positional arguments first, then named ones matched against
+ *               'params' (an unknown name is an error naming it).
+ *   BIND_VARIADIC  every argument is passed as written, in order, with its
+ *               name (or NULL): cbind, rbind, list, min/max, ...
+ * For POS/NAMED the builtin receives exactly nparams values in parameter
+ * order; a parameter that was not supplied is VAL_NONE and the builtin
+ * applies its own default. At least 'min_args' leading parameters must be
+ * supplied, and no more than nparams.
+ *
+ * Arguments are borrowed. Results are owned: a builtin writes 'nout' values
+ * to out[0..nout). On failure it returns ST_ERR with the message set by
+ * err_set(); the evaluator adds the call's position. Builtins must be
+ * thread-safe: all state comes from the Interp. */
+#ifndef DML_RUNTIME_BUILTIN_API_H
+#define DML_RUNTIME_BUILTIN_API_H
+
+#include <stddef.h>
+
+#include "interp.h"
+
+typedef struct Module Module;
+
+typedef enum BindMode { BIND_POS, BIND_NAMED, BIND_VARIADIC } BindMode;
+
+/* Flags */
+enum {
+    BF_STATEMENT = 1,       /* only valid as a statement: print, stop, assert, write */
+    BF_MULTI = 2,           /* multi-return: only valid in [a, b] = f(...) */
+    BF_NEEDS_LOC = 4,       /* wants the call location (assert) */
+    BF_NAMED_ONLY = 8,      /* every argument must be named (paramserv) */
+    BF_MULTI_OPT = 16,      /* one result in an expression, more in [a, b] = f(...)
+                             * (paramserv's history); BArgs.nout says which */
+};
+
+typedef struct BuiltinDef BuiltinDef;
+
+typedef struct BArgs {
+    const BuiltinDef *def;
+    Value *v;               /* bound argument values */
+    const char *const *names;   /* BIND_VARIADIC: name of each argument or NULL */
+    int n;                  /* number of entries in v */
+    const Loc *loc;         /* call location */
+    int nout;               /* number of results requested (>= 1 for expressions) */
+} BArgs;
+
+typedef Status (*BuiltinFn)(Interp *I, const BArgs *a, Value *out);
+
+struct BuiltinDef {
+    const char *name;
+    BuiltinFn fn;
+    const char *params;     /* comma-separated parameter names ("" for none) */
+    int min_args;
+    BindMode bind;
+    int nout;               /* results produced at most (1 for most; BF_MULTI/BF_MULTI_OPT ones more) */
+    unsigned flags;
+};
+
+/* Find a builtin by DML name (aliases have rows of their own); NULL if none. */
+const BuiltinDef *builtin_find(const char *name);
+/* Number of parameters in def->params. */
+int builtin_nparams(const BuiltinDef *def);
+/* Name of parameter i (copied into buf). */
+const char *builtin_param_name(const BuiltinDef *def, int i, char *buf, size_t cap);
+/* Calls fn(name, ctx) for every builtin name (for REPL completion). */
+void builtin_each(void (*fn)(const char *name, void *ctx), void *ctx);
+
+/* " (did you mean rowSums?)" for an undefined function 'name' called in
+ * module 'm': builtins, the functions of 'm', the DML-bodied builtins.
+ * "" when nothing is close. Writes into buf. (builtins/help.c) */
+const char *help_suggest_function(const Module *m, const char *name, char *buf, size_t cap);
+
+#endif
