@@ -9,7 +9,9 @@
 #       machine, over shared memory and TCP loopback: the transport overhead
 #   (b) bytes per update vs model size, from --stats, for LeNet and a
 #       3-weight linear model
-# Best of PS_REPS runs, configurations in turn. Skipped when mpirun is absent.
+# PS_REPS runs of each, configurations interleaved (the machine may be
+# shared: min and median are reported, with the load average before and
+# after). Skipped when mpirun is absent.
 set -eu
 DML=${1:-build/release/dml}
 case "$DML" in /*) ;; *) DML="$PWD/$DML" ;; esac
@@ -36,25 +38,31 @@ MPIRUN="mpirun --oversubscribe"
 [ "$(id -u)" -eq 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
 ARGS="images=$IMAGES labels=$LABELS n=$N k=2 utype=BSP freq=BATCH"
 
-min() { if [ -z "$1" ] || awk "BEGIN{exit !($2 < $1)}"; then echo "$2"; else echo "$1"; fi; }
+# stat "v1 v2 ...": "min median"
+stat() { echo "$1" | tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR] = $1} END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f %.2f", v[1], m }'; }
+load() { cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo "?"; }
 secs() { awk '$1 == "lenet_ps" { print $2 }'; }
 local_run() { "$DML" run bench/dml/lenet_ps.dml -nvargs $ARGS mode=LOCAL 2>/dev/null | secs; }
 mpi_run() { $MPIRUN --mca btl "$1" -np 3 "$DML" run bench/dml/lenet_ps.dml -nvargs $ARGS mode=REMOTE_MPI 2>/dev/null | secs; }
 
 lo=""; sm=""; tc=""
+load0=$(load)
 r=1
 while [ $r -le "$REPS" ]; do
     echo "bench: paramserv LeNet local vs MPI ranks, round $r/$REPS" >&2
     v=$(local_run); [ -n "$v" ] || { echo "mpi.sh: local run failed" >&2; exit 1; }
-    lo=$(min "$lo" "$v")
+    lo="$lo $v"
     v=$(mpi_run self,vader); [ -n "$v" ] || { echo "mpi.sh: mpirun (vader) failed" >&2; exit 1; }
-    sm=$(min "$sm" "$v")
+    sm="$sm $v"
     v=$(mpi_run self,tcp); [ -n "$v" ] || { echo "mpi.sh: mpirun (tcp) failed" >&2; exit 1; }
-    tc=$(min "$tc" "$v")
+    tc="$tc $v"
     r=$((r + 1))
 done
+load1=$(load)
+set -- $(stat "$lo") $(stat "$sm") $(stat "$tc")
+lo=$1 lo_med=$2 sm=$3 sm_med=$4 tc=$5 tc_med=$6
 pct() { awk "BEGIN{printf \"%+.1f%%\", ($1 / $2 - 1) * 100}"; }
-f2() { awk "BEGIN{printf \"%.2f\", $1}"; }
 
 # (b) bytes per update, from --stats of one remote run each
 bpu() { # bpu SCRIPT ARGS...: "pulled pushed model" bytes
@@ -76,13 +84,14 @@ echo
 echo "LeNet (scripts/mnist_lenet.dml) one epoch on the first $N images of $DATA, BSP, freq=BATCH,"
 echo "batch 64, k=2: two worker threads in one dml process vs two worker ranks under"
 echo "\`mpirun -np 3\` (rank 0 is the server) on this $(nproc)-core machine. Seconds of the paramserv"
-echo "call (time() in the script), best of $REPS runs, configurations in turn."
+echo "call (time() in the script), min and median of $REPS runs, configurations interleaved;"
+echo "load average $load0 before, $load1 after."
 echo
-echo "| backend | seconds | overhead vs threads | target |"
-echo "|---|---|---|---|"
-echo "| k=2 threads (mode=LOCAL) | $(f2 "$lo") | | |"
-echo "| 2 worker ranks, shared memory (\`--mca btl self,vader\`) | $(f2 "$sm") | $(pct "$sm" "$lo") | <= +10% |"
-echo "| 2 worker ranks, TCP loopback (\`--mca btl self,tcp\`) | $(f2 "$tc") | $(pct "$tc" "$lo") | <= +10% |"
+echo "| backend | min s | median s | overhead (min) | overhead (median) | target |"
+echo "|---|---|---|---|---|---|"
+echo "| k=2 threads (mode=LOCAL) | $lo | $lo_med | | | |"
+echo "| 2 worker ranks, shared memory (\`--mca btl self,vader\`) | $sm | $sm_med | $(pct "$sm" "$lo") | $(pct "$sm_med" "$lo_med") | <= +10% |"
+echo "| 2 worker ranks, TCP loopback (\`--mca btl self,tcp\`) | $tc | $tc_med | $(pct "$tc" "$lo") | $(pct "$tc_med" "$lo_med") | <= +10% |"
 echo
 echo "Bytes per update (from \`--stats\`: one pull and one push per update and worker, each one copy"
 echo "of the model or gradients, plus a 48-byte header and the list's layout):"

@@ -92,6 +92,12 @@ ratio() { awk "BEGIN{ if (\"$1\" == \"NA\" || \"$2\" == \"NA\" || $2 == 0) print
 ms() { awk "BEGIN{ if (\"$1\" == \"NA\") print \"NA\"; else printf \"%.2f\", $1 * 1000 }"; }
 gf() { awk "BEGIN{ if (\"$1\" == \"NA\") print \"NA\"; else printf \"%.1f\", $1 }"; }
 
+# Sections written by hand (A/B runs of bench/ab.sh with their commands)
+# sit below this marker in RESULTS.md and are carried over.
+MARK='<!-- kept by bench/run.sh: hand-written sections below -->'
+KEPT=$B/kept.$$
+if [ -f "$OUT" ]; then awk -v m="$MARK" '$0 == m {on = 1} on' "$OUT" > "$KEPT"; else : > "$KEPT"; fi
+
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
 kernel=$("$B/blas_bench" dgemm 8 1 | awk '{print $6}')
 dkernel=$("$DML" --version | sed -n 's/.*kernel \([^)]*\)).*/\1/p')
@@ -190,6 +196,10 @@ ew_row() { # ew_row LABEL CONFIG
     if [ -f bench/mpi.sh ]; then
         echo
         sh bench/mpi.sh "$DML"
+    fi
+    if [ -s "$KEPT" ]; then
+        echo
+        cat "$KEPT"
     fi
 } > "$OUT"
 rm -f "$B"/*.$$

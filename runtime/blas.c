@@ -3,10 +3,12 @@
  * picks the OpenBLAS kernel for this CPU before anything else runs.
  * No mutable state of its own; the OpenBLAS thread count it sets is
  * process-wide (that is OpenBLAS's design, not ours). */
+#define _GNU_SOURCE     /* RTLD_DEFAULT */
 #include "blas.h"
 
 #include <cblas.h>
 #include <cpuid.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -90,6 +92,41 @@ int blas_get_threads(void)
  * the thread budget
  * ================================================================== */
 
+/* How long an idle OpenBLAS thread spins before it sleeps.
+ *
+ * After each parallel call OpenBLAS's threads busy-wait (sched_yield in a
+ * loop) for 2^OPENBLAS_THREAD_TIMEOUT TSC cycles, 2^28 by default: 0.1 s
+ * here. Meanwhile they hold cores that paramserv and parfor workers, or our
+ * own element-wise threads, want: at paramserv k=1 the second BLAS thread
+ * spent ~60% of its time in sched_yield. 2^21 cycles is 0.5-1 ms: long
+ * enough that the back-to-back calls of a training step find the threads
+ * awake, short enough that they leave the core to the interpreter work in
+ * between.
+ *
+ * OpenBLAS reads the variable when the library loads (before main) and uses
+ * it when it starts its threads. So we set it, have the library read its
+ * environment again, and restart its threads: the same path OpenBLAS takes
+ * after fork(). The three entry points are OpenBLAS internals, looked up at
+ * run time: a BLAS without them (another implementation, the OpenMP build)
+ * keeps its defaults. A timeout the user set is left alone. */
+enum { BLAS_IDLE_TIMEOUT = 21 };
+
+static void blas_idle_setup(void)
+{
+    void (*read_env)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "openblas_read_env");
+    int (*shutdown)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
+    int (*init)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "blas_thread_init");
+    if (!read_env || !shutdown || !init || getenv("OPENBLAS_THREAD_TIMEOUT"))
+        return;
+    char v[16];
+    snprintf(v, sizeof v, "%d", BLAS_IDLE_TIMEOUT);
+    if (setenv("OPENBLAS_THREAD_TIMEOUT", v, 0) != 0)
+        return;
+    read_env();
+    shutdown();
+    init();
+}
+
 /* Threads the process may keep busy; 0 until set (then: online cores).
  * Written once by main() before any thread starts, read by all after:
  * process-wide like OpenBLAS's own thread count, which it governs. */
@@ -97,6 +134,7 @@ static atomic_int budget_total;
 
 void blas_budget_set(int total)
 {
+    blas_idle_setup();
     if (total < 1) {
         /* OpenBLAS's own default: the cores, or OPENBLAS_NUM_THREADS. */
         atomic_store(&budget_total, blas_get_threads() > 0 ? blas_get_threads() : 1);

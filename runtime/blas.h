@@ -28,7 +28,9 @@ int blas_get_threads(void);
  *     ...join the workers...
  *     blas_budget_leave(saved);
  * blas_budget_set is called once by main() before any thread starts; it
- * also sets the BLAS thread count to the budget. total < 1: the default,
+ * also sets the BLAS thread count to the budget, and makes idle OpenBLAS
+ * threads sleep after ~1 ms instead of spinning for 0.1 s (unless the user
+ * set OPENBLAS_THREAD_TIMEOUT). total < 1: the default,
  * OpenBLAS's own count (the cores, or OPENBLAS_NUM_THREADS). */
 void blas_budget_set(int total);
 int blas_budget_total(void);

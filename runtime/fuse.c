@@ -32,6 +32,7 @@ enum {
     BLOCK = 128,        /* cells per block: a buffer is 1 KiB */
     PREFETCH = 2,       /* blocks ahead that the operands are asked for */
     PAR_MIN = 1 << 16,  /* cells below which one thread does it all */
+    PARTS_PER_THREAD = 4,
 };
 
 typedef enum FKind { F_LEAF, F_BIN, F_NEG, F_NOT, F_FN } FKind;
@@ -625,8 +626,12 @@ static Status run_tree(Interp *I, Tree *T, int root, Value *out)
     Part P = {.R = &R, .nb = nblocks(&R), .parts = 1};
     if (P.nb > 0) {
         int threads = pool_threads(I);
-        if (R.rows * R.cols >= PAR_MIN && threads > 1)
-            P.parts = threads < P.nb ? threads : (int)P.nb;
+        if (R.rows * R.cols >= PAR_MIN && threads > 1) {
+            /* A few parts per thread: a helper the scheduler starts late
+             * then leaves its share to the others (pool.h). */
+            int64_t want = (int64_t)threads * PARTS_PER_THREAD;
+            P.parts = want < P.nb ? (int)want : (int)P.nb;
+        }
         P.bufs = malloc((size_t)P.parts * (size_t)T->nregs * BLOCK * sizeof(double));
         if (!P.bufs) {
             mat_release(O);

@@ -4,21 +4,35 @@
 #include "pool.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "blas.h"
 
 enum { POOL_MAX = 64 };
 
+/* One call's parts, handed out in order to whichever thread asks first:
+ * when a helper starts late (a loaded machine), the caller takes its parts
+ * instead of idling at the join with half the work undone. */
 typedef struct PoolJob {
     void (*fn)(void *ctx, int part);
     void *ctx;
-    int part;
+    int n;
+    atomic_int next;    /* the next part to hand out */
 } PoolJob;
+
+static void run_parts(PoolJob *j)
+{
+    for (;;) {
+        int p = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+        if (p >= j->n)
+            return;
+        j->fn(j->ctx, p);
+    }
+}
 
 static void *pool_main(void *arg)
 {
-    PoolJob *j = arg;
-    j->fn(j->ctx, j->part);
+    run_parts(arg);
     return NULL;
 }
 
@@ -34,21 +48,19 @@ int pool_threads(const Interp *I)
 
 void pool_run(const Interp *I, void (*fn)(void *ctx, int part), void *ctx, int n)
 {
-    (void)I;
-    if (n > POOL_MAX)
-        n = POOL_MAX;
-    PoolJob jobs[POOL_MAX];
+    if (n <= 0)
+        return;
+    int threads = pool_threads(I);
+    if (threads > n)
+        threads = n;
+    PoolJob job = {.fn = fn, .ctx = ctx, .n = n};
+    atomic_init(&job.next, 0);
     pthread_t th[POOL_MAX];
-    bool started[POOL_MAX] = {false};
-    for (int p = 1; p < n; p++) {
-        jobs[p] = (PoolJob){fn, ctx, p};
-        started[p] = pthread_create(&th[p], NULL, pool_main, &jobs[p]) == 0;
-    }
-    fn(ctx, 0);
-    for (int p = 1; p < n; p++) {
-        if (started[p])
-            pthread_join(th[p], NULL);
-        else
-            fn(ctx, p);
-    }
+    int started = 0;
+    /* A helper that cannot be started leaves its parts to the others. */
+    while (started + 1 < threads && pthread_create(&th[started], NULL, pool_main, &job) == 0)
+        started++;
+    run_parts(&job);
+    for (int t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
 }

@@ -3,7 +3,8 @@
  * implementation shared by the builtins (exp(X), ...) and the fused
  * element-wise evaluator (fuse.c), so a cell gets the same bits whichever
  * path computed it. exp and log go through glibc's libmvec with the widest
- * vector unit the CPU has (AVX-512, AVX2, SSE2), chosen at run time; the
+ * vector unit the CPU has (AVX-512, AVX2, SSE2), chosen at run time, except
+ * exp on AVX2, which is our own table-free polynomial (vmath.c); the
  * result of a cell never depends on its position or the array length (the
  * tail is padded into a full vector). Thread-safe: no state after the one
  * dispatch decision. */

@@ -14,7 +14,12 @@
  * epoch's ETA, at most PS_PROGRESS_HZ times a second and only once the epoch
  * has run for PS_PROGRESS_AFTER seconds (DML_PROGRESS_AFTER=S in the
  * environment changes that, so a test sees the line on a short run without
- * depending on timing); the epoch line clears it. Local
+ * depending on timing); the epoch line clears it. Under mpirun, rank 0's
+ * stderr is a pipe to mpirun, which forwards it to the user's terminal or a
+ * log, so neither a terminal nor its absence can be seen: the same text
+ * goes as whole lines (no \r, no escapes), one every PS_PROGRESS_PLAIN
+ * seconds once the epoch has run that long. Output the user piped or
+ * redirected without mpirun gets epoch lines only. Local
  * workers count each batch as they finish it; remote workers (Open MPI
  * ranks) are counted by the server as their pushes arrive. Any of those
  * threads may print; the stdio lock of stderr orders them with the epoch
@@ -30,6 +35,7 @@
 
 #define PS_PROGRESS_HZ 4.0
 #define PS_PROGRESS_AFTER 1.0
+#define PS_PROGRESS_PLAIN 10.0
 
 Status ps_hist_add(PsRun *run, int64_t e, double secs, double loss, double acc)
 {
@@ -85,8 +91,10 @@ void ps_hist_free(PsRun *run)
 
 void ps_progress_init(PsRun *run)
 {
-    run->progress = run->cfg->verbose && isatty(STDERR_FILENO);
-    run->prog_after = PS_PROGRESS_AFTER;
+    bool tty = isatty(STDERR_FILENO);
+    run->progress = run->cfg->verbose && (tty || ps_mpi_launched());
+    run->prog_plain = !tty;
+    run->prog_after = run->prog_plain ? PS_PROGRESS_PLAIN : PS_PROGRESS_AFTER;
     const char *env = getenv("DML_PROGRESS_AFTER");
     if (env && *env) {
         char *end;
@@ -108,7 +116,7 @@ void ps_progress_add(PsRun *run, int64_t n)
     atomic_fetch_add_explicit(&run->prog_batches, n, memory_order_relaxed);
     double now = clock_now_sec();
     double t0 = atomic_load(&run->prog_epoch_t0), last = atomic_load(&run->prog_last);
-    if (now - t0 < run->prog_after || now - last < 1.0 / PS_PROGRESS_HZ)
+    if (now - t0 < run->prog_after || now - last < (run->prog_plain ? PS_PROGRESS_PLAIN : 1.0 / PS_PROGRESS_HZ))
         return;
     /* One thread wins the slot; the others skip this round. */
     if (!atomic_compare_exchange_strong(&run->prog_last, &last, now))
@@ -136,10 +144,11 @@ void ps_progress_add(PsRun *run, int64_t n)
         }
         /* Short enough for an 80-column terminal: a wrapped line would not
          * be rewritten by \r. */
-        fprintf(stderr, "\r\033[K[paramserv] epoch %lld/%lld: %lld/%lld batches, %.1f batches/s, ETA %s",
-                (long long)e + 1, (long long)run->cfg->epochs, (long long)done, (long long)total, rate, eta);
+        fprintf(stderr, "%s[paramserv] epoch %lld/%lld: %lld/%lld batches, %.1f batches/s, ETA %s%s",
+                run->prog_plain ? "" : "\r\033[K", (long long)e + 1, (long long)run->cfg->epochs, (long long)done,
+                (long long)total, rate, eta, run->prog_plain ? "\n" : "");
         fflush(stderr);
-        run->prog_shown = true;
+        run->prog_shown = !run->prog_plain;
     }
     funlockfile(stderr);
 }

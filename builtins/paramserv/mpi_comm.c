@@ -11,16 +11,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../runtime/clock.h"
 #include "mpi_comm.h"
 #include "psmpi.h"
 
+void mpi_idle_sleep(MpiIdle *w)
+{
+    long us = mpi_idle_next(w);
+    struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = us % 1000000 * 1000L};
+    nanosleep(&ts, NULL);
+}
+
 #ifdef DML_HAVE_MPI
 #include <mpi.h>
 
 enum { MT_HDR = 7001, MT_DATA = 7002 };
+
+/* Caps of the idle sleeps (mpi_comm.h): waiting for the rest of a message
+ * already under way, and waiting for a message at start-up and shutdown. */
+#define CHUNK_IDLE_MAX_US 200
+#define WAIT_IDLE_MAX_US 1000
 
 typedef struct Pending {
     int64_t hdr[6];             /* type, worker, epoch, batch, payload bytes, matrices sent apart */
@@ -43,6 +56,7 @@ static struct {
     int (*Comm_set_errhandler)(MPI_Comm, MPI_Errhandler);
     int (*Isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
     int (*Recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+    int (*Irecv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
     int (*Iprobe)(int, int, MPI_Comm, int *, MPI_Status *);
     int (*Test)(MPI_Request *, int *, MPI_Status *);
     int (*Error_string)(int, char *, int *);
@@ -207,6 +221,18 @@ bool mpi_progress(void)
 
 bool mpi_sends_pending(void) { return M.pending != NULL; }
 
+bool mpi_flush_sends(void)
+{
+    double t0 = clock_now_sec();
+    MpiIdle idle = mpi_idle_init(WAIT_IDLE_MAX_US);
+    while (M.pending) {
+        if (!mpi_progress() || clock_now_sec() - t0 > M.timeout)
+            return false;
+        mpi_idle_sleep(&idle);
+    }
+    return true;
+}
+
 void mpi_msg_free(MpiMsg *m)
 {
     free(m->data);
@@ -216,14 +242,28 @@ void mpi_msg_free(MpiMsg *m)
     m->value = val_none();
 }
 
-/* Receive len bytes from src into p, in the chunks they were sent in. */
+/* Receive len bytes from src into p, in the chunks they were sent in.
+ * Polls rather than blocking in MPI_Recv, which spins while the sender
+ * (over TCP) feeds the data in: that spinning takes a core from the ranks
+ * that compute. */
 static bool recv_chunks(int src, char *p, size_t len)
 {
     for (size_t off = 0; off < len; off += M.chunk) {
         size_t n = len - off < M.chunk ? len - off : M.chunk;
-        int rc = M.Recv(p + off, (int)n, M.byte, src, MT_DATA, M.world, MPI_STATUS_IGNORE);
+        MPI_Request req;
+        int rc = M.Irecv(p + off, (int)n, M.byte, src, MT_DATA, M.world, &req);
         if (rc != MPI_SUCCESS)
-            return mpi_fail(rc, "MPI_Recv");
+            return mpi_fail(rc, "MPI_Irecv");
+        MpiIdle idle = mpi_idle_init(CHUNK_IDLE_MAX_US);
+        for (;;) {
+            int flag = 0;
+            rc = M.Test(&req, &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                return mpi_fail(rc, "MPI_Test");
+            if (flag)
+                break;
+            mpi_idle_sleep(&idle);
+        }
     }
     return true;
 }
@@ -295,6 +335,7 @@ int mpi_poll(MpiMsg *m)
 static int wait_msg(int src, const int *types, int ntypes, double timeout, MpiMsg *m)
 {
     double t0 = clock_now_sec();
+    MpiIdle idle = mpi_idle_init(WAIT_IDLE_MAX_US);
     for (;;) {
         if (!mpi_progress())
             return -1;
@@ -307,11 +348,12 @@ static int wait_msg(int src, const int *types, int ntypes, double timeout, MpiMs
                     if (m->type == types[i])
                         return 1;
             mpi_msg_free(m);
+            mpi_idle_busy(&idle);
             continue;
         }
         if (timeout >= 0 && clock_now_sec() - t0 > timeout)
             return 0;
-        usleep(200);
+        mpi_idle_sleep(&idle);
     }
 }
 
@@ -342,6 +384,7 @@ static bool load_lib(void)
     SYM(Comm_set_errhandler, "MPI_Comm_set_errhandler");
     SYM(Isend, "MPI_Isend");
     SYM(Recv, "MPI_Recv");
+    SYM(Irecv, "MPI_Irecv");
     SYM(Iprobe, "MPI_Iprobe");
     SYM(Test, "MPI_Test");
     SYM(Error_string, "MPI_Error_string");
@@ -499,6 +542,10 @@ bool ps_mpi_launch(int *status)
     *status = 1;
     if (!load_lib())
         return start_failed(), true;
+    /* Nothing here blocks inside MPI (every wait polls and sleeps, see
+     * MpiIdle), so Open MPI's sched_yield after each idle poll, switched on
+     * when ranks oversubscribe the cores, would only add system calls. */
+    setenv("OMPI_MCA_mpi_yield_when_idle", "0", 0);
     int provided = 0;
     int rc = M.Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
     if (rc != MPI_SUCCESS)
@@ -523,9 +570,7 @@ bool ps_mpi_launch(int *status)
             /* Different builds: rank 0 says so, everyone exits with 1. */
             if (M.rank == 0)
                 start_failed();
-            double t0 = clock_now_sec();
-            while (mpi_sends_pending() && mpi_progress() && clock_now_sec() - t0 < M.timeout)
-                usleep(200);
+            mpi_flush_sends();
             M.Finalize();
             teardown();
             M.up = false;
@@ -552,12 +597,7 @@ void ps_mpi_finish(int status)
     }
     for (int r = 1; r < M.size; r++)
         mpi_send_take(r, MM_SHUTDOWN, 0, status, 0, NULL);
-    double t0 = clock_now_sec();
-    while (mpi_sends_pending() && clock_now_sec() - t0 < M.timeout) {
-        if (!mpi_progress())
-            break;
-        usleep(200);
-    }
+    mpi_flush_sends();
     mpi_unlock();
     M.Finalize();
     teardown();
@@ -578,6 +618,7 @@ bool mpi_send_take(int dest, int type, int worker, int64_t epoch, int64_t batch,
 }
 bool mpi_progress(void) { return false; }
 bool mpi_sends_pending(void) { return false; }
+bool mpi_flush_sends(void) { return true; }
 int mpi_poll(MpiMsg *m) { return -1; }
 void mpi_msg_free(MpiMsg *m) { free(m->data); m->data = NULL; val_release(m->value); m->value = val_none(); }
 bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch, Value v) { return false; }

@@ -53,6 +53,9 @@ bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch
 /* Advance pending sends; false on an MPI error. */
 bool mpi_progress(void);
 bool mpi_sends_pending(void);
+/* Wait (polling) until every queued send has left, at most mpi_timeout()
+ * seconds; false on an MPI error or the timeout. */
+bool mpi_flush_sends(void);
 /* Receive one message if any is waiting: 1 got one, 0 none, -1 MPI error. */
 int mpi_poll(MpiMsg *m);
 void mpi_msg_free(MpiMsg *m);
@@ -65,5 +68,33 @@ double mpi_timeout(void);
 void mpi_mark_broken(void);
 void mpi_lock(void);
 void mpi_unlock(void);
+
+/* Waiting in a polling loop. Every wait for MPI traffic here polls (a
+ * blocking MPI call would spin a core that the computing ranks need) and
+ * sleeps between polls: MPI_IDLE_MIN_US after any traffic, doubling while
+ * nothing happens up to the loop's cap, so an idle loop costs little CPU and
+ * a busy one little latency. */
+#define MPI_IDLE_MIN_US 50
+typedef struct MpiIdle {
+    long us, max_us;
+} MpiIdle;
+static inline MpiIdle mpi_idle_init(long max_us) { return (MpiIdle){MPI_IDLE_MIN_US, max_us}; }
+/* Something happened: poll again soon. */
+static inline void mpi_idle_busy(MpiIdle *w) { w->us = MPI_IDLE_MIN_US; }
+/* A new cap (the loop's state changed); the next sleep is at most that. */
+static inline void mpi_idle_cap(MpiIdle *w, long max_us)
+{
+    w->max_us = max_us;
+    if (w->us > max_us)
+        w->us = max_us;
+}
+/* Microseconds to sleep now (then the next sleep doubles, up to the cap). */
+static inline long mpi_idle_next(MpiIdle *w)
+{
+    long us = w->us;
+    w->us = us * 2 < w->max_us ? us * 2 : w->max_us;
+    return us;
+}
+void mpi_idle_sleep(MpiIdle *w);
 
 #endif

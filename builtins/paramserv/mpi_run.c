@@ -11,7 +11,10 @@
  * pushes that arrive into the server's inbox. A worker rank runs the worker
  * loop on a thread of its own, against a one-worker channel that its main
  * thread bridges the same way. Each pull or push moves one copy of the
- * model or gradients.
+ * model or gradients. No bridge blocks inside MPI: each polls and sleeps
+ * between polls (MpiIdle, the caps below), because ranks on one host share
+ * its cores, and a rank spinning while it waits takes them from the ranks
+ * that compute.
  *
  * Same partitions (made on rank 0), the same per-worker RNG streams
  * (seeded from seed, worker and epoch) and BSP's aggregation in worker
@@ -42,13 +45,19 @@
 
 /* Seconds between heartbeats of a worker rank during a call. */
 #define BEAT_SECS 1.0
-/* How long a bridge sleeps when nothing happened (microseconds): the
- * latency added to a message that arrives while it sleeps. It starts at
- * IDLE_US after any traffic and doubles while nothing happens, up to
- * IDLE_MAX_US, so a bridge costs little CPU while its worker computes.
- * Pushes and deliveries in the same process wake it at once. */
-#define IDLE_US 100
-#define IDLE_MAX_US 250
+/* The caps of a bridge's idle sleeps (MpiIdle, mpi_comm.h), in
+ * microseconds: the most latency a message from another rank can gain
+ * while the bridge sleeps. Pushes and deliveries in the same process wake
+ * a bridge at once. Rank 0 may hear a push any time; a worker rank waits
+ * for a model only after it pushed, and while its worker computes only END
+ * can come (a failure elsewhere), so it polls less. Between calls a worker
+ * rank polls every 10 ms. */
+#define SERVE_IDLE_MAX_US 1000
+#define AWAIT_IDLE_MAX_US 1000
+#define COMPUTE_IDLE_MAX_US 5000
+#define BETWEEN_IDLE_MAX_US 10000
+/* While a send is under way: over TCP it moves only when its rank polls. */
+#define SEND_IDLE_MAX_US 200
 
 static void cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us)
 {
@@ -60,6 +69,21 @@ static void cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us)
         ts.tv_nsec %= 1000000000L;
     }
     pthread_cond_timedwait(cv, mu, &ts);
+}
+
+/* How many ranks share this host: each gets that share of the host's
+ * thread budget (the cores, or --threads / DML_THREADS), rank 0 during a
+ * call included, so ranks x threads never exceed it. */
+static int local_ranks(void)
+{
+    const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    long n = ls ? atol(ls) : 1;
+    return n > 0 && n < 4096 ? (int)n : 1;
+}
+
+bool ps_mpi_launched(void)
+{
+    return mpi_up();
 }
 
 int ps_mpi_workers(void)
@@ -98,81 +122,161 @@ Status ps_pick_mode(Interp *I, const char *mode, bool *remote)
 
 /* ---- what a call ships ---- */
 
-static void put_func(WBuf *b, const FuncDef *f)
+/* The part of a CALL that is the same for every worker rank: every file
+ * rank 0 loaded, the $parameters, the functions and the configuration.
+ * Rank 0 points it at its program (call_of, owning only the files array);
+ * a worker rank reads it, owning everything (call_free). */
+typedef struct CallMsg {
+    const char *main_path, *main_text;
+    size_t main_len;
+    CmdArg *args;
+    int64_t nargs;
+    ShippedFile *files;
+    int64_t nfiles;
+    const char *upd_key, *upd_name, *agg_key, *agg_name, *agg_spec;
+    int64_t utype, freq, epochs, batchsize, nbatches, model_avg, start_epoch;
+    uint64_t seed;
+    Value hyper;
+} CallMsg;
+
+/* Writes or reads a CALL's common part (WIO, wire.h); false when reading
+ * runs out of memory or the count of args or files is malformed. */
+static bool xfer_call(WIO *x, CallMsg *m)
 {
-    wb_str(b, f->mod == NULL ? ".defaultNS" : f->mod->key);
-    wb_str(b, f->name);
+    wio_str(x, &m->main_path);
+    wio_text(x, &m->main_text, &m->main_len);
+    wio_i64(x, &m->nargs);
+    if (x->r) {
+        if (x->r->bad || m->nargs < 0 || (size_t)m->nargs > x->r->len)
+            return false;
+        m->args = calloc((size_t)m->nargs + 1, sizeof *m->args);
+        if (!m->args)
+            return false;
+    }
+    for (int64_t i = 0; i < m->nargs; i++) {
+        wio_str(x, &m->args[i].name);
+        wio_str(x, &m->args[i].text);
+    }
+    wio_i64(x, &m->nfiles);
+    if (x->r) {
+        if (x->r->bad || m->nfiles < 0 || (size_t)m->nfiles > x->r->len)
+            return false;
+        m->files = calloc((size_t)m->nfiles + 1, sizeof *m->files);
+        if (!m->files)
+            return false;
+    }
+    for (int64_t i = 0; i < m->nfiles; i++) {
+        wio_str(x, &m->files[i].key);
+        wio_str(x, &m->files[i].path);
+        wio_text(x, &m->files[i].text, &m->files[i].len);
+    }
+    wio_str(x, &m->upd_key);
+    wio_str(x, &m->upd_name);
+    wio_str(x, &m->agg_key);
+    wio_str(x, &m->agg_name);
+    wio_str(x, &m->agg_spec);
+    wio_i64(x, &m->utype);
+    wio_i64(x, &m->freq);
+    wio_i64(x, &m->epochs);
+    wio_i64(x, &m->batchsize);
+    wio_i64(x, &m->nbatches);
+    wio_i64(x, &m->model_avg);
+    wio_u64(x, &m->seed);
+    wio_i64(x, &m->start_epoch);
+    wio_value(x, &m->hyper);
+    return true;
 }
 
-/* Every file rank 0 loaded, the $parameters and the configuration: the
- * part of a CALL that is the same for every worker rank. */
-static void put_common(WBuf *b, Interp *I, const PsRun *run, const PsConfig *c)
+static const char *func_key(const FuncDef *f)
+{
+    return f->mod == NULL ? ".defaultNS" : f->mod->key;
+}
+
+/* Rank 0's CALL, pointing into its program; false when out of memory. */
+static bool call_of(CallMsg *m, Interp *I, const PsRun *run, const PsConfig *c)
 {
     const Program *p = I->prog;
-    size_t len = 0;
-    const char *main_path = p->main->path ? p->main->path : "<main>";
-    const char *text = program_file_text(p, main_path, &len);
-    wb_str(b, main_path);
-    wb_strn(b, text ? text : "", text ? len : 0);
-    wb_i64(b, p->nargs);
-    for (int i = 0; i < p->nargs; i++) {
-        wb_str(b, p->args[i].name);
-        wb_str(b, p->args[i].text);
-    }
-    int64_t nmods = 0;
-    for (int i = 0; i < p->nmods; i++)
-        nmods += p->mods[i] != p->main;
-    wb_i64(b, nmods);
+    *m = (CallMsg){.hyper = c->hyper ? val_list_take(c->hyper) : val_none()};
+    m->main_path = p->main->path ? p->main->path : "<main>";
+    m->main_text = program_file_text(p, m->main_path, &m->main_len);
+    m->args = p->args;
+    m->nargs = p->nargs;
+    m->files = calloc((size_t)p->nmods + 1, sizeof *m->files);
+    if (!m->files)
+        return false;
     for (int i = 0; i < p->nmods; i++) {
-        const Module *m = p->mods[i];
-        if (m == p->main)
+        const Module *mod = p->mods[i];
+        if (mod == p->main)
             continue;
-        text = program_file_text(p, m->path, &len);
-        wb_str(b, m->key);
-        wb_str(b, m->path);
-        wb_strn(b, text ? text : "", text ? len : 0);
+        ShippedFile *f = &m->files[m->nfiles++];
+        f->key = mod->key;
+        f->path = mod->path;
+        f->text = program_file_text(p, mod->path, &f->len);
     }
-    put_func(b, c->upd);
-    put_func(b, c->agg);
-    wb_str(b, c->agg_spec);
-    wb_i64(b, c->utype);
-    wb_i64(b, c->freq);
-    wb_i64(b, c->epochs);
-    wb_i64(b, c->batchsize);
-    wb_i64(b, c->nbatches);
-    wb_i64(b, c->model_avg);
-    wb_i64(b, (int64_t)c->seed);
-    wb_i64(b, run->start_epoch);
-    wb_value(b, c->hyper ? val_list_take(c->hyper) : val_none());
+    m->upd_key = func_key(c->upd);
+    m->upd_name = c->upd->name;
+    m->agg_key = func_key(c->agg);
+    m->agg_name = c->agg->name;
+    m->agg_spec = c->agg_spec;
+    m->utype = c->utype;
+    m->freq = c->freq;
+    m->epochs = c->epochs;
+    m->batchsize = c->batchsize;
+    m->nbatches = c->nbatches;
+    m->model_avg = c->model_avg;
+    m->seed = c->seed;
+    m->start_epoch = run->start_epoch;
+    return true;
+}
+
+/* A worker rank's CALL, as read (it owns everything). */
+static void call_free(CallMsg *m)
+{
+    for (int64_t i = 0; m->files && i < m->nfiles; i++) {
+        free((char *)m->files[i].key);
+        free((char *)m->files[i].path);
+        free((char *)m->files[i].text);
+    }
+    free(m->files);
+    for (int64_t i = 0; m->args && i < m->nargs; i++) {
+        free((char *)m->args[i].name);
+        free((char *)m->args[i].text);
+    }
+    free(m->args);
+    free((char *)m->main_path);
+    free((char *)m->main_text);
+    free((char *)m->upd_key);
+    free((char *)m->upd_name);
+    free((char *)m->agg_key);
+    free((char *)m->agg_name);
+    free((char *)m->agg_spec);
+    val_release(m->hyper);
+}
+
+/* The part of a CALL for one worker: its id, k and its partition. */
+static void xfer_part(WIO *x, int64_t *id, int64_t *k, Value *X, Value *Y)
+{
+    wio_i64(x, id);
+    wio_i64(x, k);
+    wio_value(x, X);
+    wio_value(x, Y);
+}
+
+/* A worker rank's statistics, sent with DONE. */
+static void xfer_stats(WIO *x, PsWorkerStats *s)
+{
+    wio_f64(x, &s->compute);
+    wio_f64(x, &s->local_agg);
+    wio_f64(x, &s->wait);
+    wio_f64(x, &s->slice);
+    wio_i64(x, &s->pulls);
+    wio_i64(x, &s->pushes);
+    wio_i64(x, &s->batches);
+    wio_u64(x, &s->bytes_pulled);
+    wio_u64(x, &s->bytes_pushed);
 }
 
 /* ---- rank 0 ---- */
-
-static void put_stats(WBuf *b, const PsWorkerStats *s)
-{
-    wb_f64(b, s->compute);
-    wb_f64(b, s->local_agg);
-    wb_f64(b, s->wait);
-    wb_f64(b, s->slice);
-    wb_i64(b, s->pulls);
-    wb_i64(b, s->pushes);
-    wb_i64(b, s->batches);
-    wb_i64(b, (int64_t)s->bytes_pulled);
-    wb_i64(b, (int64_t)s->bytes_pushed);
-}
-
-static void get_stats(WRead *r, PsWorkerStats *s)
-{
-    s->compute = wr_f64(r);
-    s->local_agg = wr_f64(r);
-    s->wait = wr_f64(r);
-    s->slice = wr_f64(r);
-    s->pulls = wr_i64(r);
-    s->pushes = wr_i64(r);
-    s->batches = wr_i64(r);
-    s->bytes_pulled = (uint64_t)wr_i64(r);
-    s->bytes_pushed = (uint64_t)wr_i64(r);
-}
 
 static void mpi_failed(PsRun *run, const char *what)
 {
@@ -251,7 +355,7 @@ static void on_message(PsRun *run, MpiMsg *m, int *ndone)
         break;
     }
     case MM_DONE:
-        get_stats(&rd, &w->st);
+        xfer_stats(&(WIO){.r = &rd}, &w->st);
         w->done = true;
         (*ndone)++;
         break;
@@ -269,21 +373,27 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         ps_fail_msg(run, "paramserv: out of memory");
         return;
     }
+    /* The server's agg and val share this host with worker ranks. */
+    int blas_before = blas_budget_enter(local_ranks());
     mpi_lock();
     double t0 = clock_now_sec();
     /* The CALL: the common part, then this worker's id, k and partition. */
     WBuf common = {0};
-    put_common(&common, I, run, c);
+    CallMsg call;
+    if (!call_of(&call, I, run, c))
+        common.oom = true;
+    else
+        xfer_call(&(WIO){.w = &common}, &call);
+    free(call.files);
     for (int i = 0; i < n && !atomic_load(&run->abort); i++) {
         PsWorker *w = &run->w[i];
         WBuf b = {0};
         wb_bytes(&b, common.p, common.len);
         if (common.oom)
             b.oom = true;
-        wb_i64(&b, w->id);
-        wb_i64(&b, n);
-        wb_value(&b, val_matrix_take(w->part.X));
-        wb_value(&b, val_matrix_take(w->part.Y));
+        int64_t id = w->id, k = n;
+        Value X = val_matrix_take(w->part.X), Y = val_matrix_take(w->part.Y);
+        xfer_part(&(WIO){.w = &b}, &id, &k, &X, &Y);
         if (!mpi_send_take(w->rank, MM_CALL, w->id, 0, 0, &b))
             mpi_failed(run, "sending a paramserv call");
         seen[i] = clock_now_sec();
@@ -292,7 +402,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
     t_rpc += clock_now_sec() - t0;
     /* The bridge: models out, pushes in, until every worker is done. */
     int ndone = 0;
-    long idle = IDLE_US;
+    MpiIdle idle = mpi_idle_init(SERVE_IDLE_MAX_US);
     while (ndone < n && !atomic_load(&run->abort)) {
         double t1 = clock_now_sec();
         bool busy = send_models(run);
@@ -328,14 +438,14 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
                 break;
             }
         }
-        if (busy || mpi_sends_pending()) {
-            idle = IDLE_US;
+        if (busy) {
+            mpi_idle_busy(&idle);
         } else {
+            mpi_idle_cap(&idle, mpi_sends_pending() ? SEND_IDLE_MAX_US : SERVE_IDLE_MAX_US);
             pthread_mutex_lock(&run->mu);
             if (!atomic_load(&run->abort))
-                cond_wait_us(&run->pump_cv, &run->mu, idle);
+                cond_wait_us(&run->pump_cv, &run->mu, mpi_idle_next(&idle));
             pthread_mutex_unlock(&run->mu);
-            idle = idle * 2 < IDLE_MAX_US ? idle * 2 : IDLE_MAX_US;
         }
     }
     /* End the call on every worker rank, done or not, and wait until each
@@ -351,6 +461,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
             acks++;
         }
     double tend = clock_now_sec();
+    mpi_idle_busy(&idle);
     while (sent_ok && acked && acks < n) {
         if (!mpi_progress())
             break;
@@ -361,7 +472,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         if (got == 0) {
             if (clock_now_sec() - tend > mpi_timeout())
                 break;
-            usleep(IDLE_US);
+            mpi_idle_sleep(&idle);
             continue;
         }
         PsWorker *w = worker_of_rank(run, m.src);
@@ -380,10 +491,9 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
     }
     free(acked);
     /* Sends still in flight must finish before the models they carry go. */
-    while (mpi_sends_pending() && clock_now_sec() - tend < mpi_timeout())
-        if (!mpi_progress())
-            break;
+    mpi_flush_sends();
     mpi_unlock();
+    blas_budget_leave(blas_before);
     run->rpc_time = t_rpc;
     free(seen);
 }
@@ -395,12 +505,7 @@ typedef struct Remote {
     PsConfig cfg;
     PsWorker w;
     Program *prog;
-    ShippedFile *files;
-    int nfiles;
-    CmdArg *args;
-    int nargs;
-    char *main_path, *main_text, *agg_spec;
-    Value hyper;
+    CallMsg call;               /* owned: what the CALL carried */
     WBuf prints;                /* what the worker's DML code printed (run.mu) */
     FILE *out;
     bool finished;              /* the worker thread returned (run.mu) */
@@ -429,122 +534,62 @@ static void *remote_thread(void *arg)
 
 static void remote_free(Remote *r)
 {
-    for (int i = 0; i < r->nfiles; i++) {
-        free((char *)r->files[i].key);
-        free((char *)r->files[i].path);
-        free((char *)r->files[i].text);
-    }
-    free(r->files);
-    for (int i = 0; i < r->nargs; i++) {
-        free((char *)r->args[i].name);
-        free((char *)r->args[i].text);
-    }
-    free(r->args);
-    free(r->main_path);
-    free(r->main_text);
-    free(r->agg_spec);
-    val_release(r->hyper);
+    call_free(&r->call);
     wb_free(&r->prints);
-}
-
-static char *dup_n(const char *p, size_t n)
-{
-    char *s = malloc(n + 1);
-    if (s) {
-        if (n)
-            memcpy(s, p, n);
-        s[n] = '\0';
-    }
-    return s;
 }
 
 /* Decode a CALL and rebuild the program from the shipped files. NULL on
  * success, else a malloc'd message. */
 static char *remote_setup(Remote *r, WRead *rd)
 {
-    size_t len;
-    r->main_path = wr_str(rd);
-    const char *t = wr_strn(rd, &len);
-    r->main_text = dup_n(t ? t : "", len);
-    size_t main_len = len;
-    r->nargs = (int)wr_i64(rd);
-    if (rd->bad || r->nargs < 0 || (size_t)r->nargs > rd->len)
-        return strdup("malformed paramserv call");
-    r->args = calloc((size_t)r->nargs + 1, sizeof *r->args);
-    for (int i = 0; r->args && i < r->nargs; i++) {
-        r->args[i].name = wr_str(rd);
-        r->args[i].text = wr_str(rd);
-    }
-    int64_t nf = wr_i64(rd);
-    if (rd->bad || !r->args || nf < 0 || (size_t)nf > rd->len)
-        return strdup("malformed paramserv call");
-    r->files = calloc((size_t)nf + 1, sizeof *r->files);
-    if (!r->files)
-        return strdup("out of memory");
-    for (; r->nfiles < nf && !rd->bad; r->nfiles++) {
-        ShippedFile *f = &r->files[r->nfiles];
-        f->key = wr_str(rd);
-        f->path = wr_str(rd);
-        t = wr_strn(rd, &len);
-        f->text = dup_n(t ? t : "", len);
-        f->len = len;
-    }
-    char *ukey = wr_str(rd), *uname = wr_str(rd), *akey = wr_str(rd), *aname = wr_str(rd);
+    CallMsg *m = &r->call;
+    WIO x = {.r = rd};
+    if (!xfer_call(&x, m))
+        return strdup(rd->bad ? "malformed paramserv call" : "out of memory");
     PsConfig *c = &r->cfg;
-    r->agg_spec = wr_str(rd);
-    c->agg_spec = r->agg_spec;
-    c->utype = (PsUtype)wr_i64(rd);
-    c->freq = (PsFreq)wr_i64(rd);
-    c->epochs = wr_i64(rd);
-    c->batchsize = wr_i64(rd);
-    c->nbatches = wr_i64(rd);
-    c->model_avg = wr_i64(rd) != 0;
-    c->seed = (uint64_t)wr_i64(rd);
-    r->run.start_epoch = wr_i64(rd);
-    r->hyper = wr_value(rd);
-    c->hyper = r->hyper.kind == VAL_LIST ? r->hyper.l : NULL;
-    r->w.id = (int)wr_i64(rd);
-    int64_t k = wr_i64(rd);
-    Value X = wr_value(rd), Y = wr_value(rd);
-    char *err = NULL;
-    if (rd->bad || !r->main_path || !r->main_text || !ukey || !uname || !akey || !aname || X.kind != VAL_MATRIX ||
-        Y.kind != VAL_MATRIX || c->batchsize <= 0 || c->nbatches <= 0 || k <= 0) {
-        err = strdup("malformed paramserv call");
+    c->agg_spec = m->agg_spec;
+    c->utype = (PsUtype)m->utype;
+    c->freq = (PsFreq)m->freq;
+    c->epochs = m->epochs;
+    c->batchsize = m->batchsize;
+    c->nbatches = m->nbatches;
+    c->model_avg = m->model_avg != 0;
+    c->seed = m->seed;
+    c->hyper = m->hyper.kind == VAL_LIST ? m->hyper.l : NULL;
+    r->run.start_epoch = m->start_epoch;
+    int64_t id = 0, k = 0;
+    Value X = val_none(), Y = val_none();
+    xfer_part(&x, &id, &k, &X, &Y);
+    r->w.id = (int)id;
+    if (rd->bad || !m->main_path || !m->upd_key || !m->upd_name || !m->agg_key || !m->agg_name ||
+        X.kind != VAL_MATRIX || Y.kind != VAL_MATRIX || c->batchsize <= 0 || c->nbatches <= 0 || k <= 0 ||
+        id < 0 || id >= k) {
         val_release(X);
         val_release(Y);
-    } else {
-        r->w.part.X = X.m;
-        r->w.part.Y = Y.m;
-        r->prog = program_new();
-        if (!r->prog) {
-            free(ukey);
-            free(uname);
-            free(akey);
-            free(aname);
-            return strdup("out of memory");
-        }
-        program_set_args(r->prog, r->args, r->nargs);
-        r->prog->shipped = r->files;
-        r->prog->nshipped = r->nfiles;
-        Node **stmts;
-        int nst;
-        err = program_load_main(r->prog, r->main_path, r->main_text, main_len, &stmts, &nst);
-        if (!err) {
-            c->upd = program_find_func(r->prog, ukey, uname);
-            c->agg = program_find_func(r->prog, akey, aname);
-            if (!c->upd || !c->agg) {
-                size_t cap = strlen(ukey) + strlen(uname) + strlen(akey) + strlen(aname) + 96;
-                err = malloc(cap);
-                if (err)
-                    snprintf(err, cap, "cannot find %s::%s or %s::%s in the shipped program", ukey, uname, akey,
-                             aname);
-            }
-        }
+        return strdup("malformed paramserv call");
     }
-    free(ukey);
-    free(uname);
-    free(akey);
-    free(aname);
+    r->w.part.X = X.m;
+    r->w.part.Y = Y.m;
+    r->prog = program_new();
+    if (!r->prog)
+        return strdup("out of memory");
+    program_set_args(r->prog, m->args, (int)m->nargs);
+    r->prog->shipped = m->files;
+    r->prog->nshipped = (int)m->nfiles;
+    Node **stmts;
+    int nst;
+    char *err = program_load_main(r->prog, m->main_path, m->main_text, m->main_len, &stmts, &nst);
+    if (err)
+        return err;
+    c->upd = program_find_func(r->prog, m->upd_key, m->upd_name);
+    c->agg = program_find_func(r->prog, m->agg_key, m->agg_name);
+    if (!c->upd || !c->agg) {
+        size_t cap = strlen(m->upd_key) + strlen(m->upd_name) + strlen(m->agg_key) + strlen(m->agg_name) + 96;
+        err = malloc(cap);
+        if (err)
+            snprintf(err, cap, "cannot find %s::%s or %s::%s in the shipped program", m->upd_key, m->upd_name,
+                     m->agg_key, m->agg_name);
+    }
     return err;
 }
 
@@ -594,7 +639,7 @@ static void serve_call(MpiMsg *call)
     run->w = &r->w;
     run->k = 1;
     run->where = where;
-    r->hyper = val_none();
+    r->call.hyper = val_none();
     pthread_mutex_init(&run->mu, NULL);
     pthread_cond_init(&run->server_cv, NULL);
     pthread_cond_init(&run->pump_cv, NULL);
@@ -625,11 +670,8 @@ static void serve_call(MpiMsg *call)
         r->out = fopencookie(r, "w", io);
         if (r->out)
             setvbuf(r->out, NULL, _IOLBF, 0);   /* a printed line leaves with the next message */
-        /* BLAS: this rank's share of its host's thread budget (the cores, or
-         * --threads / DML_THREADS), split among the ranks on that host. */
-        const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-        long local = ls ? atol(ls) : 1;
-        int per = blas_budget_share(local > 0 && local < 4096 ? (int)local : 1);
+        /* BLAS: this rank's share of its host's thread budget. */
+        int per = blas_budget_share(local_ranks());
         blas_set_threads(per);
         worker_interp_init(&w->I, r->prog, rng_mix3(r->cfg.seed, (uint64_t)w->id + 1, 0), &run->abort, per,
                            r->out ? r->out : stdout);
@@ -640,12 +682,14 @@ static void serve_call(MpiMsg *call)
     }
     /* The bridge: pushes out, models in, heartbeats, until END. */
     double last_send = clock_now_sec();
-    long idle = IDLE_US;
+    MpiIdle idle = mpi_idle_init(AWAIT_IDLE_MAX_US);
+    bool awaiting = true;       /* pushed (or just started) and no model since */
     bool reported = !started;
     for (;;) {
         bool busy = false;
         if (started && send_pushes(r, &ok)) {
             busy = true;
+            awaiting = true;
             last_send = clock_now_sec();
         }
         pthread_mutex_lock(&run->mu);
@@ -657,7 +701,7 @@ static void serve_call(MpiMsg *call)
                 send_fail(run->failure);
             else if (!atomic_load(&run->abort)) {
                 WBuf b = {0};
-                put_stats(&b, &r->w.st);
+                xfer_stats(&(WIO){.w = &b}, &r->w.st);
                 ok = ok && mpi_send_take(0, MM_DONE, r->w.id, 0, 0, &b);
                 wb_free(&b);
             }
@@ -686,6 +730,7 @@ static void serve_call(MpiMsg *call)
                     r->w.mailbox = model;
                     pthread_cond_signal(&r->w.cv);
                     pthread_mutex_unlock(&run->mu);
+                    awaiting = false;
                 }
             } else if (m.type == MM_END) {
                 mpi_msg_free(&m);
@@ -697,14 +742,17 @@ static void serve_call(MpiMsg *call)
         if (clock_now_sec() - last_send >= BEAT_SECS) {
             mpi_send_take(0, MM_BEAT, r->w.id, 0, 0, NULL);
             last_send = clock_now_sec();
-        } else if (busy || mpi_sends_pending()) {
-            idle = IDLE_US;
+        } else if (busy) {
+            mpi_idle_busy(&idle);
         } else {
+            mpi_idle_cap(&idle, mpi_sends_pending() ? SEND_IDLE_MAX_US
+                                : awaiting ? AWAIT_IDLE_MAX_US : COMPUTE_IDLE_MAX_US);
+            /* Sleep unless a push or the worker's end is waiting to go;
+             * once reported, only END can come. */
             pthread_mutex_lock(&run->mu);
-            if (!r->finished && run->ninbox == 0)
-                cond_wait_us(&run->server_cv, &run->mu, idle);
+            if (run->ninbox == 0 && (!r->finished || reported))
+                cond_wait_us(&run->server_cv, &run->mu, mpi_idle_next(&idle));
             pthread_mutex_unlock(&run->mu);
-            idle = idle * 2 < IDLE_MAX_US ? idle * 2 : IDLE_MAX_US;
         }
     }
     /* END (or a broken connection): stop the worker thread and leave. */
@@ -746,7 +794,7 @@ int ps_mpi_worker_loop(void)
 {
     int status = 1;
     mpi_lock();
-    int idle_us = IDLE_US;
+    MpiIdle idle = mpi_idle_init(BETWEEN_IDLE_MAX_US);
     for (;;) {
         if (!mpi_progress())
             break;
@@ -755,13 +803,10 @@ int ps_mpi_worker_loop(void)
         if (got < 0)
             break;
         if (got == 0) {
-            /* Between calls nothing is urgent: back off to 10 ms. */
-            usleep((useconds_t)idle_us);
-            if (idle_us < 10000)
-                idle_us *= 2;
+            mpi_idle_sleep(&idle);
             continue;
         }
-        idle_us = IDLE_US;
+        mpi_idle_busy(&idle);
         if (m.type == MM_SHUTDOWN) {
             status = (int)m.epoch;
             mpi_msg_free(&m);
@@ -774,9 +819,7 @@ int ps_mpi_worker_loop(void)
         mpi_msg_free(&m);
     }
     /* Let the last messages (ENDACK) leave before MPI closes. */
-    double t0 = clock_now_sec();
-    while (mpi_sends_pending() && clock_now_sec() - t0 < mpi_timeout() && mpi_progress())
-        usleep(IDLE_US);
+    mpi_flush_sends();
     mpi_unlock();
     return status;
 }

@@ -194,6 +194,7 @@ typedef struct PsRun {
     PsHistory hist;             /* server thread, then the caller after the joins */
     /* progress line (history.c): any thread */
     bool progress;              /* set before the threads start */
+    bool prog_plain;            /* whole lines at a modest rate, not one rewritten line */
     double prog_after;          /* seconds into an epoch before the line shows */
     bool prog_shown;            /* under the stderr lock */
     atomic_int_least64_t prog_batches, prog_epoch;
@@ -267,6 +268,8 @@ void ps_progress_finish(PsRun *run);
 /* ---- mpi_run.c: Open MPI ---- */
 /* Worker ranks of this job (mpirun -np N: N-1); 0 outside mpirun. */
 int ps_mpi_workers(void);
+/* This process was launched by mpirun (Open MPI is up). */
+bool ps_mpi_launched(void);
 /* "rank R on HOST" (malloc'd). */
 char *ps_mpi_where(int rank);
 /* mode= (NULL when not given) -> whether the workers are MPI ranks. */

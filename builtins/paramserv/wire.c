@@ -213,3 +213,63 @@ static Value get_value(WRead *r, int depth, bool data)
 
 Value wr_value(WRead *r) { return get_value(r, 0, true); }
 Value wr_value_layout(WRead *r) { return get_value(r, 0, false); }
+
+/* ---- both directions ---- */
+
+void wio_i64(WIO *x, int64_t *v)
+{
+    if (x->w)
+        wb_i64(x->w, *v);
+    else
+        *v = wr_i64(x->r);
+}
+
+void wio_u64(WIO *x, uint64_t *v)
+{
+    int64_t i = (int64_t)*v;
+    wio_i64(x, &i);
+    *v = (uint64_t)i;
+}
+
+void wio_f64(WIO *x, double *v)
+{
+    if (x->w)
+        wb_f64(x->w, *v);
+    else
+        *v = wr_f64(x->r);
+}
+
+void wio_str(WIO *x, const char **s)
+{
+    if (x->w)
+        wb_str(x->w, *s);
+    else
+        *s = wr_str(x->r);
+}
+
+void wio_text(WIO *x, const char **s, size_t *n)
+{
+    if (x->w) {
+        wb_strn(x->w, *s ? *s : "", *s ? *n : 0);
+        return;
+    }
+    const char *p = wr_strn(x->r, n);
+    char *t = x->r->bad ? NULL : malloc(*n + 1);
+    if (t) {
+        if (*n)
+            memcpy(t, p, *n);
+        t[*n] = '\0';
+    } else {
+        x->r->bad = true;
+        *n = 0;
+    }
+    *s = t;
+}
+
+void wio_value(WIO *x, Value *v)
+{
+    if (x->w)
+        wb_value(x->w, *v);
+    else
+        *v = wr_value(x->r);
+}

@@ -57,4 +57,24 @@ Value wr_value(WRead *r);
 /* A value written by wb_value_layout: its matrices allocated, cells unset. */
 Value wr_value_layout(WRead *r);
 
+/* One walk over a message's fields serves both directions: with 'w' set
+ * each call writes the field, with 'r' set it reads the field into the same
+ * variable, so the writer and the reader of a message are one function and
+ * cannot drift apart. Reading never trusts the bytes (r->bad, as above). */
+typedef struct WIO {
+    WBuf *w;
+    WRead *r;
+} WIO;
+
+void wio_i64(WIO *x, int64_t *v);
+void wio_u64(WIO *x, uint64_t *v);
+void wio_f64(WIO *x, double *v);
+/* A string (NULL is absent); read: a new malloc'd copy. */
+void wio_str(WIO *x, const char **s);
+/* n bytes of text; read: a malloc'd NUL-terminated copy (never NULL unless
+ * r->bad) and its length. */
+void wio_text(WIO *x, const char **s, size_t *n);
+/* A value (wb_value / wr_value); read: owned. */
+void wio_value(WIO *x, Value *v);
+
 #endif

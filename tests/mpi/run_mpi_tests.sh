@@ -7,7 +7,8 @@
 # the local backend with the same k bit for bit, for N = 2, 3, 4 and both
 # transports; the asynchronous utypes train; a worker's DML error, a killed
 # rank, a stopped rank, different builds and bad modes end the job with the
-# right message; upd's prints reach rank 0; --stats; chunked messages.
+# right message; upd's prints reach rank 0; progress lines; --stats;
+# chunked messages.
 # Ends with "N passed, N failed". Skips (0 passed, 0 failed) only when
 # mpirun is not installed (tools/install-deps.sh installs it), or under
 # ThreadSanitizer, which does not instrument Open MPI.
@@ -138,6 +139,19 @@ if [ "$(grep -c '^\[paramserv\] epoch [12]/2: loss [0-9.]*, accuracy' "$tmp/err"
     ok "validation lines (val runs on rank 0)"
 else
     bad "validation lines (val runs on rank 0)"
+fi
+
+# Rank 0's stderr is a pipe to mpirun: progress goes as whole lines (no \r
+# or escapes); DML_PROGRESS_AFTER=0 shows the first at once.
+CR=$(printf '\r')
+ESC=$(printf '\033')
+if DML_PROGRESS_AFTER=0 mpi 3 self,vader print_upd.dml >"$tmp/out" 2>"$tmp/err" &&
+    grep -q '^\[paramserv\] epoch 1/2: [0-9]*/2 batches, [0-9.]* batches/s, ETA [0-9hms?]*$' "$tmp/err" &&
+    [ "$(grep -c '^\[paramserv\] epoch [12]/2: loss [0-9.]*, accuracy' "$tmp/err")" -eq 2 ] &&
+    ! grep -q "$CR" "$tmp/err" && ! grep -q "$ESC" "$tmp/err"; then
+    ok "progress under mpirun: plain lines on rank 0's piped stderr"
+else
+    bad "progress under mpirun: plain lines on rank 0's piped stderr"
 fi
 
 if mpi 3 self,vader bits.dml --stats -nvargs mode=REMOTE_MPI utype=BSP freq=BATCH scheme=DISJOINT_RANDOM k=2 avg=FALSE \
