@@ -17,6 +17,8 @@ REPS=${BENCH_REPS:-3}
 B=build/bench
 mkdir -p "$B"
 cc -O2 -o "$B/blas_bench" bench/blas_bench.c $(pkg-config --cflags --libs openblas 2>/dev/null || echo -lopenblas) -lm
+cc -O2 -std=gnu11 -I. -o "$B/lenet_kernels" bench/lenet_kernels.c builtins/dnn_kernels.c \
+    $(pkg-config --cflags --libs openblas 2>/dev/null || echo -lopenblas) -lm
 
 PY=""
 for p in /usr/bin/python3 python3; do
@@ -188,6 +190,16 @@ ew_row() { # ew_row LABEL CONFIG
     echo "Rscript bench/r_bench.R elementwise"
     echo "$PY bench/py_bench.py torch64|torch32 elementwise 1"
     echo "$DML run bench/dml/conv2d.dml"
+    echo '```'
+    echo
+    echo "## LeNet's DNN kernels per batch of 64 (issue #13)"
+    echo
+    echo "One worker's kernels for one batch, one BLAS thread (as each of paramserv's k=2 workers"
+    echo "on 2 cores), thread CPU time, best of 7 (\`$B/lenet_kernels\`, built from"
+    echo "bench/lenet_kernels.c and builtins/dnn_kernels.c):"
+    echo
+    echo '```'
+    "$B/lenet_kernels"
     echo '```'
     if [ -f bench/paramserv.sh ] && [ -z "${BENCH_SKIP_PARAMSERV:-}" ]; then
         echo

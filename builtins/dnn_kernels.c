@@ -17,15 +17,17 @@
 
 #include "../runtime/blas.h"
 
-/* Aim for an im2col buffer of about this many bytes per dgemm: large enough
- * that dgemm sees thousands of columns, small enough to stay in the last-level
- * cache between im2col writing it and dgemm reading it. */
-#define DNN_COLS_TARGET_BYTES ((int64_t)4 << 20)
+/* Aim for an im2col buffer of about this many bytes per dgemm (about a
+ * core's L2): large enough that dgemm sees hundreds of columns, small enough
+ * that the columns im2col writes are still cached when dgemm packs them. */
+#define DNN_COLS_TARGET_BYTES ((int64_t)1 << 20)
 /* Batching images costs a copy of every dout/out cell (F*P*Q per image)
  * against 2*C*R*S flops per cell in the dgemm, so it pays only for deep
- * filters. Measured on the LeNet layers: with C*R*S = 800 three images per
- * dgemm beat one by ~15%; with C*R*S = 25 one image per dgemm was 5-40%
- * faster (the copies cost as much as the dgemm). Below this, one image. */
+ * filters. Measured on the LeNet layers: with C*R*S = 25 one image per dgemm
+ * was 5-40% faster (the copies cost as much as the dgemm). With C*R*S = 800
+ * (1.25 MB of columns per image) three images per dgemm once beat one by
+ * ~15%, but on a 2-core Zen 3 (1 MB L2) one image was 5-10% faster than
+ * three, so the target above now gives one. Below this, always one image. */
 #define DNN_BATCH_MIN_CRS 128
 /* Threads. On the 2-vCPU dev VM, splitting im2col/col2im over 2 threads of
  * our own (tried and measured) left conv2d's time unchanged when the machine
@@ -48,7 +50,120 @@ bool dnn_geom_output(DnnGeom *g)
     return true;
 }
 
-/* ---- im2col / col2im ---- */
+/* ---- im2col / col2im ----
+ * Two ways to unroll a channel. The usual one first copies the channel into
+ * a zero-bordered plane of (H+2ph) x (W+2pw) cells, so that every im2col row
+ * is a plain strided copy out of it (and every col2im row a plain add into
+ * it): no bounds per cell, and runs short enough (Q cells) that an inlined
+ * loop beats a memcpy call. When that plane would be much larger than the
+ * channel's share of the im2col matrix (huge padding next to huge strides,
+ * which leave most of it unread), the clipped loops below work on the image
+ * itself instead. */
+
+/* Short runs (Q cells, 14 or 28 in LeNet) copied or added two cells at a
+ * time: at -O2 gcc leaves these loops scalar (its cheap cost model will not
+ * vectorise a loop of unknown count), and a memcpy call per run costs more
+ * than the copy. The vector type is gcc's generic one (SSE2 on x86-64);
+ * memcpy moves it in and out unaligned. gcc would turn the copy loop back
+ * into a memcpy call per run (-ftree-loop-distribute-patterns, on at -O2):
+ * DNN_NO_MEMCPY_IDIOM keeps it a loop where copy_run is used (about 1 ms
+ * of conv2's 36 per batch of 64). */
+typedef double DnnV2 __attribute__((vector_size(16)));
+#if defined(__GNUC__) && !defined(__clang__)
+#define DNN_NO_MEMCPY_IDIOM __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define DNN_NO_MEMCPY_IDIOM
+#endif
+
+/* d[i] = s[i] for i < n */
+static inline void copy_run(double *restrict d, const double *restrict s, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 2 <= n; i += 2)
+        memcpy(d + i, s + i, sizeof(DnnV2));
+    if (i < n)
+        d[i] = s[i];
+}
+
+/* d[i] += s[i] for i < n */
+static inline void add_run(double *restrict d, const double *restrict s, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+        DnnV2 a, b;
+        memcpy(&a, d + i, sizeof a);
+        memcpy(&b, s + i, sizeof b);
+        a += b;
+        memcpy(d + i, &a, sizeof a);
+    }
+    if (i < n)
+        d[i] += s[i];
+}
+
+/* Cells of the zero-bordered plane, or -1 when it is not worth building. */
+static int64_t padded_cells(const DnnGeom *g)
+{
+    int64_t hp = g->H + 2 * g->ph, wp = g->W + 2 * g->pw, cells, share;
+    if (__builtin_mul_overflow(hp, wp, &cells) ||
+        __builtin_mul_overflow(g->R * g->S, g->P * g->Q, &share) || cells > share + 4096)
+        return -1;
+    return cells;
+}
+
+/* Copies plane (H x W) into the interior of pad ((H+2ph) x (W+2pw)); the
+ * border of pad is zero and stays so. */
+static void pad_fill(const DnnGeom *g, const double *plane, double *pad)
+{
+    const int64_t wp = g->W + 2 * g->pw;
+    for (int64_t h = 0; h < g->H; h++)
+        memcpy(pad + (h + g->ph) * wp + g->pw, plane + h * g->W, (size_t)g->W * sizeof(double));
+}
+
+/* im2col of one channel out of its padded plane into the R*S rows of that
+ * channel ('rows', ld apart):
+ *     rows[r*S + s, p*Q + q] = pad[p*sh + r, q*sw + s]. */
+DNN_NO_MEMCPY_IDIOM
+static void im2col_padded(const DnnGeom *g, const double *pad, double *rows, int64_t ld)
+{
+    const int64_t P = g->P, Q = g->Q, sw = g->sw, wp = g->W + 2 * g->pw, step = g->sh * wp;
+    for (int64_t r = 0; r < g->R; r++)
+        for (int64_t s = 0; s < g->S; s++) {
+            double *restrict dst = rows + (r * g->S + s) * ld;
+            const double *restrict src = pad + r * wp + s;
+            if (sw == 1) {
+                for (int64_t p = 0; p < P; p++, dst += Q, src += step)
+                    copy_run(dst, src, Q);
+            } else {
+                for (int64_t p = 0; p < P; p++, dst += Q, src += step)
+                    for (int64_t q = 0; q < Q; q++)
+                        dst[q] = src[q * sw];
+            }
+        }
+}
+
+/* col2im of one channel into its padded plane, which the caller zeroed:
+ *     pad[p*sh + r, q*sw + s] += rows[r*S + s, p*Q + q]
+ * taken in (r, s, p, q) order, the order of the clipped loops below. */
+static void col2im_padded(const DnnGeom *g, const double *rows, int64_t ld, double *pad)
+{
+    const int64_t P = g->P, Q = g->Q, sw = g->sw, wp = g->W + 2 * g->pw, step = g->sh * wp;
+    for (int64_t r = 0; r < g->R; r++)
+        for (int64_t s = 0; s < g->S; s++) {
+            const double *restrict src = rows + (r * g->S + s) * ld;
+            double *restrict dst = pad + r * wp + s;
+            if (sw == 1) {
+                for (int64_t p = 0; p < P; p++, src += Q, dst += step)
+                    add_run(dst, src, Q);
+            } else {
+                for (int64_t p = 0; p < P; p++, src += Q, dst += step)
+                    for (int64_t q = 0; q < Q; q++)
+                        dst[q * sw] += src[q];
+            }
+        }
+}
+
+/* The clipped loops: bounds worked out per filter tap (tap_range). */
+
 
 /* Outputs o in [*lo, *hi) read an in-image input cell for the filter tap
  * 'tap': 0 <= o*stride + tap - pad < size. Everything outside reads padding. */
@@ -101,12 +216,6 @@ static void im2col_channel(const DnnGeom *g, const double *x, int64_t c, double 
     }
 }
 
-/* d[i] += s[i]; 'restrict' lets the compiler vectorise without an overlap test. */
-static inline void add_run(double *restrict d, const double *restrict s, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        d[i] += s[i];
-}
 
 /* col2im of channel c, accumulating into plane = dX[c] (H x W):
  *     plane[p*sh+r-ph, q*sw+s-pw] += cols[(c*R+r)*S+s, p*Q+q]
@@ -152,6 +261,7 @@ typedef struct Conv {
     double *res;            /* out (FWD), dW (BWF) or dX (BWD) */
     double *cols;           /* CRS x (b*PQ) im2col matrix */
     double *buf;            /* F x (b*PQ): product (FWD) or gathered dout (BWF, BWD); b > 1 only */
+    double *pad;            /* one zero-bordered channel plane, or NULL for the clipped loops */
 } Conv;
 
 /* Before the dgemm of images n0 .. n0+b-1. */
@@ -159,10 +269,18 @@ static void conv_prepare(const Conv *cv, int64_t n0, int64_t b)
 {
     const DnnGeom *g = cv->g;
     const int64_t CHW = g->C * g->H * g->W, PQ = g->P * g->Q, FPQ = g->F * PQ, ld = b * PQ;
+    const int64_t HW = g->H * g->W, RS = g->R * g->S;
     if (cv->op != CONV_BWD)
         for (int64_t i = 0; i < b; i++)
-            for (int64_t c = 0; c < g->C; c++)
-                im2col_channel(g, cv->X + (n0 + i) * CHW, c, cv->cols + i * PQ, ld);
+            for (int64_t c = 0; c < g->C; c++) {
+                const double *x = cv->X + (n0 + i) * CHW;
+                if (cv->pad) {
+                    pad_fill(g, x + c * HW, cv->pad);
+                    im2col_padded(g, cv->pad, cv->cols + c * RS * ld + i * PQ, ld);
+                } else {
+                    im2col_channel(g, x, c, cv->cols + i * PQ, ld);
+                }
+            }
     if (cv->op != CONV_FWD && b > 1)
         for (int64_t i = 0; i < b; i++)
             for (int64_t f = 0; f < g->F; f++)
@@ -198,6 +316,7 @@ static void conv_finish(const Conv *cv, int64_t n0, int64_t b)
 {
     const DnnGeom *g = cv->g;
     const int64_t HW = g->H * g->W, CHW = g->C * HW, PQ = g->P * g->Q, FPQ = g->F * PQ, ld = b * PQ;
+    const int64_t RS = g->R * g->S;
     if (cv->op == CONV_FWD && b > 1)
         for (int64_t i = 0; i < b; i++)
             for (int64_t f = 0; f < g->F; f++)
@@ -207,8 +326,17 @@ static void conv_finish(const Conv *cv, int64_t n0, int64_t b)
         for (int64_t i = 0; i < b; i++)
             for (int64_t c = 0; c < g->C; c++) {
                 double *plane = cv->res + (n0 + i) * CHW + c * HW;
-                memset(plane, 0, (size_t)HW * sizeof(double));
-                col2im_channel(g, cv->cols + i * PQ, ld, c, plane);
+                if (cv->pad) {
+                    const int64_t wp = g->W + 2 * g->pw;
+                    memset(cv->pad, 0, (size_t)((g->H + 2 * g->ph) * wp) * sizeof(double));
+                    col2im_padded(g, cv->cols + c * RS * ld + i * PQ, ld, cv->pad);
+                    for (int64_t h = 0; h < g->H; h++)
+                        memcpy(plane + h * g->W, cv->pad + (h + g->ph) * wp + g->pw,
+                               (size_t)g->W * sizeof(double));
+                } else {
+                    memset(plane, 0, (size_t)HW * sizeof(double));
+                    col2im_channel(g, cv->cols + i * PQ, ld, c, plane);
+                }
             }
 }
 
@@ -234,9 +362,12 @@ static int conv_run(Conv *cv)
         nb = 1;
     cv->cols = malloc((size_t)(per * nb) * sizeof(double));
     cv->buf = nb > 1 ? malloc((size_t)(g->F * nb * PQ) * sizeof(double)) : NULL;
-    if (!cv->cols || (nb > 1 && !cv->buf)) {
+    int64_t cells = padded_cells(g);
+    cv->pad = cells >= 0 ? calloc((size_t)cells, sizeof(double)) : NULL;
+    if (!cv->cols || (nb > 1 && !cv->buf) || (cells >= 0 && !cv->pad)) {
         free(cv->cols);
         free(cv->buf);
+        free(cv->pad);
         return -1;
     }
     for (int64_t n0 = 0; n0 < g->N; n0 += nb) {
@@ -247,6 +378,7 @@ static int conv_run(Conv *cv)
     }
     free(cv->cols);
     free(cv->buf);
+    free(cv->pad);
     return 0;
 }
 
@@ -315,16 +447,18 @@ static void max_pool_backward_plane(const DnnGeom *g, const double *x, const dou
             pool_window(g, p, q, &h0, &h1, &w0, &w1);
             if (h0 >= h1 || w0 >= w1)
                 continue;   /* window wholly in the padding: no input cell */
-            /* strict '>' keeps the first maximum in row-major order; selects,
-             * not a branch (see max_pool_plane) */
+            /* strict '>' keeps the first maximum in row-major order; the
+             * index is chosen by a mask, as gcc turned a select on the
+             * comparison into a branch that mispredicts on about every
+             * other cell */
             int64_t best = h0 * g->W + w0;
             double m = x[best];
             for (int64_t h = h0; h < h1; h++)
                 for (int64_t w = w0; w < w1; w++) {
                     double v = x[h * g->W + w];
-                    int gt = v > m;
-                    m = gt ? v : m;
-                    best = gt ? h * g->W + w : best;
+                    int64_t gt = -(int64_t)(v > m);
+                    m = v > m ? v : m;
+                    best = (best & ~gt) | ((h * g->W + w) & gt);
                 }
             dx[best] += d[p * g->Q + q];
         }
@@ -359,17 +493,121 @@ static void avg_pool_backward_plane(const DnnGeom *g, const double *d, double *d
         }
 }
 
+/* v where cond holds, else +0.0, without a branch. */
+static inline double keep_if(double v, int cond)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    bits &= -(uint64_t)(cond != 0);
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/* The windows tile the image: R x S windows at stride R x S, no padding.
+ * Then no window is clipped and every cell lies in at most one window. */
+static bool pool_tiles(const DnnGeom *g)
+{
+    return g->sh == g->R && g->sw == g->S && g->ph == 0 && g->pw == 0;
+}
+
+/* max_pool_plane for 2x2 tiles: the same operations in the same order,
+ * without the window loops. */
+static void max_pool_plane_2x2(const DnnGeom *g, const double *x, double *o)
+{
+    for (int64_t p = 0; p < g->P; p++) {
+        const double *x0 = x + 2 * p * g->W, *x1 = x0 + g->W;
+        double *op = o + p * g->Q;
+        for (int64_t q = 0; q < g->Q; q++) {
+            double a = x0[2 * q], b = x0[2 * q + 1], c = x1[2 * q], e = x1[2 * q + 1];
+            double m = -DBL_MAX;
+            m = a > m ? a : m;
+            m = b > m ? b : m;
+            m = c > m ? c : m;
+            m = e > m ? e : m;
+            int nan = (a != a) | (b != b) | (c != c) | (e != e);
+            op[q] = nan ? NAN : m;
+        }
+    }
+}
+
+/* max_pool_backward_plane where the windows tile the image (pool_tiles):
+ * each window's cells are written once, d to the first maximum and zero to
+ * the others (d + 0.0, as the zeroed plane plus d would give, so that -0.0
+ * reads the same), and the cells past the last window are zeroed; so dx
+ * needs no clearing first. The maximum is picked by the same comparisons as
+ * max_pool_backward_plane. */
+static void max_pool_backward_tiled(const DnnGeom *g, const double *x, const double *d, double *dx)
+{
+    const int64_t W = g->W, R = g->R, S = g->S, P = g->P, Q = g->Q;
+    for (int64_t p = 0; p < P; p++) {
+        const double *xp = x + p * R * W, *dp = d + p * Q;
+        double *dxp = dx + p * R * W;
+        if (R == 2 && S == 2) {
+            const double *x1 = xp + W;
+            double *dx1 = dxp + W;
+            for (int64_t q = 0; q < Q; q++) {
+                double a = xp[2 * q], b = xp[2 * q + 1], c = x1[2 * q], e = x1[2 * q + 1];
+                double m = a;
+                int gb = b > m;
+                m = gb ? b : m;
+                int gc = c > m;
+                m = gc ? c : m;
+                int ge = e > m;
+                /* the last cell that beat the running maximum wins */
+                double v = dp[q] + 0.0;
+                dxp[2 * q] = keep_if(v, !(gb | gc | ge));
+                dxp[2 * q + 1] = keep_if(v, gb & !(gc | ge));
+                dx1[2 * q] = keep_if(v, gc & !ge);
+                dx1[2 * q + 1] = keep_if(v, ge);
+            }
+        } else {
+            for (int64_t q = 0; q < Q; q++) {
+                const double *xw = xp + q * S;
+                int64_t best = 0;
+                double m = xw[0];
+                for (int64_t h = 0; h < R; h++)
+                    for (int64_t w = 0; w < S; w++) {
+                        double v = xw[h * W + w];
+                        int64_t gt = -(int64_t)(v > m);
+                        m = v > m ? v : m;
+                        best = (best & ~gt) | ((h * W + w) & gt);
+                    }
+                double v = dp[q] + 0.0;
+                double *dxw = dxp + q * S;
+                for (int64_t h = 0; h < R; h++)
+                    for (int64_t w = 0; w < S; w++)
+                        dxw[h * W + w] = keep_if(v, h * W + w == best);
+            }
+        }
+        if (Q * S < W)
+            for (int64_t h = 0; h < R; h++)
+                memset(dxp + h * W + Q * S, 0, (size_t)(W - Q * S) * sizeof(double));
+    }
+    if (P * R < g->H)
+        memset(dx + P * R * W, 0, (size_t)((g->H - P * R) * W) * sizeof(double));
+}
+
 void dnn_max_pool(const DnnGeom *g, const double *X, double *out)
 {
     const int64_t HW = g->H * g->W, PQ = g->P * g->Q;
+    const bool fast = pool_tiles(g) && g->R == 2 && g->S == 2;
     /* (n,c) planes are contiguous in X and in out alike */
-    for (int64_t nc = 0; nc < g->N * g->C; nc++)
-        max_pool_plane(g, X + nc * HW, out + nc * PQ);
+    for (int64_t nc = 0; nc < g->N * g->C; nc++) {
+        if (fast)
+            max_pool_plane_2x2(g, X + nc * HW, out + nc * PQ);
+        else
+            max_pool_plane(g, X + nc * HW, out + nc * PQ);
+    }
 }
 
 void dnn_max_pool_backward(const DnnGeom *g, const double *X, const double *dout, double *dX)
 {
     const int64_t HW = g->H * g->W, PQ = g->P * g->Q;
+    if (pool_tiles(g)) {
+        for (int64_t nc = 0; nc < g->N * g->C; nc++)
+            max_pool_backward_tiled(g, X + nc * HW, dout + nc * PQ, dX + nc * HW);
+        return;
+    }
     memset(dX, 0, (size_t)(g->N * g->C * HW) * sizeof(double));
     for (int64_t nc = 0; nc < g->N * g->C; nc++)
         max_pool_backward_plane(g, X + nc * HW, dout + nc * PQ, dX + nc * HW);

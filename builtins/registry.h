@@ -57,5 +57,9 @@ extern const BuiltinDef bi_paramserv_table[];
 extern const BuiltinDef bi_interp_table[];      /* builtins/interp_bi.c (lead): exists, eval */
 extern const BuiltinDef bi_plot_table[];        /* builtins/plot.c: plot */
 extern const BuiltinDef bi_help_table[];        /* builtins/help.c: help, ls, describe */
+extern const BuiltinDef bi_distinct_table[];    /* builtins/distinct.c: countDistinct and its variants */
+extern const BuiltinDef bi_fft_table[];         /* builtins/fft.c: fft, ifft, *_linearized, stft */
+extern const BuiltinDef bi_misc_natives_table[]; /* builtins/misc_natives.c: roll, ppred, compress, local */
+extern const BuiltinDef bi_sqrtm_table[];       /* builtins/sqrtm.c: sqrtMatrixJava */
 
 #endif

@@ -113,10 +113,15 @@ struct Node {
             /* resolved, upstream-style DML builtin (m_f/s_f): fn/argmap hold
              * one variant, the run time picks by the first argument */
             const struct CallVariants *variants;
+            /* resolved ([a, b] = f(...) in a function body, runtime/liveness.h):
+             * bit i set when the caller never reads output i */
+            uint64_t dead_outs;
         } call;
         struct { Node *target; IndexPart rows, cols; bool has_cols; } index;
         struct { Node **items; int n; } list;
-        struct { Lhs target; Node *value; bool accum; } assign;
+        /* skip_out (resolved, runtime/liveness.h): i + 1 when this top-level
+         * statement only computes output i of its function, else 0 */
+        struct { Lhs target; Node *value; bool accum; int skip_out; } assign;
         struct { Lhs *targets; int n; Node *call; } multi;
         struct { Lhs target; const char *param; Node *dflt; } ifdef;
         struct { Node *e; } expr;

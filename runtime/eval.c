@@ -292,6 +292,8 @@ static Status run_function(Interp *I, const FuncDef *f, Frame *frame, const bool
         goto done;
     for (int i = 0; i < nout && i < d->nouts; i++) {
         Value *v = &frame->slots[f->out_slots[i]];
+        if (v->kind == VAL_NONE && i < 64 && (frame->dead_outs >> i & 1))
+            continue;   /* its computation was skipped: the caller never reads it */
         if (v->kind == VAL_NONE) {
             st = err_at(I, &d->outs[i].loc, "return variable '%s' of function '%s' was never assigned",
                         d->outs[i].name, f->name);
@@ -360,7 +362,8 @@ static Status call_user_take(Interp *I, const Node *n, const FuncDef *f, const i
         for (int i = 0; i < ns; i++)
             val_release(slots[i]);
     } else {
-        Frame frame = {.slots = slots, .nslots = ns, .fn = f, .names = &f->slots, .call_loc = n->loc};
+        Frame frame = {.slots = slots, .nslots = ns, .fn = f, .names = &f->slots, .call_loc = n->loc,
+                       .dead_outs = n->call.dead_outs & f->skip_outs};
         st = run_function(I, f, &frame, given, outs, nout, &n->loc);
     }
     if (slots != small)

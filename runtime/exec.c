@@ -54,6 +54,8 @@ Status eval_pred(Interp *I, const Node *n, bool *out)
 static Status exec_assign(Interp *I, const Node *s)
 {
     const Lhs *l = &s->assign.target;
+    if (s->assign.skip_out && (I->frame->dead_outs >> (s->assign.skip_out - 1) & 1))
+        return ST_OK;   /* computes only an output the caller never reads */
     Value v;
     TRY(eval_expr(I, s->assign.value, &v));
     if (l->indexed)

@@ -35,6 +35,7 @@ typedef struct Frame {
     const struct SlotTable *names;  /* slot -> name (for exists(), messages) */
     Loc call_loc;           /* where this frame was called from */
     struct Frame *parent;
+    uint64_t dead_outs;     /* outputs of fn the caller never reads (runtime/liveness.h) */
 } Frame;
 
 typedef struct ErrorSlot {

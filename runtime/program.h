@@ -27,6 +27,7 @@ struct FuncDef {
     const FuncDecl *decl;   /* params, outs, body */
     SlotTable slots;        /* params first (0..nparams-1), then outputs, then locals */
     int *out_slots;         /* slot of each output */
+    uint64_t skip_outs;     /* outputs a call may leave unbound when dead (runtime/liveness.h) */
 };
 
 /* A call to a DML builtin written the SystemDS way: its file defines m_f

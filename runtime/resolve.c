@@ -20,6 +20,7 @@
 #include "../parser/parse.h"
 #include "builtin_api.h"
 #include "dtcheck.h"
+#include "liveness.h"
 #include "loader.h"
 #include "parfor.h"
 #include "stack.h"
@@ -1131,6 +1132,8 @@ static void func_bind(Res *r, FuncDef *f)
     stmts_bind(r, d->body, d->nbody);
     if (!r->err)
         r->err = dtcheck_body(r->p, &f->slots, d, d->body, d->nbody, 0);
+    if (!r->err)
+        liveness_func(f);
     r->m = saved_m;
     r->slots = saved_slots;
     r->fn = saved_fn;

@@ -193,6 +193,11 @@ static const Shape shapes[] = {
     {3, 2, 8, 6, 2, 3, 3, 2, 2, 2, 2},      /* stride 2, padding 2 */
     {1, 3, 3, 4, 2, 3, 4, 1, 1, 0, 0},      /* P = Q = 1 */
     {3, 1, 6, 6, 2, 2, 2, 2, 2, 0, 0},      /* pool fast shape */
+    {2, 2, 3, 3, 2, 1, 1, 40, 40, 40, 40},  /* padded plane too big: the clipped loops */
+    {2, 2, 4, 5, 2, 3, 2, 3, 2, 1, 2},      /* strides 3/2 with padding */
+    {2, 2, 5, 7, 2, 2, 2, 2, 2, 0, 0},      /* 2x2 pool tiles, a row and a column left over */
+    {2, 2, 7, 8, 2, 3, 2, 3, 2, 0, 0},      /* 3x2 pool tiles, a row left over */
+    {2, 2, 7, 7, 2, 3, 3, 2, 2, 0, 0},      /* overlapping pool windows */
 };
 
 static void shape_name(const Shape *s, char *buf, size_t cap)
@@ -271,6 +276,8 @@ static void test_pool_vs_ref(Tally *t, const Shape *sh, uint64_t *st)
         else
             dnn_max_pool(&g, X, got);
         check(t, close_rel(got, ref, g.N * CPQ, 1e-10), fw, name);
+        if (!mode) /* max_pool picks values: bit for bit */
+            check(t, memcmp(got, ref, (size_t)(g.N * CPQ) * sizeof(double)) == 0, "max_pool exact", name);
         ref_pool_bw(&g, X, dout, ref, mode);
         memset(got, 0xff, (size_t)(g.N * CHW) * sizeof(double));
         if (mode)
@@ -278,6 +285,9 @@ static void test_pool_vs_ref(Tally *t, const Shape *sh, uint64_t *st)
         else
             dnn_max_pool_backward(&g, X, dout, got);
         check(t, close_rel(got, ref, g.N * CHW, 1e-10), bw, name);
+        if (!mode)
+            check(t, memcmp(got, ref, (size_t)(g.N * CHW) * sizeof(double)) == 0, "max_pool_backward exact",
+                  name);
     }
     free(X);
     free(dout);
@@ -479,6 +489,31 @@ static void test_pool_edges(Tally *t)
     double Y[4] = {1.0, NAN, 3.0, 2.0}, o[1];
     dnn_max_pool(&h, Y, o);
     check(t, isnan(o[0]), "max_pool NaN propagates", "2x2");
+
+    /* NaN in a window and -0.0 in dout, on the 2x2 tiles, on 3x3 tiles and
+     * on overlapping windows (three kernels): as the reference, bit for bit.
+     * A NaN first in its window keeps the gradient; a later NaN never
+     * beats the running maximum. */
+    const int64_t geo[3][4] = {{2, 2, 2, 2}, {3, 3, 3, 3}, {3, 3, 2, 2}};
+    for (int k = 0; k < 3; k++) {
+        DnnGeom q = {.N = 2, .C = 1, .H = 6, .W = 6, .R = geo[k][0], .S = geo[k][1], .sh = geo[k][2],
+                     .sw = geo[k][3]};
+        dnn_geom_output(&q);
+        double Z[72], dz[2 * 9], want[72], got[72];
+        for (int i = 0; i < 72; i++)
+            Z[i] = (double)((i * 7) % 5);
+        Z[0] = NAN;          /* first cell of the first window */
+        Z[8] = NAN;          /* inside a later window */
+        Z[43] = -0.0;
+        for (int i = 0; i < 2 * 9; i++)
+            dz[i] = i % 3 == 0 ? -0.0 : (double)i;
+        ref_pool_bw(&q, Z, dz, want, 0);
+        dnn_max_pool_backward(&q, Z, dz, got);
+        check(t, memcmp(want, got, sizeof want) == 0, "max_pool_backward NaN and -0.0", "6x6");
+        double po[18];
+        dnn_max_pool(&q, Z, po);
+        check(t, isnan(po[0]) && !isnan(po[q.P * q.Q]), "max_pool NaN window", "6x6");
+    }
 
     DnnGeom bad = {.N = 1, .C = 1, .H = 2, .W = 5, .R = 3, .S = 3, .sh = 1, .sw = 1};
     check(t, !dnn_geom_output(&bad), "window larger than image is rejected", "2x5 window 3x3");
