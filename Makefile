@@ -4,6 +4,7 @@
 #                             test (ends with "N passed, N failed")
 #   make SANITIZE=address,undefined test    the same under ASan+UBSan (build/asan/)
 #   make SANITIZE=thread test               under TSan (build/tsan/)
+#   make WERROR=1 ...         any of the above with warnings as errors (what CI does)
 #   make bench                benchmarks -> bench/RESULTS.md
 #   make install PREFIX=/usr/local [DESTDIR=]
 PREFIX ?= /usr/local
@@ -49,6 +50,10 @@ CAIRO_LIBS := $(shell $(PKG_CONFIG) --libs cairo 2>/dev/null || echo -lcairo)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wwrite-strings \
         -Wno-unused-parameter
+# make WERROR=1: warnings are errors (CI builds this way, .ci/run).
+ifeq ($(WERROR),1)
+  WARN += -Werror
+endif
 REQ_CFLAGS := -std=gnu11 $(WARN) -I. -I$(B)/gen -pthread -MMD -MP $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) $(SANFLAGS)
 # libmvec: glibc's vector math (exp over whole matrices, builtins/elementwise.c).
 # Our objects' allocations go through base/failalloc.c (DML_FAIL_ALLOC).
@@ -63,7 +68,7 @@ GEN_SRCS := $(B)/gen/dml.tab.c $(B)/gen/dml.lex.c $(B)/gen/doc_text.c
 OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/dml.tab.o $(B)/obj/gen/dml.lex.o \
         $(B)/obj/gen/doc_text.o
 # The reference in doc/ is embedded in the binary (help() and ?name read it).
-DOC_MD := doc/language.md doc/builtins.md doc/paramserv.md doc/nn.md
+DOC_MD := doc/language.md doc/builtins.md doc/paramserv.md doc/nn.md doc/environment.md
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
 DML := $(B)/dml
 
@@ -139,7 +144,8 @@ test-threads: $(DML) $(UNIT_BINS)
 
 # libFuzzer targets (clang): the DML front end + evaluator, and the file
 # parsers of read(). Run: see tests/fuzz/README.md (fuzz-replay: what CI runs)
-FUZZ_FLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fsanitize=fuzzer,address,undefined
+# Our warnings too (flex's scanner leaves one static function unused).
+FUZZ_FLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fsanitize=fuzzer,address,undefined $(WARN) -Wno-unused-function
 fuzz: build/fuzz/fuzz_dml build/fuzz/fuzz_csv
 build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c $(LIB_SRCS) $(GEN_SRCS)
 	@mkdir -p build/fuzz

@@ -48,7 +48,7 @@ static void data_free(void *p)
 static void str_release_name(Str *s)
 {
     if (s)
-        val_release(val_str_take(s));
+        str_release(s);
 }
 
 /* Bytes of matrix data alive now and at most so far (--stats "peak matrix

@@ -114,6 +114,11 @@ static inline void val_release(Value v)
     if (atomic_fetch_sub_explicit(&v.o->rc, 1, memory_order_acq_rel) == 1)
         obj_free(v.kind, v.o);
 }
+/* Drop the caller's reference to a bare object (val_release of the wrapped
+ * value); NULL is allowed and does nothing, as with free(). */
+static inline void str_release(Str *s) { if (s) val_release(val_str_take(s)); }
+static inline void mat_release(Matrix *m) { if (m) val_release(val_matrix_take(m)); }
+static inline void list_release(List *l) { if (l) val_release(val_list_take(l)); }
 /* Returns v with one more reference (for storing a borrowed value). */
 static inline Value val_ref(Value v) { val_retain(v); return v; }
 /* True when the caller holds the only reference (safe to mutate in place). */
@@ -132,9 +137,12 @@ Str *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* x[0..nx) followed by y[0..ny) as a new string; NULL on allocation failure. */
 Str *str_concat(const char *x, size_t nx, const char *y, size_t ny);
 
-/* ---- matrices (storage only; arithmetic is in ops.h, kernels in matrix.h) ---- */
+/* ---- matrices (storage only; arithmetic is in ops.h, kernels in matrix.h) ----
+ * mat_ names the Matrix in two files, one per layer: here the storage (no
+ * Interp; NULL on failure), in matrix.c the runtime's (an Interp first;
+ * failures are DML errors). */
 /* New matrix with uninitialised cells; NULL if the size overflows or memory
- * runs out. Use mat_alloc() (interp.h) where a DML error should be raised. */
+ * runs out. Use mat_alloc() (matrix.h) where a DML error should be raised. */
 Matrix *mat_new_raw(int64_t rows, int64_t cols);
 Matrix *mat_new_zero_raw(int64_t rows, int64_t cols);
 /* Deep copy; NULL on allocation failure. */

@@ -277,7 +277,7 @@ static Status col_agg(Interp *I, const BArgs *a, Value *out, RC op)
         break;
     }
     if (st != ST_OK) {
-        val_release(val_matrix_take(m));
+        mat_release(m);
         return st;
     }
     *out = val_matrix_take(m);
@@ -364,7 +364,7 @@ static Status cum_agg(Interp *I, const BArgs *a, Value *out, CumOp op)
     }
     double *corr = NULL;
     if (op == CUM_SUM && !(corr = calloc((size_t)C, sizeof *corr))) {
-        val_release(val_matrix_take(m));
+        mat_release(m);
         return err_set(I, "%s(): out of memory", a->def->name);
     }
     memcpy(m->data, x->data, (size_t)C * sizeof(double));

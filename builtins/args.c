@@ -148,7 +148,7 @@ Status arg_list(Interp *I, const BArgs *a, int i, List **out)
     return ST_OK;
 }
 
-void bi_set_outs(const BArgs *a, Value *out, Value *res, int nres)
+void bi_set_outs_take(const BArgs *a, Value *out, Value *res, int nres)
 {
     (void)a;
     for (int j = 0; j < nres; j++)

@@ -292,7 +292,7 @@ static Status bi_sample(Interp *I, const BArgs *a, Value *out)
         /* partial Fisher-Yates over 1..range */
         int64_t *p = malloc((size_t)(range ? range : 1) * sizeof *p);
         if (!p) {
-            val_release(val_matrix_take(m));
+            mat_release(m);
             return err_set(I, "sample(): out of memory");
         }
         for (int64_t i = 0; i < range; i++)
@@ -309,7 +309,7 @@ static Status bi_sample(Interp *I, const BArgs *a, Value *out)
         while (cap < (uint64_t)size * 2) cap <<= 1;
         int64_t *set = calloc(cap, sizeof *set);
         if (!set) {
-            val_release(val_matrix_take(m));
+            mat_release(m);
             return err_set(I, "sample(): out of memory");
         }
         int64_t k = 0;

@@ -393,7 +393,7 @@ static Status dml_string_of(Interp *I, Value v, StrBuf *b)
     Str *s = NULL;
     TRY(ops_to_str(I, v, &s));
     sb_putn(b, s->s, (size_t)s->len);
-    val_release(val_str_take(s));
+    str_release(s);
     return ST_OK;
 }
 
@@ -649,7 +649,7 @@ static Status bi_as_list(Interp *I, const BArgs *a, Value *out)
     List *l = list_new(1, false);
     if (!l || !list_push(l, v, NULL)) {
         if (l)
-            val_release(val_list_take(l));
+            list_release(l);
         return err_set(I, "as.list(): out of memory");
     }
     *out = val_list_take(l);

@@ -135,10 +135,10 @@ static Matrix *result(Interp *I, const BArgs *a, int64_t rows, int64_t cols)
 }
 
 /* Hands the result to *out, or turns a kernel's scratch failure into an error. */
-static Status finish(Interp *I, const BArgs *a, Matrix *res, int rc, Value *out)
+static Status finish_take(Interp *I, const BArgs *a, Matrix *res, int rc, Value *out)
 {
     if (rc != 0) {
-        val_release(val_matrix_take(res));
+        mat_release(res);
         return err_set(I, "%s(): out of memory for scratch space", a->def->name);
     }
     *out = val_matrix_take(res);
@@ -157,7 +157,7 @@ static Status bi_conv2d(Interp *I, const BArgs *a, Value *out)
     Matrix *res = result(I, a, g.N, prod3(g.F, g.P, g.Q));
     if (!res)
         return ST_ERR;
-    return finish(I, a, res, dnn_conv2d(&g, X->data, W->data, res->data), out);
+    return finish_take(I, a, res, dnn_conv2d(&g, X->data, W->data, res->data), out);
 }
 
 /* conv2d_backward_filter(input, dout, input_shape=, filter_shape=, stride=, padding=) -> F x (C*R*S) */
@@ -171,7 +171,7 @@ static Status bi_conv2d_backward_filter(Interp *I, const BArgs *a, Value *out)
     Matrix *res = result(I, a, g.F, prod3(g.C, g.R, g.S));
     if (!res)
         return ST_ERR;
-    return finish(I, a, res, dnn_conv2d_backward_filter(&g, X->data, dout->data, res->data), out);
+    return finish_take(I, a, res, dnn_conv2d_backward_filter(&g, X->data, dout->data, res->data), out);
 }
 
 /* conv2d_backward_data(filter, dout, input_shape=, filter_shape=, stride=, padding=) -> N x (C*H*W) */
@@ -185,7 +185,7 @@ static Status bi_conv2d_backward_data(Interp *I, const BArgs *a, Value *out)
     Matrix *res = result(I, a, g.N, prod3(g.C, g.H, g.W));
     if (!res)
         return ST_ERR;
-    return finish(I, a, res, dnn_conv2d_backward_data(&g, W->data, dout->data, res->data), out);
+    return finish_take(I, a, res, dnn_conv2d_backward_data(&g, W->data, dout->data, res->data), out);
 }
 
 /* max_pool / avg_pool(input, input_shape=, pool_size=[R,S], stride=, padding=) -> N x (C*P*Q) */

@@ -98,7 +98,7 @@ static Status bi_lstm(Interp *I, const BArgs *a, Value *out)
     }
     if (!seq)
         memcpy(o->data, co->data + (T - 1) * N * M, sizeof(double) * (size_t)(N * M));
-    bi_set_outs(a, out, res, 5);
+    bi_set_outs_take(a, out, res, 5);
     return ST_OK;
 }
 
@@ -168,7 +168,7 @@ static Status bi_lstm_backward(Interp *I, const BArgs *a, Value *out)
     }
     free(dz);
     /* outputs: dX, dW, db, dout0 (the gradient reaching out0), dc0 */
-    bi_set_outs(a, out, res, 5);
+    bi_set_outs_take(a, out, res, 5);
     return ST_OK;
 }
 

@@ -108,7 +108,7 @@ static Status bi_batch_norm2d(Interp *I, const BArgs *a, Value *out)
                 y[k] = (x[k] - m) * s + b;
         }
     }
-    bi_set_outs(a, out, res, 5);
+    bi_set_outs_take(a, out, res, 5);
     return ST_OK;
 }
 
@@ -163,7 +163,7 @@ static Status bi_batch_norm2d_backward(Interp *I, const BArgs *a, Value *out)
             }
         }
     }
-    bi_set_outs(a, out, res, 3);
+    bi_set_outs_take(a, out, res, 3);
     return ST_OK;
 }
 

@@ -119,7 +119,7 @@ static Status bi_log(Interp *I, const BArgs *a, Value *out)
 
 /* ========================= cell-wise n-ary operators ===================== */
 
-typedef enum NFn { N_MIN, N_MAX, N_XOR, N_BAND, N_BOR, N_BXOR, N_SHL, N_SHR } NFn;
+typedef enum NFn { NFN_MIN, NFN_MAX, NFN_XOR, NFN_BAND, NFN_BOR, NFN_BXOR, NFN_SHL, NFN_SHR } NFn;
 
 /* Java Math.min/max: NaN if either operand is NaN. Written as a select
  * plus a NaN fix-up so that the loops using them vectorise. */
@@ -135,14 +135,14 @@ static inline int64_t d2l(double d)
 static inline double nfn(NFn f, double a, double b)
 {
     switch (f) {
-    case N_MIN: return dmin(a, b);
-    case N_MAX: return dmax(a, b);
-    case N_XOR: return ((a != 0) != (b != 0)) ? 1.0 : 0.0;
-    case N_BAND: return (double)(d2l(a) & d2l(b));
-    case N_BOR: return (double)(d2l(a) | d2l(b));
-    case N_BXOR: return (double)(d2l(a) ^ d2l(b));
-    case N_SHL: return (double)(int64_t)((uint64_t)d2l(a) << (d2l(b) & 63));
-    case N_SHR: return (double)(d2l(a) >> (d2l(b) & 63));
+    case NFN_MIN: return dmin(a, b);
+    case NFN_MAX: return dmax(a, b);
+    case NFN_XOR: return ((a != 0) != (b != 0)) ? 1.0 : 0.0;
+    case NFN_BAND: return (double)(d2l(a) & d2l(b));
+    case NFN_BOR: return (double)(d2l(a) | d2l(b));
+    case NFN_BXOR: return (double)(d2l(a) ^ d2l(b));
+    case NFN_SHL: return (double)(int64_t)((uint64_t)d2l(a) << (d2l(b) & 63));
+    case NFN_SHR: return (double)(d2l(a) >> (d2l(b) & 63));
     }
     return 0;
 }
@@ -173,8 +173,8 @@ static void row_kernel(NFn f, double *y, int64_t C, const double *xp, double xs,
     else { double a = xs, b = zs; double r_ = EXPR; for (int64_t j = 0; j < C; j++) y[j] = r_; } \
     break
     switch (f) {
-    case N_MIN: R_LOOPS(dmin(a, b));
-    case N_MAX: R_LOOPS(dmax(a, b));
+    case NFN_MIN: R_LOOPS(dmin(a, b));
+    case NFN_MAX: R_LOOPS(dmax(a, b));
     default: R_LOOPS(nfn(f, a, b));
     }
 #undef R_LOOPS
@@ -196,15 +196,15 @@ static Status nary_scalars(Interp *I, const BArgs *a, const Value *v, int n, NFn
         if (v[i].kind != VAL_INT)
             all_int = false;
     }
-    if (f == N_XOR) {
+    if (f == NFN_XOR) {
         *out = val_bool((val_num(v[0]) != 0) != (val_num(v[1]) != 0));
         return ST_OK;
     }
-    if (f == N_MIN || f == N_MAX) {
+    if (f == NFN_MIN || f == NFN_MAX) {
         if (all_int) {
             int64_t r = v[0].i;
             for (int i = 1; i < n; i++)
-                r = f == N_MIN ? (v[i].i < r ? v[i].i : r) : (v[i].i > r ? v[i].i : r);
+                r = f == NFN_MIN ? (v[i].i < r ? v[i].i : r) : (v[i].i > r ? v[i].i : r);
             *out = val_int(r);
             return ST_OK;
         }
@@ -219,10 +219,10 @@ static Status nary_scalars(Interp *I, const BArgs *a, const Value *v, int n, NFn
     int64_t y = v[1].kind == VAL_INT ? v[1].i : d2l(val_num(v[1]));
     int64_t r;
     switch (f) {
-    case N_BAND: r = x & y; break;
-    case N_BOR: r = x | y; break;
-    case N_BXOR: r = x ^ y; break;
-    case N_SHL: r = (int64_t)((uint64_t)x << (y & 63)); break;
+    case NFN_BAND: r = x & y; break;
+    case NFN_BOR: r = x | y; break;
+    case NFN_BXOR: r = x ^ y; break;
+    case NFN_SHL: r = (int64_t)((uint64_t)x << (y & 63)); break;
     default: r = x >> (y & 63); break;
     }
     *out = val_int(r);
@@ -317,7 +317,7 @@ static Status minmax(Interp *I, const BArgs *a, Value *out, bool is_max)
         return err_set(I, "%s(): expects at least one argument", a->def->name);
     if (a->n == 1)
         return agg_minmax(I, a, out, is_max);
-    return nary(I, a, a->v, a->n, is_max ? N_MAX : N_MIN, out);
+    return nary(I, a, a->v, a->n, is_max ? NFN_MAX : NFN_MIN, out);
 }
 
 /* min(X) / min(a, b, ...) / pmin(...) */
@@ -332,17 +332,17 @@ static Status binary2(Interp *I, const BArgs *a, Value *out, NFn f)
 }
 
 /* xor(a, b) */
-static Status bi_xor(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, N_XOR); }
+static Status bi_xor(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, NFN_XOR); }
 /* bitwAnd(a, b) */
-static Status bi_bitwAnd(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, N_BAND); }
+static Status bi_bitwAnd(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, NFN_BAND); }
 /* bitwOr(a, b) */
-static Status bi_bitwOr(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, N_BOR); }
+static Status bi_bitwOr(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, NFN_BOR); }
 /* bitwXor(a, b) */
-static Status bi_bitwXor(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, N_BXOR); }
+static Status bi_bitwXor(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, NFN_BXOR); }
 /* bitwShiftL(a, n) */
-static Status bi_bitwShiftL(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, N_SHL); }
+static Status bi_bitwShiftL(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, NFN_SHL); }
 /* bitwShiftR(a, n) */
-static Status bi_bitwShiftR(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, N_SHR); }
+static Status bi_bitwShiftR(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, NFN_SHR); }
 
 const BuiltinDef bi_elementwise_table[] = {
     {"exp", bi_exp, "x", 1, BIND_POS, 1, 0},

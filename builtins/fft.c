@@ -153,7 +153,7 @@ static Status fft_common(Interp *I, const BArgs *a, Value *out, bool inverse, bo
     free(twr);
     free(twc);
     free(col);
-    bi_set_outs(a, out, res, 2);
+    bi_set_outs_take(a, out, res, 2);
     return ST_OK;
 }
 
@@ -229,7 +229,7 @@ static Status bi_stft(Interp *I, const BArgs *a, Value *out)
             fft_1d(o[0]->data + row * w, o[1]->data + row * w, w, tw, false);
         }
     free(tw);
-    bi_set_outs(a, out, res, 2);
+    bi_set_outs_take(a, out, res, 2);
     return ST_OK;
 }
 

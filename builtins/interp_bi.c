@@ -126,7 +126,7 @@ static Status eval_invoke(Interp *I, const FuncDef *f, const Value *v, int n, Va
         if (n != d->nparams)
             return err_set(I, "fcall %s: Number of bound input parameters does not match the function signature "
                            "(%d given, %d expected)", f->name, n, d->nparams);
-        return interp_call(I, f, v, NULL, n, outs, nout, loc);
+        return eval_function(I, f, v, NULL, n, outs, nout, loc);
     }
     const List *l = v[0].l;
     if (!l->names) {
@@ -136,7 +136,7 @@ static Status eval_invoke(Interp *I, const FuncDef *f, const Value *v, int n, Va
         for (int j = (int)l->n; j < d->nparams; j++)
             if (!literal_default(&d->params[j]))
                 return err_set(I, "Unable to append positional scalar default for '%s'", d->params[j].name);
-        return interp_call(I, f, l->items, NULL, (int)l->n, outs, nout, loc);
+        return eval_function(I, f, l->items, NULL, (int)l->n, outs, nout, loc);
     }
     int64_t count = l->n;
     for (int j = 0; j < d->nparams; j++)
@@ -158,7 +158,7 @@ static Status eval_invoke(Interp *I, const FuncDef *f, const Value *v, int n, Va
             return err_set(I, "List argument named '%s' not in function signature.", l->names[i]->s);
         }
     }
-    Status st = interp_call(I, f, l->items, names, (int)l->n, outs, nout, loc);
+    Status st = eval_function(I, f, l->items, names, (int)l->n, outs, nout, loc);
     free(names);
     return st;
 }
@@ -219,7 +219,7 @@ static Status bi_evalList(Interp *I, const BArgs *a, Value *out)
     free(res);
     if (st != ST_OK) {
         if (l)
-            val_release(val_list_take(l));
+            list_release(l);
         return st;
     }
     *out = val_list_take(l);

@@ -172,7 +172,7 @@ static Status bi_inv(Interp *I, const BArgs *a, Value *out)
     }
     int *piv = malloc((size_t)n * sizeof *piv);
     if (!piv) {
-        val_release(val_matrix_take(m));
+        mat_release(m);
         return err_oom(I, n, 1);
     }
     dgetrf_(&n, &n, m->data, &n, piv, &info);
@@ -184,7 +184,7 @@ static Status bi_inv(Interp *I, const BArgs *a, Value *out)
         double *w = malloc((size_t)lw * sizeof *w);
         if (!w) {
             free(piv);
-            val_release(val_matrix_take(m));
+            mat_release(m);
             return err_oom(I, lw, 1);
         }
         dgetri_(&n, m->data, &n, piv, w, &lw, &info);
@@ -192,7 +192,7 @@ static Status bi_inv(Interp *I, const BArgs *a, Value *out)
     }
     free(piv);
     if (info != 0) {
-        val_release(val_matrix_take(m));
+        mat_release(m);
         return err_set(I, "%s(): matrix is singular", a->def->name);
     }
     *out = val_matrix_take(m);
@@ -246,7 +246,7 @@ static Status bi_cholesky(Interp *I, const BArgs *a, Value *out)
          * stored column-major reads row-major as L = t(U). */
         dpotrf_("U", &n, m->data, &n, &info, 1);
         if (info != 0) {
-            val_release(val_matrix_take(m));
+            mat_release(m);
             return err_set(I, "cholesky(): matrix is not positive definite");
         }
         for (int64_t i = 0; i < n; i++)
@@ -314,16 +314,16 @@ ok:
     free(iwork);
     {
         Value res[2] = {val_matrix_take(w), val_matrix_take(V)};
-        bi_set_outs(a, out, res, 2);
+        bi_set_outs_take(a, out, res, 2);
     }
     return ST_OK;
 fail:
     free(ac);
     free(work);
     free(iwork);
-    val_release(val_matrix_take(w));
+    mat_release(w);
     if (V)
-        val_release(val_matrix_take(V));
+        mat_release(V);
     return ST_ERR;
 }
 
@@ -346,9 +346,9 @@ static Status bi_lu(Interp *I, const BArgs *a, Value *out)
         free(ac);
         free(piv);
         free(perm);
-        if (P) val_release(val_matrix_take(P));
-        if (L) val_release(val_matrix_take(L));
-        if (U) val_release(val_matrix_take(U));
+        mat_release(P);
+        mat_release(L);
+        mat_release(U);
         return err_oom(I, N, N);
     }
     if (n > 0)
@@ -374,7 +374,7 @@ static Status bi_lu(Interp *I, const BArgs *a, Value *out)
     free(perm);
     {
         Value res[3] = {val_matrix_take(P), val_matrix_take(L), val_matrix_take(U)};
-        bi_set_outs(a, out, res, 3);
+        bi_set_outs_take(a, out, res, 3);
     }
     return ST_OK;
 }
@@ -393,8 +393,8 @@ static Status bi_qr(Interp *I, const BArgs *a, Value *out)
     if (!qrt || !rdiag || !H || !R) {
         free(qrt);
         free(rdiag);
-        if (H) val_release(val_matrix_take(H));
-        if (R) val_release(val_matrix_take(R));
+        mat_release(H);
+        mat_release(R);
         if (!I->err.msg)
             err_oom(I, m, n);
         return ST_ERR;
@@ -430,7 +430,7 @@ static Status bi_qr(Interp *I, const BArgs *a, Value *out)
     free(qrt);
     free(rdiag);
     Value res[2] = {val_matrix_take(H), val_matrix_take(R)};
-    bi_set_outs(a, out, res, 2);
+    bi_set_outs_take(a, out, res, 2);
     return ST_OK;
 }
 
@@ -487,14 +487,14 @@ ok:
     free(ac); free(s); free(u); free(vt); free(work); free(iwork);
     {
         Value res[3] = {val_matrix_take(U), val_matrix_take(S), val_matrix_take(V)};
-        bi_set_outs(a, out, res, 3);
+        bi_set_outs_take(a, out, res, 3);
     }
     return ST_OK;
 fail:
     free(ac); free(s); free(u); free(vt); free(work); free(iwork);
-    if (U) val_release(val_matrix_take(U));
-    if (S) val_release(val_matrix_take(S));
-    if (V) val_release(val_matrix_take(V));
+    mat_release(U);
+    mat_release(S);
+    mat_release(V);
     if (!I->err.msg)
         err_oom(I, M, N);
     return ST_ERR;

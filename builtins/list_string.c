@@ -19,7 +19,7 @@ static Status bi_list(Interp *I, const BArgs *a, Value *out)
         return err_set(I, "list(): out of memory");
     for (int i = 0; i < a->n; i++) {
         if (a->v[i].kind == VAL_NONE || !list_push(l, a->v[i], named ? a->names[i] : NULL)) {
-            val_release(val_list_take(l));
+            list_release(l);
             return a->v[i].kind == VAL_NONE ? arg_type_error(I, a, i, "a value")
                                             : err_set(I, "list(): out of memory");
         }
@@ -59,11 +59,11 @@ static Status bi_remove(Interp *I, const BArgs *a, Value *out)
             goto oom;
     }
     Value res[2] = {val_list_take(rest), val_list_take(one)};
-    bi_set_outs(a, out, res, 2);
+    bi_set_outs_take(a, out, res, 2);
     return ST_OK;
 oom:
-    if (rest) val_release(val_list_take(rest));
-    if (one) val_release(val_list_take(one));
+    list_release(rest);
+    list_release(one);
     return err_set(I, "remove(): out of memory");
 }
 

@@ -29,7 +29,7 @@ Status arg_type_error(Interp *I, const BArgs *a, int i, const char *expected);
 /* Hands the 'nres' owned results in res[] to the caller: all of them go to
  * out[0..nres) (the evaluator's result array holds def->nout values and
  * releases those the call site does not bind). Used by multi-return builtins. */
-void bi_set_outs(const BArgs *a, Value *out, Value *res, int nres);
+void bi_set_outs_take(const BArgs *a, Value *out, Value *res, int nres);
 /* Arguments first .. first+n-1 as matrices, borrowed into *out[k], checked
  * in order (arg_matrix's error for the first that is not one). */
 Status arg_matrices(Interp *I, const BArgs *a, int first, int n, Matrix **const out[]);

@@ -172,7 +172,7 @@ static Status bi_unique(Interp *I, const BArgs *a, Value *out)
 /* ============================= cbind / rbind ============================= */
 
 /* Copy of L with x appended (the list forms of append/cbind). Consumes *l. */
-static Status list_append_one(Interp *I, List **lp, Value x)
+static Status list_append_one_take(Interp *I, List **lp, Value x)
 {
     List *l = *lp;
     Value e = x;
@@ -188,7 +188,7 @@ static Status list_append_one(Interp *I, List **lp, Value x)
         List *nl = list_new(4, true);
         if (!nl)
             return err_set(I, "out of memory");
-        val_release(val_list_take(l));
+        list_release(l);
         *lp = l = nl;
     }
     if (!list_push(l, e, l->names ? name : NULL))
@@ -202,8 +202,8 @@ static Status list_append_args(Interp *I, const BArgs *a, Value *out)
     if (!l)
         return err_set(I, "out of memory");
     for (int i = 1; i < a->n; i++) {
-        if (list_append_one(I, &l, a->v[i]) != ST_OK) {
-            val_release(val_list_take(l));
+        if (list_append_one_take(I, &l, a->v[i]) != ST_OK) {
+            list_release(l);
             return ST_ERR;
         }
     }

@@ -96,7 +96,7 @@ done:
     free(work);
     free(iwork);
     if (st != ST_OK) {
-        val_release(val_matrix_take(B));
+        mat_release(B);
         return st;
     }
     *out = val_matrix_take(B);

@@ -166,7 +166,7 @@ static Status quantile_common(Interp *I, const BArgs *a, Value *out, bool median
             double q = pv.m->data[i];
             if (!(q >= 0 && q <= 1)) {
                 free(p);
-                val_release(val_matrix_take(m));
+                mat_release(m);
                 return err_set(I, "Quantile to be computed must be between 0 and 1, got %g", q);
             }
             m->data[i] = pick_value(p, n, sw, q, false);
@@ -559,7 +559,7 @@ static Status bi_aggregate(Interp *I, const BArgs *a, Value *out)
     double *s1 = calloc((size_t)(k * C > 0 ? k * C : 1), sizeof *s1);
     if (!m || !s0 || !s1) {
         free(s0); free(s1);
-        if (m) val_release(val_matrix_take(m));
+        mat_release(m);
         return err_oom(I, k, C);
     }
     /* pass 1: weight sums and weighted sums (min/max in s1) */

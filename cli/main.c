@@ -262,7 +262,7 @@ static int run_script(RunOpts *o)
     Frame top = {0};
     top.names = &p->top;    /* exists("x"), ls() and messages read names */
     I.frame = &top;
-    Status st = interp_sync_top(&I, &top);
+    Status st = exec_sync_top(&I, &top);
     Stats stats;
     memset(&stats, 0, sizeof stats);
     sb_init(&stats.report);

@@ -489,7 +489,7 @@ static bool prepare_run(Repl *r)
     r->I.frame = &r->top;
     r->I.depth = 0;
     err_clear(&r->I);
-    if (interp_sync_top(&r->I, &r->top) != ST_OK)
+    if (exec_sync_top(&r->I, &r->top) != ST_OK)
         return false;
     /* A Ctrl-C typed before this input was sent must not abort it. */
     atomic_store(&cli_interrupt_flag, 0);
@@ -811,7 +811,7 @@ int repl_main(Program *prog, uint64_t seed)
     r.I.sink = cli_stderr_sink();
     r.top.names = &prog->top;
     r.I.frame = &r.top;
-    if (interp_sync_top(&r.I, &r.top) != ST_OK) {
+    if (exec_sync_top(&r.I, &r.top) != ST_OK) {
         fputs("dml: out of memory\n", stderr);
         interp_destroy(&r.I);
         return 1;

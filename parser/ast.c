@@ -132,11 +132,11 @@ static const char *type_name(TypeKind t)
 static const char *vtype_name(ScalarType t)
 {
     switch (t) {
-    case ST_INT: return "int";
-    case ST_DOUBLE: return "double";
-    case ST_BOOLEAN: return "boolean";
-    case ST_STRING: return "string";
-    case ST_UNKNOWN: break;
+    case SCALAR_INT: return "int";
+    case SCALAR_DOUBLE: return "double";
+    case SCALAR_BOOLEAN: return "boolean";
+    case SCALAR_STRING: return "string";
+    case SCALAR_UNKNOWN: break;
     }
     return "unknown";
 }

@@ -57,7 +57,7 @@ typedef struct Lhs {
 
 /* A typed parameter or output of a function. */
 typedef enum TypeKind { TY_SCALAR, TY_MATRIX, TY_FRAME, TY_LIST } TypeKind;
-typedef enum ScalarType { ST_UNKNOWN, ST_INT, ST_DOUBLE, ST_BOOLEAN, ST_STRING } ScalarType;
+typedef enum ScalarType { SCALAR_UNKNOWN, SCALAR_INT, SCALAR_DOUBLE, SCALAR_BOOLEAN, SCALAR_STRING } ScalarType;
 typedef struct Param {
     const char *name;
     TypeKind type;

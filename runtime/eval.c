@@ -15,7 +15,7 @@
 #include "ops.h"
 #include "suggest.h"
 
-Status interp_raise_interrupt(Interp *I, const Loc *loc)
+Status eval_raise_interrupt(Interp *I, const Loc *loc)
 {
     err_at(I, loc, "interrupted");
     I->err.interrupted = true;
@@ -93,7 +93,7 @@ static Status eval_exprlist(Interp *I, const Node *n, Value *out)
     for (int i = 0; i < n->list.n; i++) {
         Value v;
         if (eval_expr(I, n->list.items[i], &v) != ST_OK || !list_push_take(l, v, NULL)) {
-            val_release(val_list_take(l));
+            list_release(l);
             return err_stamp(I, &n->list.items[i]->loc);
         }
     }
@@ -194,7 +194,7 @@ static const char *value_word(Value v)
 
 /* Check v (owned) against parameter p and convert scalars to its value type;
  * on success *slot receives the value. */
-static Status bind_param(Interp *I, const FuncDef *f, const Param *p, Value v, Value *slot)
+static Status bind_param_take(Interp *I, const FuncDef *f, const Param *p, Value v, Value *slot)
 {
     bool ok;
     switch (p->type) {
@@ -207,7 +207,7 @@ static Status bind_param(Interp *I, const FuncDef *f, const Param *p, Value v, V
         val_release(v);
         return err_set(I, "argument '%s' of %s() must be %s, got %s", p->name, f->name, type_word(p), value_word(v));
     }
-    if (p->type == TY_SCALAR && p->vtype != ST_UNKNOWN) {
+    if (p->type == TY_SCALAR && p->vtype != SCALAR_UNKNOWN) {
         if (ops_convert_take(I, v, p->vtype, &v) != ST_OK) {
             char *why = I->err.msg ? strdup(I->err.msg) : NULL;
             err_set(I, "argument '%s' of %s(): %s", p->name, f->name, why ? why : "bad value");
@@ -234,10 +234,10 @@ static Status check_output(Interp *I, const FuncDef *f, const Param *o, Value *v
     if (!ok)
         return err_set(I, "return variable '%s' of %s() must be %s, got %s", o->name, f->name, type_word(o),
                        value_word(*v));
-    if (o->type != TY_SCALAR || o->vtype == ST_UNKNOWN)
+    if (o->type != TY_SCALAR || o->vtype == SCALAR_UNKNOWN)
         return ST_OK;
-    ValKind want = o->vtype == ST_INT ? VAL_INT : o->vtype == ST_DOUBLE ? VAL_DOUBLE
-                 : o->vtype == ST_BOOLEAN ? VAL_BOOL : VAL_STRING;
+    ValKind want = o->vtype == SCALAR_INT ? VAL_INT : o->vtype == SCALAR_DOUBLE ? VAL_DOUBLE
+                 : o->vtype == SCALAR_BOOLEAN ? VAL_BOOL : VAL_STRING;
     if (v->kind == want)
         return ST_OK;
     if (want == VAL_DOUBLE && v->kind == VAL_INT) {
@@ -254,8 +254,8 @@ static Status check_output(Interp *I, const FuncDef *f, const Param *o, Value *v
     if (want == VAL_INT && v->kind == VAL_DOUBLE)
         return ST_OK;
     return err_set(I, "return variable '%s' of %s() is declared %s but holds a %s", o->name, f->name,
-                   o->vtype == ST_INT ? "int" : o->vtype == ST_DOUBLE ? "double"
-                   : o->vtype == ST_BOOLEAN ? "boolean" : "string", value_word(*v));
+                   o->vtype == SCALAR_INT ? "int" : o->vtype == SCALAR_DOUBLE ? "double"
+                   : o->vtype == SCALAR_BOOLEAN ? "boolean" : "string", value_word(*v));
 }
 
 /* Runs f's body in 'frame' (whose argument slots are bound), fills defaults,
@@ -283,7 +283,7 @@ static Status run_function(Interp *I, const FuncDef *f, Frame *frame, const bool
         Value v;
         if ((st = eval_expr(I, d->params[i].dflt, &v)) != ST_OK)
             goto done;
-        if ((st = bind_param(I, f, &d->params[i], v, &frame->slots[i])) != ST_OK) {
+        if ((st = bind_param_take(I, f, &d->params[i], v, &frame->slots[i])) != ST_OK) {
             err_stamp(I, &d->params[i].loc);
             goto done;
         }
@@ -325,7 +325,7 @@ enum { SMALL_FRAME = 16 };
 
 /* Call user function f with n's arguments bound by 'argmap'. 'first', when
  * not VAL_NONE, is argument 0 already evaluated (taken). */
-static Status call_user(Interp *I, const Node *n, const FuncDef *f, const int *argmap, Value first, Value *outs,
+static Status call_user_take(Interp *I, const Node *n, const FuncDef *f, const int *argmap, Value first, Value *outs,
                         int nout)
 {
     int ns = f->slots.n;
@@ -350,14 +350,14 @@ static Status call_user(Interp *I, const Node *n, const FuncDef *f, const int *a
         else if ((st = eval_expr(I, n->call.args[i], &v)) != ST_OK)
             break;
         int pi = argmap[i];
-        if ((st = bind_param(I, f, &f->decl->params[pi], v, &slots[pi])) != ST_OK) {
+        if ((st = bind_param_take(I, f, &f->decl->params[pi], v, &slots[pi])) != ST_OK) {
             err_stamp(I, &n->call.args[i]->loc);
             break;
         }
         given[pi] = true;
     }
     if (st == ST_OK && interp_interrupted(I))
-        st = interp_raise_interrupt(I, &n->loc);
+        st = eval_raise_interrupt(I, &n->loc);
     if (st != ST_OK) {
         for (int i = 0; i < ns; i++)
             val_release(slots[i]);
@@ -373,7 +373,7 @@ static Status call_user(Interp *I, const Node *n, const FuncDef *f, const int *a
     return st;
 }
 
-Status interp_call(Interp *I, const FuncDef *f, const Value *args, const char *const *names, int nargs,
+Status eval_function(Interp *I, const FuncDef *f, const Value *args, const char *const *names, int nargs,
                    Value *outs, int nout, const Loc *call_loc)
 {
     int ns = f->slots.n, np = f->decl->nparams;
@@ -398,7 +398,7 @@ Status interp_call(Interp *I, const FuncDef *f, const Value *args, const char *c
         else
             st = err_set(I, "too many arguments in call to function '%s'", f->name);
         if (st == ST_OK)
-            st = bind_param(I, f, &f->decl->params[pi], val_ref(args[i]), &slots[pi]);
+            st = bind_param_take(I, f, &f->decl->params[pi], val_ref(args[i]), &slots[pi]);
         if (st == ST_OK)
             given[pi] = true;
     }
@@ -484,7 +484,7 @@ static Status call_variant(Interp *I, const Node *n, Value *outs, int nout)
         val_release(first);
         return err_at(I, &n->loc, "%s", cv->bind_err[v]);
     }
-    return call_user(I, n, cv->fn[v], cv->argmap[v], first, outs, nout);
+    return call_user_take(I, n, cv->fn[v], cv->argmap[v], first, outs, nout);
 }
 
 Status eval_call(Interp *I, const Node *n, Value *outs, int nout, bool stmt)
@@ -493,6 +493,6 @@ Status eval_call(Interp *I, const Node *n, Value *outs, int nout, bool stmt)
     if (n->call.variants)
         return call_variant(I, n, outs, nout);
     if (n->call.fn)
-        return call_user(I, n, n->call.fn, n->call.argmap, val_none(), outs, nout);
+        return call_user_take(I, n, n->call.fn, n->call.argmap, val_none(), outs, nout);
     return call_builtin(I, n, outs, nout);
 }

@@ -12,11 +12,11 @@
 /* X[...] on a matrix or list. */
 Status eval_index(Interp *I, const Node *n, Value *out);
 /* target[...] = v (v owned), or += when 'accum'. */
-Status exec_left_index(Interp *I, const Lhs *l, Value v, bool accum, const Loc *loc);
+Status exec_left_index_take(Interp *I, const Lhs *l, Value v, bool accum, const Loc *loc);
 /* Predicate of if/while as a boolean. */
 Status eval_pred(Interp *I, const Node *n, bool *out);
 /* Store v (owned) in slot s of the current frame. */
-static inline void slot_set(Interp *I, int s, Value v)
+static inline void slot_set_take(Interp *I, int s, Value v)
 {
     Value *p = &I->frame->slots[s];
     Value old = *p;

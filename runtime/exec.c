@@ -10,7 +10,7 @@
 #include "ops.h"
 #include "parfor.h"
 
-Status interp_sync_top(Interp *I, Frame *top)
+Status exec_sync_top(Interp *I, Frame *top)
 {
     int want = I->prog->top.n;
     if (top->nslots >= want)
@@ -59,7 +59,7 @@ static Status exec_assign(Interp *I, const Node *s)
     Value v;
     TRY(eval_expr(I, s->assign.value, &v));
     if (l->indexed)
-        return exec_left_index(I, l, v, s->assign.accum, &s->loc);
+        return exec_left_index_take(I, l, v, s->assign.accum, &s->loc);
     if (s->assign.accum) {
         Value cur = I->frame->slots[l->slot];
         if (cur.kind == VAL_NONE) {
@@ -71,7 +71,7 @@ static Status exec_assign(Interp *I, const Node *s)
             return err_stamp(I, &s->loc);
         v = sum;
     }
-    slot_set(I, l->slot, v);
+    slot_set_take(I, l->slot, v);
     return ST_OK;
 }
 
@@ -87,7 +87,7 @@ static Status exec_multi(Interp *I, const Node *s)
     Status st = eval_call(I, s->multi.call, outs, n, false);
     if (st == ST_OK)
         for (int i = 0; i < n; i++)
-            slot_set(I, s->multi.targets[i].slot, outs[i]);
+            slot_set_take(I, s->multi.targets[i].slot, outs[i]);
     if (outs != small)
         free(outs);
     return st;
@@ -157,8 +157,8 @@ static Status exec_for(Interp *I, const Node *s)
     int64_t i = a;
     for (uint64_t k = 0;; k++) {
         if (interp_interrupted(I))
-            return interp_raise_interrupt(I, &s->loc);
-        slot_set(I, slot, val_int(i));
+            return eval_raise_interrupt(I, &s->loc);
+        slot_set_take(I, slot, val_int(i));
         TRY(exec_block(I, s->loop.body, s->loop.nbody));
         if (k == last)
             return ST_OK;
@@ -170,7 +170,7 @@ static Status exec_while(Interp *I, const Node *s)
 {
     for (;;) {
         if (interp_interrupted(I))
-            return interp_raise_interrupt(I, &s->loc);
+            return eval_raise_interrupt(I, &s->loc);
         bool go;
         TRY(eval_pred(I, s->loop.cond, &go));
         if (!go)
@@ -189,7 +189,7 @@ static Status exec_stmt(Interp *I, const Node *s)
     case N_IFDEF: {
         Value v;
         TRY(eval_expr(I, s->ifdef.dflt, &v));
-        slot_set(I, s->ifdef.target.slot, v);
+        slot_set_take(I, s->ifdef.target.slot, v);
         return ST_OK;
     }
     case N_EXPRSTMT: {

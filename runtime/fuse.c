@@ -7,7 +7,7 @@
  *   2. evaluate the leaves left to right (the order of the ordinary walk);
  *   3. type: each operator node is a scalar (computed right away by the
  *      ordinary operators) or a matrix of a known shape, checked with the
- *      broadcasting rules of ops.c's matrix_op; anything those rules reject
+ *      broadcasting rules of ops.c's matrix_op_take; anything those rules reject
  *      or treat specially replays the tree through the ordinary operators;
  *   4. run: the output grid is cut into blocks of at most BLOCK cells; each
  *      operator computes a block into a small buffer, leaves are read in
@@ -37,7 +37,7 @@ enum {
 
 typedef enum FKind { F_LEAF, F_BIN, F_NEG, F_NOT, F_FN } FKind;
 /* How a matrix leaf maps onto the output grid. */
-typedef enum FMode { M_SCALAR, M_FULL, M_ROW, M_COL } FMode;
+typedef enum FMode { FMODE_SCALAR, FMODE_FULL, FMODE_ROW, FMODE_COL } FMode;
 
 typedef struct FNode {
     const Node *n;
@@ -50,7 +50,7 @@ typedef struct FNode {
     int64_t rows, cols;
     bool pow2;          /* ^ whose exponent is a scalar or column (ops.c: x^2 is x*x) */
     FMode mode;         /* leaves and scalar nodes: how the run reads them */
-    double s;           /* M_SCALAR: the number */
+    double s;           /* FMODE_SCALAR: the number */
     int reg;            /* operator nodes: the block buffer */
 } FNode;
 
@@ -176,7 +176,7 @@ static int collect(Interp *I, Tree *T, const Node *n, int depth)
  * ================================================================== */
 
 /* f(x) as a call of the builtin, like the evaluator's call_builtin. */
-static Status call_fn(Interp *I, const Node *n, Value x, Value *out)
+static Status call_fn_take(Interp *I, const Node *n, Value x, Value *out)
 {
     const BuiltinDef *bi = n->call.bi;
     int np = n->call.nparams, pi = n->call.argmap ? n->call.argmap[0] : 0;
@@ -205,7 +205,7 @@ static bool is_num(Value v) { return v.kind == VAL_INT || v.kind == VAL_DOUBLE; 
 
 /* Node i's operator on owned operand values x (and y); *out owned. Counted
  * in --stats' heavy hitters where the plain walk counts it. */
-static Status apply(Interp *I, const FNode *f, Value x, Value y, Value *out)
+static Status apply_take(Interp *I, const FNode *f, Value x, Value y, Value *out)
 {
     switch (f->kind) {
     case F_BIN: {
@@ -223,7 +223,7 @@ static Status apply(Interp *I, const FNode *f, Value x, Value y, Value *out)
         return st == ST_OK ? ST_OK : err_stamp(I, &f->n->loc);
     }
     case F_FN:
-        return call_fn(I, f->n, x, out);
+        return call_fn_take(I, f->n, x, out);
     default:
         val_release(x);
         val_release(y);
@@ -245,7 +245,7 @@ static Status replay(Interp *I, const Tree *T, int i, Value *out)
         val_release(x);
         return ST_ERR;
     }
-    return apply(I, f, x, y, out);
+    return apply_take(I, f, x, y, out);
 }
 
 /* ==================================================================
@@ -253,7 +253,7 @@ static Status replay(Interp *I, const Tree *T, int i, Value *out)
  * ================================================================== */
 
 /* Shape of a binary operator node with at least one matrix operand, by the
- * rules of matrix_op (ops.c). False for what the run does not do: string
+ * rules of matrix_op_take (ops.c). False for what the run does not do: string
  * or boolean-arithmetic operands (errors), the outer-product broadcast,
  * mismatched shapes (errors). */
 static bool type_binary(FNode *f, const FNode *x, const FNode *y)
@@ -305,7 +305,7 @@ static bool type_tree(Interp *I, Tree *T)
         if (!x->is_mat && !(y && y->is_mat)) {
             /* All operands scalars: the ordinary operator, now. It has no
              * side effects; if it fails, the replay reports it in order. */
-            if (apply(I, f, val_ref(x->v), y ? val_ref(y->v) : val_none(), &f->v) != ST_OK) {
+            if (apply_take(I, f, val_ref(x->v), y ? val_ref(y->v) : val_none(), &f->v) != ST_OK) {
                 err_clear(I);
                 return false;
             }
@@ -478,7 +478,7 @@ static void run_block(const Run *R, int64_t row, int64_t j0, int L, double *bufs
     int64_t pf = total - next < BLOCK ? total - next : BLOCK;
     for (int i = 0; i < T->n && pf > 0; i++) {
         const FNode *f = &T->f[i];
-        if (f->kind == F_LEAF && f->is_mat && f->mode == M_FULL)
+        if (f->kind == F_LEAF && f->is_mat && f->mode == FMODE_FULL)
             for (int64_t k = 0; k < pf; k += 8)
                 __builtin_prefetch(f->v.m->data + next + k, 0, 3);
     }
@@ -494,10 +494,10 @@ static void run_block(const Run *R, int64_t row, int64_t j0, int L, double *bufs
         if (f->kind == F_LEAF) {
             const double *d = f->v.m->data;
             switch (f->mode) {
-            case M_FULL: v[i].p = d + base; break;
-            case M_ROW: v[i].p = d + j0; break;
-            case M_COL: v[i].p = NULL; v[i].s = d[row]; break;
-            case M_SCALAR: v[i].p = NULL; v[i].s = d[0]; break;
+            case FMODE_FULL: v[i].p = d + base; break;
+            case FMODE_ROW: v[i].p = d + j0; break;
+            case FMODE_COL: v[i].p = NULL; v[i].s = d[row]; break;
+            case FMODE_SCALAR: v[i].p = NULL; v[i].s = d[0]; break;
             }
             continue;
         }
@@ -600,20 +600,20 @@ static Status run_tree(Interp *I, Tree *T, int root, Value *out)
             continue;
         const Matrix *m = f->v.m;
         if (m->rows == R.rows && m->cols == R.cols)
-            f->mode = M_FULL;
+            f->mode = FMODE_FULL;
         else if (m->rows == 1 && m->cols == 1)
-            f->mode = M_SCALAR;
+            f->mode = FMODE_SCALAR;
         else if (m->rows == R.rows && m->cols == 1)
-            f->mode = M_COL;
+            f->mode = FMODE_COL;
         else if (m->rows == 1 && m->cols == R.cols)
-            f->mode = M_ROW;
+            f->mode = FMODE_ROW;
         else
             return err_at(I, &T->f[root].n->loc, "internal error: fused operand of unexpected shape");
-        if (f->mode == M_ROW || f->mode == M_COL)
+        if (f->mode == FMODE_ROW || f->mode == FMODE_COL)
             R.by_row = true;
         /* An unshared full-size temporary lends its storage to the result:
          * each block reads its cells before the root writes them. */
-        if (f->mode == M_FULL && !O && obj_unique(&f->v.m->h))
+        if (f->mode == FMODE_FULL && !O && obj_unique(&f->v.m->h))
             O = f->v.m;
     }
     if (O)
@@ -634,7 +634,7 @@ static Status run_tree(Interp *I, Tree *T, int root, Value *out)
         }
         P.bufs = malloc((size_t)P.parts * (size_t)T->nregs * BLOCK * sizeof(double));
         if (!P.bufs) {
-            val_release(val_matrix_take(O));
+            mat_release(O);
             return err_set(I, "out of memory");
         }
         if (P.parts > 1)
@@ -758,7 +758,7 @@ static Status operand(Interp *I, const Node *x, Value *v, bool *trans)
         *trans = true;
         return ST_OK;
     }
-    return call_fn(I, x, a, v);
+    return call_fn_take(I, x, a, v);
 }
 
 bool fuse_matmul(Interp *I, const Node *n, Value *out, Status *st)
@@ -781,11 +781,11 @@ bool fuse_matmul(Interp *I, const Node *n, Value *out, Status *st)
     }
     if (a.kind != VAL_MATRIX || b.kind != VAL_MATRIX) {
         /* An error or an odd case for ops.c; materialise the transposes. */
-        if (ta && (*st = call_fn(I, l, a, &a)) != ST_OK) {
+        if (ta && (*st = call_fn_take(I, l, a, &a)) != ST_OK) {
             val_release(b);
             return true;
         }
-        if (tb && (*st = call_fn(I, r, b, &b)) != ST_OK) {
+        if (tb && (*st = call_fn_take(I, r, b, &b)) != ST_OK) {
             val_release(a);
             return true;
         }

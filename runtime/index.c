@@ -177,7 +177,7 @@ static Status index_list(Interp *I, const Node *n, const List *l, Value *out)
         return err_at(I, &n->loc, "out of memory");
     for (int64_t i = sp.lo; i < sp.hi; i++) {
         if (!list_push(r, l->items[i], l->names ? l->names[i]->s : NULL)) {
-            val_release(val_list_take(r));
+            list_release(r);
             return err_at(I, &n->loc, "out of memory");
         }
     }
@@ -214,7 +214,7 @@ Status eval_index(Interp *I, const Node *n, Value *out)
 
 /* Writes v into the cells rs x cs of m (owned; *res is what the variable
  * holds afterwards). The spans were computed before m left its variable. */
-static Status assign_matrix(Interp *I, Matrix *m, Span rs, Span cs, Value v, bool accum, const Loc *loc,
+static Status assign_matrix_take(Interp *I, Matrix *m, Span rs, Span cs, Value v, bool accum, const Loc *loc,
                             Matrix **res)
 {
     *res = m;
@@ -257,7 +257,7 @@ static Status assign_matrix(Interp *I, Matrix *m, Span rs, Span cs, Value v, boo
         st = err_at(I, loc, "cannot assign a %s into a matrix", val_kind_name(v.kind));
         goto out;
     }
-    m = mat_make_unique(I, m);
+    m = mat_make_unique_take(I, m);
     *res = m;
     if (!m) {
         st = err_stamp(I, loc);
@@ -299,7 +299,7 @@ static Status list_target(Interp *I, const Lhs *l, const List *L, const Loc *loc
     return ST_OK;
 }
 
-static Status assign_list(Interp *I, List *L, ListTarget *t, Value v, const Loc *loc, List **res)
+static Status assign_list_take(Interp *I, List *L, ListTarget *t, Value v, const Loc *loc, List **res)
 {
     *res = L;
     Status st = ST_OK;
@@ -310,10 +310,10 @@ static Status assign_list(Interp *I, List *L, ListTarget *t, Value v, const Loc 
         bool ok = c && list_push_take(c, v, t->key.s->s);
         if (!ok) {
             if (c)
-                val_release(val_list_take(c));
+                list_release(c);
             return err_at(I, loc, "out of memory");
         }
-        val_release(val_list_take(L));
+        list_release(L);
         *res = c;
         return ST_OK;
     }
@@ -327,7 +327,7 @@ static Status assign_list(Interp *I, List *L, ListTarget *t, Value v, const Loc 
         /* L[length(L)+1] = v appends. */
         bool ok = list_push_take(c, v, L->names ? "" : NULL);
         if (!ok) {
-            val_release(val_list_take(c));
+            list_release(c);
             return err_at(I, loc, "out of memory");
         }
     } else if (v.kind == VAL_LIST && (cnt > 1 || v.l->n == 1)) {
@@ -335,7 +335,7 @@ static Status assign_list(Interp *I, List *L, ListTarget *t, Value v, const Loc 
             st = err_at(I, loc, "List leftindexing size mismatch: %lld entries into a range of %lld",
                         (long long)v.l->n, (long long)cnt);
             val_release(v);
-            val_release(val_list_take(c));
+            list_release(c);
             return st;
         }
         for (int64_t i = 0; i < cnt; i++) {
@@ -346,18 +346,18 @@ static Status assign_list(Interp *I, List *L, ListTarget *t, Value v, const Loc 
     } else {
         if (cnt != 1) {
             val_release(v);
-            val_release(val_list_take(c));
+            list_release(c);
             return err_at(I, loc, "List leftindexing size mismatch: one value into a range of %lld", (long long)cnt);
         }
         val_release(c->items[lo]);
         c->items[lo] = v;
     }
-    val_release(val_list_take(L));
+    list_release(L);
     *res = c;
     return ST_OK;
 }
 
-Status exec_left_index(Interp *I, const Lhs *l, Value v, bool accum, const Loc *loc)
+Status exec_left_index_take(Interp *I, const Lhs *l, Value v, bool accum, const Loc *loc)
 {
     Value *slot = &I->frame->slots[l->slot];
     if (slot->kind == VAL_NONE) {
@@ -379,7 +379,7 @@ Status exec_left_index(Interp *I, const Lhs *l, Value v, bool accum, const Loc *
         Matrix *m = slot->m;
         *slot = val_none();
         Matrix *res;
-        Status st = assign_matrix(I, m, rs, cs, v, accum, loc, &res);
+        Status st = assign_matrix_take(I, m, rs, cs, v, accum, loc, &res);
         if (res)
             *slot = val_matrix_take(res);
         return st;
@@ -399,7 +399,7 @@ Status exec_left_index(Interp *I, const Lhs *l, Value v, bool accum, const Loc *
         List *L = slot->l;
         *slot = val_none();
         List *res;
-        Status st = assign_list(I, L, &t, v, loc, &res);
+        Status st = assign_list_take(I, L, &t, v, loc, &res);
         *slot = val_list_take(res);
         val_release(t.key);
         return st;

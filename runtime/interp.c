@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
- * Interp lifecycle, the error slot, and allocation that reports failure as a
- * DML error. An Interp belongs to one thread; nothing here locks. */
+ * Interp lifecycle, the error slot, and string allocation that reports
+ * failure as a DML error (matrices: matrix.c). An Interp belongs to one
+ * thread; nothing here locks. */
 #include "interp.h"
 
 #include <stdarg.h>
@@ -192,43 +193,6 @@ char *err_format(const Interp *I)
 }
 
 /* ---- allocation ---- */
-
-Matrix *mat_alloc(Interp *I, int64_t rows, int64_t cols)
-{
-    if (rows < 0 || cols < 0) {
-        err_set(I, "invalid matrix dimensions %lldx%lld", (long long)rows, (long long)cols);
-        return NULL;
-    }
-    Matrix *m = mat_new_raw(rows, cols);
-    if (!m)
-        err_oom(I, rows, cols);
-    return m;
-}
-
-Matrix *mat_alloc_zero(Interp *I, int64_t rows, int64_t cols)
-{
-    Matrix *m = mat_alloc(I, rows, cols);
-    if (m && m->data)
-        memset(m->data, 0, sizeof(double) * (size_t)mat_len(m));
-    return m;
-}
-
-Matrix *mat_clone(Interp *I, const Matrix *m)
-{
-    Matrix *c = mat_clone_raw(m);
-    if (!c)
-        err_oom(I, m->rows, m->cols);
-    return c;
-}
-
-Matrix *mat_make_unique(Interp *I, Matrix *m)
-{
-    if (obj_unique(&m->h))
-        return m;
-    Matrix *c = mat_clone(I, m);
-    val_release(val_matrix_take(m));
-    return c;
-}
 
 Str *str_alloc(Interp *I, const char *s, size_t n)
 {

@@ -15,6 +15,7 @@
 
 #include "../base/diag.h"
 #include "../parser/ast.h"
+#include "matrix.h"
 #include "rng.h"
 #include "../base/value.h"
 
@@ -62,7 +63,6 @@ typedef struct Interp {
     int blas_threads;       /* BLAS threads this thread may use (1 on workers) */
     Stats *stats;           /* NULL unless --stats */
     struct Hitters *hh;     /* --stats heavy hitters (from Program.hh; hitters.h); NULL when off */
-    void *user;             /* owner's context (e.g. paramserv worker) */
     bool in_parallel;       /* a parfor/paramserv worker: nested parfor runs sequentially */
     const char *stack_base; /* near the top of this thread's stack */
     size_t stack_limit;     /* bytes of stack DML may use before "stack overflow" */
@@ -124,13 +124,7 @@ static inline bool interp_interrupted(const Interp *I)
     return I->interrupt && atomic_load_explicit(I->interrupt, memory_order_relaxed);
 }
 
-/* ---- allocation that reports failure as a DML error ---- */
-Matrix *mat_alloc(Interp *I, int64_t rows, int64_t cols);       /* uninitialised */
-Matrix *mat_alloc_zero(Interp *I, int64_t rows, int64_t cols);
-Matrix *mat_clone(Interp *I, const Matrix *m);
-/* Takes 'm'; returns a matrix safe to mutate: 'm' itself when unshared, else
- * a copy (and 'm' is released). NULL (error set) on allocation failure. */
-Matrix *mat_make_unique(Interp *I, Matrix *m);
+/* ---- allocation that reports failure as a DML error (matrices: matrix.h) ---- */
 Str *str_alloc(Interp *I, const char *s, size_t n);
 
 /* ---- running code ---- */
@@ -141,7 +135,7 @@ Status exec_block(Interp *I, Node *const *stmts, int n);
 /* Call a user function with argument values (borrowed) bound by position
  * then by name (names[i] NULL for positional). Results: 'nout' owned values
  * written to outs (nout may be less than the function's output count). */
-Status interp_call(Interp *I, const FuncDef *fn, const Value *args, const char *const *names,
+Status eval_function(Interp *I, const FuncDef *fn, const Value *args, const char *const *names,
                    int nargs, Value *outs, int nout, const Loc *call_loc);
 /* Call 'n' (an N_CALL) and write up to 'nout' owned results to outs; with
  * 'stmt' set, a call used as a statement (its results may be discarded and
@@ -150,8 +144,8 @@ Status eval_call(Interp *I, const Node *n, Value *outs, int nout, bool stmt);
 /* Give the top-level frame room for every slot the program has declared
  * (the REPL grows the table between inputs). ST_ERR (out of memory, error
  * set) leaves the frame as it was: nothing may run in it then. */
-Status interp_sync_top(Interp *I, Frame *top);
+Status exec_sync_top(Interp *I, Frame *top);
 /* Set the interrupted error at 'loc'. */
-Status interp_raise_interrupt(Interp *I, const Loc *loc);
+Status eval_raise_interrupt(Interp *I, const Loc *loc);
 
 #endif

@@ -1,12 +1,55 @@
 /* SPDX-License-Identifier: Apache-2.0
- * Dense kernels on row-major double matrices: products and transposition.
- * Callers have checked shapes and allocated outputs; nothing here fails or
+ * Matrices in the runtime: allocation that reports failure as a DML error,
+ * then the dense kernels (products and transposition), for which callers
+ * have checked shapes and allocated outputs, so that nothing there fails or
  * allocates. Safe from any thread (BLAS threads are set by the caller). */
 #include "matrix.h"
 
 #include <string.h>
 
 #include "blas.h"
+#include "interp.h"
+
+/* ---- allocation ---- */
+
+Matrix *mat_alloc(Interp *I, int64_t rows, int64_t cols)
+{
+    if (rows < 0 || cols < 0) {
+        err_set(I, "invalid matrix dimensions %lldx%lld", (long long)rows, (long long)cols);
+        return NULL;
+    }
+    Matrix *m = mat_new_raw(rows, cols);
+    if (!m)
+        err_oom(I, rows, cols);
+    return m;
+}
+
+Matrix *mat_alloc_zero(Interp *I, int64_t rows, int64_t cols)
+{
+    Matrix *m = mat_alloc(I, rows, cols);
+    if (m && m->data)
+        memset(m->data, 0, sizeof(double) * (size_t)mat_len(m));
+    return m;
+}
+
+Matrix *mat_clone(Interp *I, const Matrix *m)
+{
+    Matrix *c = mat_clone_raw(m);
+    if (!c)
+        err_oom(I, m->rows, m->cols);
+    return c;
+}
+
+Matrix *mat_make_unique_take(Interp *I, Matrix *m)
+{
+    if (obj_unique(&m->h))
+        return m;
+    Matrix *c = mat_clone(I, m);
+    mat_release(m);
+    return c;
+}
+
+/* ---- dense kernels ---- */
 
 /* No plain-loop path for small products: OpenBLAS 0.3.21's small-matrix
  * kernels beat a straightforward i-p-j loop 6-10x even at 8x8x8 (50 ns vs

@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0
- * Dense kernels on row-major double matrices. All sizes are checked by the
- * callers (ops.c, builtins); these functions do no error reporting. Callers
- * pass preallocated outputs. BLAS is reached only through blas.h. */
+ * Matrices in the runtime: allocation that reports failure as a DML error,
+ * and the dense kernels on row-major double matrices. The storage itself
+ * (mat_new_raw and friends, which only return NULL) is in value.h, the layer
+ * below; the arithmetic of DML's operators in ops.h. interp.h includes this
+ * header, so every runtime file sees it.
+ *
+ * The kernels do no error reporting: all sizes are checked by the callers
+ * (ops.c, builtins), which pass preallocated outputs. BLAS is reached only
+ * through blas.h. */
 #ifndef DML_RUNTIME_MATRIX_H
 #define DML_RUNTIME_MATRIX_H
 
@@ -9,6 +15,18 @@
 #include <stdint.h>
 
 #include "../base/value.h"
+
+typedef struct Interp Interp;
+
+/* ---- allocation that reports failure as a DML error (in I->err) ---- */
+Matrix *mat_alloc(Interp *I, int64_t rows, int64_t cols);       /* uninitialised */
+Matrix *mat_alloc_zero(Interp *I, int64_t rows, int64_t cols);
+Matrix *mat_clone(Interp *I, const Matrix *m);
+/* Takes 'm'; returns a matrix safe to mutate: 'm' itself when unshared, else
+ * a copy (and 'm' is released). NULL (error set) on allocation failure. */
+Matrix *mat_make_unique_take(Interp *I, Matrix *m);
+
+/* ---- dense kernels ---- */
 
 /* C = A %*% B; C is A->rows x B->cols, not aliased with A or B. */
 void mat_matmul(const Matrix *A, const Matrix *B, Matrix *C);

@@ -460,7 +460,7 @@ static bool reusable(Value v, int64_t rows, int64_t cols)
 
 /* At least one operand a matrix, the other a matrix or a number/boolean.
  * Consumes a and b. */
-static Status matrix_op(Interp *I, BinOp op, Value a, Value b, Value *out)
+static Status matrix_op_take(Interp *I, BinOp op, Value a, Value b, Value *out)
 {
     Status st = ST_OK;
     if (op_is_arith(op) && (a.kind == VAL_BOOL || b.kind == VAL_BOOL)) {
@@ -576,7 +576,7 @@ static __attribute__((noinline)) Status binary_obj_take(Interp *I, BinOp op, Val
     } else if (op >= OP_ANDAND) {
         st = err_bad_op(I, op, a.kind, b.kind);
     } else {
-        return matrix_op(I, op, a, b, out);
+        return matrix_op_take(I, op, a, b, out);
     }
     val_release(a);
     val_release(b);
@@ -810,12 +810,12 @@ Status ops_to_str(Interp *I, Value v, Str **out)
     return *out ? ST_OK : ST_ERR;
 }
 
-/* Contract in ops.h. v is consumed on error too. ST_UNKNOWN keeps v as is. */
+/* Contract in ops.h. v is consumed on error too. SCALAR_UNKNOWN keeps v as is. */
 Status ops_convert_take(Interp *I, Value v, ScalarType vt, Value *out)
 {
     Status st = ST_OK;
     switch (vt) {
-    case ST_INT:
+    case SCALAR_INT:
         if (v.kind == VAL_INT)
             break;
         {
@@ -825,7 +825,7 @@ Status ops_convert_take(Interp *I, Value v, ScalarType vt, Value *out)
             v = val_int(i);
         }
         break;
-    case ST_DOUBLE:
+    case SCALAR_DOUBLE:
         if (v.kind == VAL_DOUBLE)
             break;
         {
@@ -835,7 +835,7 @@ Status ops_convert_take(Interp *I, Value v, ScalarType vt, Value *out)
             v = val_double(d);
         }
         break;
-    case ST_BOOLEAN:
+    case SCALAR_BOOLEAN:
         if (v.kind == VAL_BOOL)
             break;
         {
@@ -845,7 +845,7 @@ Status ops_convert_take(Interp *I, Value v, ScalarType vt, Value *out)
             v = val_bool(b);
         }
         break;
-    case ST_STRING:
+    case SCALAR_STRING:
         if (v.kind == VAL_STRING)
             break;
         {

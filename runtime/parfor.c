@@ -53,9 +53,9 @@ static Status run_chunk(Interp *I, const Node *s, int64_t a, int64_t inc, uint64
 {
     for (int64_t k = lo; k < hi; k++) {
         if (interp_interrupted(I))
-            return interp_raise_interrupt(I, &s->loc);
+            return eval_raise_interrupt(I, &s->loc);
         /* unsigned: a + k*inc stays in [a, b], but k*inc alone may not */
-        slot_set(I, s->loop.var_slot, val_int((int64_t)((uint64_t)a + (uint64_t)k * (uint64_t)inc)));
+        slot_set_take(I, s->loop.var_slot, val_int((int64_t)((uint64_t)a + (uint64_t)k * (uint64_t)inc)));
         rng_seed(&I->rng, rng_split(seed, (uint64_t)k + 1));
         TRY(exec_block(I, s->loop.body, s->loop.nbody));
     }
@@ -122,7 +122,7 @@ static Status merge_one(Interp *I, Value orig, Value v, bool accum, Value *res, 
     }
     if (orig.kind == VAL_MATRIX && v.kind == VAL_MATRIX && res->kind == VAL_MATRIX && v.m->rows == orig.m->rows &&
         v.m->cols == orig.m->cols && res->m->rows == orig.m->rows && res->m->cols == orig.m->cols) {
-        Matrix *m = mat_make_unique(I, res->m);
+        Matrix *m = mat_make_unique_take(I, res->m);
         *res = val_none();
         if (!m)
             return ST_ERR;
@@ -162,7 +162,7 @@ static Status run_sequential(Interp *I, const Node *s, int64_t a, int64_t inc, u
     for (int j = 0; j < n; j++)
         if (kept[j].kind != VAL_NONE) {
             if (st == ST_OK)
-                slot_set(I, s->loop.written[j], kept[j]);
+                slot_set_take(I, s->loop.written[j], kept[j]);
             else
                 val_release(kept[j]);
         }
@@ -269,7 +269,7 @@ Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t cou
             for (int t = 0; t < started && st == ST_OK; t++)
                 st = merge_one(I, orig, w[t].frame.slots[slot], s->loop.accum_only[j], &res, 0);
             if (st == ST_OK)
-                slot_set(I, slot, res);
+                slot_set_take(I, slot, res);
             else
                 val_release(res);
         }

@@ -96,7 +96,7 @@ void program_set_args(Program *p, CmdArg *args, int nargs)
 
 /* ---- constants ---- */
 
-bool program_add_const(Program *p, Value v)
+bool program_add_const_take(Program *p, Value v)
 {
     if (p->nconsts == p->capconsts) {
         int cap = p->capconsts ? p->capconsts * 2 : 32;

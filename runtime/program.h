@@ -69,7 +69,6 @@ struct Program {
     CmdArg *args; int nargs;    /* -nvargs name=value, or -args as "1", "2", ... */
     struct SourceText *texts;   /* every file's text, for carets in messages */
     const char *exe_dir;    /* folder of the dml executable (stdlib search) */
-    bool ran_main;          /* statements of the main module executed */
     Value *consts; int nconsts, capconsts;  /* immortal constants made by resolve */
     /* Guards loading DML builtins while scripts run (eval of a builtin not
      * yet loaded): it alone grows 'mods', 'texts', 'consts' and the arena
@@ -104,7 +103,7 @@ Module *program_add_module(Program *p, const char *key, const char *path);
 char *program_normalize_key(const char *path);
 /* Adds the parse-time constant v (taking it) to the table freed with the
  * Program, making it immortal. False (v released) when out of memory. */
-bool program_add_const(Program *p, Value v);
+bool program_add_const_take(Program *p, Value v);
 /* Keep a copy of a file's text; returns the arena copy of 'file' for Locs. */
 const char *program_add_text(Program *p, const char *file, const char *text, size_t len);
 /* "file:line:col: msg" + the source line + a caret; malloc'd. */

@@ -82,9 +82,9 @@ static void *res_alloc(Res *r, size_t size, const Loc *loc)
 /* Registers the parse-time constant 'v' (taking it); a string that could
  * not be made (NULL) or no room in the table is an error, and the constant
  * is then none. */
-static Value add_const(Res *r, Value v, const Loc *loc)
+static Value add_const_take(Res *r, Value v, const Loc *loc)
 {
-    if ((v.kind == VAL_STRING && !v.s) || !program_add_const(r->p, v)) {
+    if ((v.kind == VAL_STRING && !v.s) || !program_add_const_take(r->p, v)) {
         oom(r, loc);
         return val_none();
     }
@@ -283,8 +283,8 @@ static Value cmdarg_value(Res *r, const char *text, const Loc *loc)
         return val_double(d);
     size_t len = strlen(text);
     if (len >= 2 && (text[0] == '"' || text[0] == '\'') && text[len - 1] == text[0])
-        return add_const(r, val_str_take(str_new(text + 1, len - 2)), loc);
-    return add_const(r, val_str_take(str_new(text, len)), loc);
+        return add_const_take(r, val_str_take(str_new(text + 1, len - 2)), loc);
+    return add_const_take(r, val_str_take(str_new(text, len)), loc);
 }
 
 static const CmdArg *find_arg(const Program *p, const char *name)
@@ -819,7 +819,7 @@ static void expr_node(Res *r, Node *n, bool allow_list)
         break;
     case N_STRING:
         if (n->str.v.kind == VAL_NONE)
-            n->str.v = add_const(r, val_str_take(str_new(n->str.s, (size_t)n->str.len)), &n->loc);
+            n->str.v = add_const_take(r, val_str_take(str_new(n->str.s, (size_t)n->str.len)), &n->loc);
         break;
     case N_IDENT:
         n->ident.slot = add_slot(r, r->slots, n->ident.name, &n->loc);
@@ -1091,10 +1091,10 @@ static void stmts_bind(Res *r, Node **s, int n)
 static const char *scalar_type_name(ScalarType t)
 {
     switch (t) {
-    case ST_INT: return "int";
-    case ST_DOUBLE: return "double";
-    case ST_BOOLEAN: return "boolean";
-    case ST_STRING: return "string";
+    case SCALAR_INT: return "int";
+    case SCALAR_DOUBLE: return "double";
+    case SCALAR_BOOLEAN: return "boolean";
+    case SCALAR_STRING: return "string";
     default: return "unknown";
     }
 }
@@ -1112,7 +1112,7 @@ static void func_bind(Res *r, FuncDef *f)
         if (slots_find(&f->slots, d->params[i].name) >= 0)
             rerr(r, &d->params[i].loc, "duplicate parameter '%s' in function '%s'", d->params[i].name, d->name);
         add_slot(r, &f->slots, d->params[i].name, &d->params[i].loc);
-        if (d->params[i].type == TY_MATRIX && d->params[i].vtype != ST_DOUBLE && d->params[i].vtype != ST_UNKNOWN)
+        if (d->params[i].type == TY_MATRIX && d->params[i].vtype != SCALAR_DOUBLE && d->params[i].vtype != SCALAR_UNKNOWN)
             rerr(r, &d->params[i].loc, "parameter '%s' of function '%s': matrix[%s] has an unsupported value type "
                  "(use matrix[double])", d->params[i].name, d->name, scalar_type_name(d->params[i].vtype));
         /* A builtin file's frame variant (f_f) may sit next to the matrix

@@ -8,7 +8,6 @@
 
 struct Stats {
     StrBuf report;          /* sections appended by paramserv and friends */
-    int paramserv_calls;
 };
 
 #endif

@@ -128,7 +128,7 @@ Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, IoErr 
             io_fail(e, "cannot read '%s': %s", path, io_strerror(errno, eb, sizeof eb));
         else
             io_fail(e, "%s: the file shrank while being read", path);
-        mat_drop(m);
+        mat_release(m);
         m = NULL;
         goto done;
     }

@@ -221,7 +221,7 @@ Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvO
             const char *fe = field_end(p, le, sep);
             if (c < cols) {
                 if (!csv_cell(p, fe, o, name, D.lineno, c + 1, dst + c, e)) {
-                    mat_drop(m);
+                    mat_release(m);
                     return NULL;
                 }
             }
@@ -233,7 +233,7 @@ Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvO
         if (c != cols) {
             io_fail(e, "%s:%lld: expected %lld fields, found %lld", name, (long long)D.lineno, (long long)cols,
                     (long long)c);
-            mat_drop(m);
+            mat_release(m);
             return NULL;
         }
         dst += cols;

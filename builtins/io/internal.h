@@ -15,12 +15,6 @@
 
 #include "../../runtime/print.h"
 
-static inline void mat_drop(Matrix *m)
-{
-    if (m)
-        val_release(val_matrix_take(m));
-}
-
 static inline bool is_blank(char c) { return c == ' ' || c == '\t'; }
 static inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
 
@@ -166,16 +160,16 @@ static inline void out_str(Out *o, const char *s) { out_put(o, s, strlen(s)); }
 
 static inline void out_int(Out *o, int64_t v)
 {
-    char tmp[24];
-    int n = 0;
+    char tmp[24];           /* 20 digits and a sign at most */
+    char *end = tmp + sizeof tmp, *p = end;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
     do {
-        tmp[sizeof tmp - 1 - n++] = (char)('0' + u % 10);
+        *--p = (char)('0' + u % 10);
         u /= 10;
     } while (u);
     if (v < 0)
-        tmp[sizeof tmp - 1 - n++] = '-';
-    out_put(o, tmp + sizeof tmp - n, (size_t)n);
+        *--p = '-';
+    out_put(o, p, (size_t)(end - p));
 }
 
 static inline void out_double(Out *o, double d)

@@ -16,7 +16,7 @@ static bool next_data_line(Lines *L, const char **ls, const char **le)
     return false;
 }
 
-enum { MM_GENERAL, MM_SYMMETRIC, MM_SKEW };
+enum { SYM_GENERAL, SYM_SYMMETRIC, SYM_SKEW };
 
 Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e)
 {
@@ -54,11 +54,11 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
     }
     int sym;
     if (tok_is(ts[4], te[4], "general"))
-        sym = MM_GENERAL;
+        sym = SYM_GENERAL;
     else if (tok_is(ts[4], te[4], "symmetric"))
-        sym = MM_SYMMETRIC;
+        sym = SYM_SYMMETRIC;
     else if (tok_is(ts[4], te[4], "skew-symmetric"))
-        sym = MM_SKEW;
+        sym = SYM_SKEW;
     else {
         io_fail(e, "%s:1: unsupported MatrixMarket symmetry '%s'", name, io_snippet(ts[4], te[4], sn, sizeof sn));
         return NULL;
@@ -85,7 +85,7 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
         return NULL;
     rows = sz[0];
     cols = sz[1];
-    if (sym != MM_GENERAL && rows != cols) {
+    if (sym != SYM_GENERAL && rows != cols) {
         io_fail(e, "%s:%lld: a symmetric matrix must be square, not %lld x %lld", name, (long long)L.lineno,
                 (long long)rows, (long long)cols);
         return NULL;
@@ -97,9 +97,9 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
     if (array) {
         /* Column-major; symmetric storage lists only the lower triangle
          * (skew: strictly lower). */
-        expect = sym == MM_GENERAL ? rows * cols : sym == MM_SYMMETRIC ? rows * (rows + 1) / 2 : rows * (rows - 1) / 2;
+        expect = sym == SYM_GENERAL ? rows * cols : sym == SYM_SYMMETRIC ? rows * (rows + 1) / 2 : rows * (rows - 1) / 2;
         int64_t i = 0, j = 0;
-        if (sym == MM_SKEW)
+        if (sym == SYM_SKEW)
             i = 1;
         while (got < expect && next_data_line(&L, &ls, &le)) {
             nt = split_blanks(ls, le, ts, te, 1);
@@ -114,14 +114,14 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
                 goto fail;
             }
             m->data[i * cols + j] = v;
-            if (sym == MM_SYMMETRIC)
+            if (sym == SYM_SYMMETRIC)
                 m->data[j * cols + i] = v;
-            else if (sym == MM_SKEW)
+            else if (sym == SYM_SKEW)
                 m->data[j * cols + i] = -v;
             got++;
             if (++i == rows) {
                 j++;
-                i = sym == MM_GENERAL ? 0 : sym == MM_SYMMETRIC ? j : j + 1;
+                i = sym == SYM_GENERAL ? 0 : sym == SYM_SYMMETRIC ? j : j + 1;
             }
         }
     } else {
@@ -156,9 +156,9 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
                 goto fail;
             }
             m->data[(i - 1) * cols + (j - 1)] = v;
-            if (sym == MM_SYMMETRIC)
+            if (sym == SYM_SYMMETRIC)
                 m->data[(j - 1) * cols + (i - 1)] = v;
-            else if (sym == MM_SKEW && i != j)
+            else if (sym == SYM_SKEW && i != j)
                 m->data[(j - 1) * cols + (i - 1)] = -v;
             got++;
         }
@@ -173,7 +173,7 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
     }
     return m;
 fail:
-    mat_drop(m);
+    mat_release(m);
     return NULL;
 }
 

@@ -55,7 +55,7 @@ Matrix *io_parse_text(const char *buf, size_t len, const char *name, int64_t row
     }
     return m;
 fail:
-    mat_drop(m);
+    mat_release(m);
     return NULL;
 }
 

@@ -267,19 +267,19 @@ static Status parse_enums(Interp *I, const BArgs *a, PsConfig *c)
     TRY(want_string(I, a, A_CKPT_PATH, "checkpoint_path", "paramserv.ckpt", &c->ckpt_path));
 
     TRY(ps_pick_mode(I, mode, &c->remote));
-    if (strcmp(utype, "BSP") == 0) c->utype = PS_BSP;
-    else if (strcmp(utype, "ASP") == 0) c->utype = PS_ASP;
-    else if (strcmp(utype, "SBP") == 0) c->utype = PS_SBP;
-    else if (strcmp(utype, "SSP") == 0) c->utype = PS_SSP;
+    if (strcmp(utype, "BSP") == 0) c->utype = PS_UTYPE_BSP;
+    else if (strcmp(utype, "ASP") == 0) c->utype = PS_UTYPE_ASP;
+    else if (strcmp(utype, "SBP") == 0) c->utype = PS_UTYPE_SBP;
+    else if (strcmp(utype, "SSP") == 0) c->utype = PS_UTYPE_SSP;
     else return err_set(I, "Paramserv function: not support update type '%s'.", utype);
-    if (strcmp(freq, "BATCH") == 0) c->freq = PS_BATCH;
-    else if (strcmp(freq, "EPOCH") == 0) c->freq = PS_EPOCH;
-    else if (strcmp(freq, "NBATCHES") == 0) c->freq = PS_NBATCHES;
+    if (strcmp(freq, "BATCH") == 0) c->freq = PS_FREQ_BATCH;
+    else if (strcmp(freq, "EPOCH") == 0) c->freq = PS_FREQ_EPOCH;
+    else if (strcmp(freq, "NBATCHES") == 0) c->freq = PS_FREQ_NBATCHES;
     else return err_set(I, "Paramserv function: not support '%s' update frequency.", freq);
-    if (strcmp(scheme, "DISJOINT_CONTIGUOUS") == 0) c->scheme = PS_DC;
-    else if (strcmp(scheme, "DISJOINT_ROUND_ROBIN") == 0) c->scheme = PS_DRR;
-    else if (strcmp(scheme, "DISJOINT_RANDOM") == 0) c->scheme = PS_DR;
-    else if (strcmp(scheme, "OVERLAP_RESHUFFLE") == 0) c->scheme = PS_OR;
+    if (strcmp(scheme, "DISJOINT_CONTIGUOUS") == 0) c->scheme = PS_SCHEME_DC;
+    else if (strcmp(scheme, "DISJOINT_ROUND_ROBIN") == 0) c->scheme = PS_SCHEME_DRR;
+    else if (strcmp(scheme, "DISJOINT_RANDOM") == 0) c->scheme = PS_SCHEME_DR;
+    else if (strcmp(scheme, "OVERLAP_RESHUFFLE") == 0) c->scheme = PS_SCHEME_OR;
     else return err_set(I, "Paramserv function: not support data partition scheme '%s'", scheme);
     if (strcmp(ckpt, "NONE") == 0) c->ckpt = PS_CKPT_NONE;
     else if (strcmp(ckpt, "EPOCH") == 0) c->ckpt = PS_CKPT_EPOCH;
@@ -320,13 +320,13 @@ static Status parse_numbers(Interp *I, const BArgs *a, PsConfig *c)
     if (c->nbatches <= 0)
         return err_set(I, "Paramserv function: 'nbatches' must be at least 1, got %lld", (long long)c->nbatches);
     TRY(want_int(I, a, A_BACKUP, "num_backup_workers", 1, &c->backup));
-    if (c->utype == PS_SBP && (c->backup < 0 || c->backup >= c->k))
+    if (c->utype == PS_UTYPE_SBP && (c->backup < 0 || c->backup >= c->k))
         return err_set(I, "Invalid number of backup workers (with #workers=%lld): #backup-workers=%lld",
                        (long long)c->k, (long long)c->backup);
     TRY(want_int(I, a, A_STALENESS, "staleness", 1, &c->staleness));
     if (c->staleness < 0)
         return err_set(I, "Paramserv function: 'staleness' must be at least 0, got %lld", (long long)c->staleness);
-    if (c->model_avg && c->utype == PS_ASP)
+    if (c->model_avg && c->utype == PS_UTYPE_ASP)
         return err_set(I, "Aggregation or validation service failed: modelAvg is not supported with utype ASP "
                        "(use BSP, SBP or SSP)");
     for (int i = A_RUNTIME_BALANCING; i <= A_HE; i++)

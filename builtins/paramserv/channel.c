@@ -93,12 +93,12 @@ Status ps_pull(PsWorker *w, Value *model)
     return ST_OK;
 }
 
-void ps_push(PsWorker *w, int64_t epoch, int64_t batch, Value payload)
+void ps_push_take(PsWorker *w, int64_t epoch, int64_t batch, Value payload)
 {
     PsRun *run = w->run;
     w->st.pushes++;
     w->st.bytes_pushed += ps_list_bytes(payload.l);
-    if (ps_enqueue_push(run, w->id, epoch, batch, payload) != ST_OK) {
+    if (ps_enqueue_push_take(run, w->id, epoch, batch, payload) != ST_OK) {
         err_set(&w->I, "paramserv: out of memory queueing a push");
         ps_fail(run, &w->I, "");
     }
@@ -106,7 +106,7 @@ void ps_push(PsWorker *w, int64_t epoch, int64_t batch, Value payload)
 
 /* ---- server end ---- */
 
-Status ps_enqueue_push(PsRun *run, int worker, int64_t epoch, int64_t batch, Value payload)
+Status ps_enqueue_push_take(PsRun *run, int worker, int64_t epoch, int64_t batch, Value payload)
 {
     pthread_mutex_lock(&run->mu);
     if (run->ninbox == run->capinbox) {
@@ -146,7 +146,7 @@ int64_t ps_take_pushes(PsRun *run, PsMsg **batch, int64_t *cap)
         clock_cond_wait_ms(&run->server_cv, &run->mu, 100);
         if (interp_interrupted(run->caller) && !atomic_load(&run->abort)) {
             pthread_mutex_unlock(&run->mu);
-            interp_raise_interrupt(&run->SI, NULL);
+            eval_raise_interrupt(&run->SI, NULL);
             ps_fail(run, &run->SI, "");
             pthread_mutex_lock(&run->mu);
         }

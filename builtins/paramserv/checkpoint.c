@@ -171,11 +171,11 @@ static char *make_sig(const PsConfig *c)
     sb_printf(&b, " utype=%s freq=%s scheme=%s batchsize=%lld k=%lld modelAvg=%s", UTYPES[c->utype],
               FREQS[c->freq], SCHEMES[c->scheme], (long long)c->batchsize, (long long)c->k,
               c->model_avg ? "TRUE" : "FALSE");
-    if (c->freq == PS_NBATCHES)
+    if (c->freq == PS_FREQ_NBATCHES)
         sb_printf(&b, " nbatches=%lld", (long long)c->nbatches);
-    if (c->utype == PS_SBP)
+    if (c->utype == PS_UTYPE_SBP)
         sb_printf(&b, " num_backup_workers=%lld", (long long)c->backup);
-    if (c->utype == PS_SSP)
+    if (c->utype == PS_UTYPE_SSP)
         sb_printf(&b, " staleness=%lld", (long long)c->staleness);
     if (c->seed_given)
         sb_printf(&b, " seed=%llu", (unsigned long long)c->seed);
@@ -543,7 +543,7 @@ Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epoch
     }
 out:
     if (l)
-        val_release(val_list_take(l));
+        list_release(l);
     free(sig);
     fclose(f);
     return st;

@@ -199,7 +199,7 @@ void ps_progress_push(PsRun *run, const PsWorker *w, const PsMsg *msg)
     if (!run->progress || !w->remote || w->groups <= 0)
         return;
     const PsConfig *c = run->cfg;
-    int64_t per = c->freq == PS_BATCH ? 1 : c->freq == PS_NBATCHES ? c->nbatches : w->nbatches;
+    int64_t per = c->freq == PS_FREQ_BATCH ? 1 : c->freq == PS_FREQ_NBATCHES ? c->nbatches : w->nbatches;
     int64_t r = (w->pushed - 1) % w->groups;
     int64_t n = msg->batch - r * per;
     ps_progress_add(run, n > 0 ? n : 0);

@@ -122,7 +122,7 @@ static bool send_chunks(Pending *pd, int dest, const char *p, size_t len)
 
 /* The header, the payload (taken), then the cells of mats[0..nmats) in
  * place (keep holds them alive until sent; taken). */
-static bool send_msg(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload, Value keep,
+static bool send_msg_take(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload, Value keep,
                      Matrix **mats, int64_t nmats)
 {
     size_t len = payload ? payload->len : 0;
@@ -174,9 +174,9 @@ static bool send_msg(int dest, int type, int worker, int64_t epoch, int64_t batc
     return true;
 }
 
-bool mpi_send(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload)
+bool mpi_send_take(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload)
 {
-    return send_msg(dest, type, worker, epoch, batch, payload, val_none(), NULL, 0);
+    return send_msg_take(dest, type, worker, epoch, batch, payload, val_none(), NULL, 0);
 }
 
 bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch, Value v)
@@ -191,7 +191,7 @@ bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch
         return false;
     }
     wire_matrices(v, mats, n);
-    bool ok = send_msg(dest, type, worker, epoch, batch, &b, val_ref(v), mats, n);
+    bool ok = send_msg_take(dest, type, worker, epoch, batch, &b, val_ref(v), mats, n);
     free(mats);
     return ok;
 }
@@ -447,7 +447,7 @@ static bool handshake(int *status)
     static const int hello[] = {MM_HELLO};
     if (M.rank == 0) {
         for (int r = 1; r < M.size; r++)
-            if (!mpi_send(r, MM_HELLO, 0, (int64_t)id, 0, NULL))
+            if (!mpi_send_take(r, MM_HELLO, 0, (int64_t)id, 0, NULL))
                 return false;
         bool same = true;
         for (int n = 1; n < M.size; n++) {
@@ -477,7 +477,7 @@ static bool handshake(int *status)
         for (int r = 1; r < M.size; r++) {
             WBuf c = {0};
             wb_bytes(&c, b.p, b.len);
-            if (!mpi_send(r, MM_HELLO, same, 0, 0, &c))
+            if (!mpi_send_take(r, MM_HELLO, same, 0, 0, &c))
                 return false;
         }
         wb_free(&b);
@@ -493,7 +493,7 @@ static bool handshake(int *status)
     mpi_msg_free(&m);
     WBuf b = {0};
     wb_str(&b, host);
-    if (!mpi_send(0, MM_HELLO, 0, (int64_t)id, 0, &b))
+    if (!mpi_send_take(0, MM_HELLO, 0, (int64_t)id, 0, &b))
         return false;
     if (wait_msg(0, hello, 1, -1, &m) <= 0)
         return false;
@@ -598,7 +598,7 @@ void ps_mpi_finish(int status)
         M.Abort(M.world, status ? status : 1);
     }
     for (int r = 1; r < M.size; r++)
-        mpi_send(r, MM_SHUTDOWN, 0, status, 0, NULL);
+        mpi_send_take(r, MM_SHUTDOWN, 0, status, 0, NULL);
     mpi_flush_sends();
     mpi_unlock();
     M.Finalize();
@@ -612,7 +612,7 @@ bool mpi_up(void) { return false; }
 int mpi_rank(void) { return 0; }
 int mpi_size(void) { return 1; }
 const char *mpi_host(int rank) { return "?"; }
-bool mpi_send(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload)
+bool mpi_send_take(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload)
 {
     if (payload)
         wb_free(payload);

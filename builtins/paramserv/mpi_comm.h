@@ -46,7 +46,7 @@ int mpi_size(void);
 const char *mpi_host(int rank);     /* host name of a rank (from the handshake) */
 /* Queue a message (takes the buffer; NULL for none); sent in the
  * background. false with mpi_error() set when MPI fails. */
-bool mpi_send(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload);
+bool mpi_send_take(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload);
 /* Send a value whose matrix cells go straight from their memory (no
  * copy); v is retained until the send completes. */
 bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch, Value v);

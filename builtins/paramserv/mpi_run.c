@@ -338,7 +338,7 @@ static void on_message(PsRun *run, MpiMsg *m, int *ndone)
             ps_fail_msg(run, msg);
             return;
         }
-        if (ps_enqueue_push(run, w->id, m->epoch, m->batch, payload) != ST_OK)
+        if (ps_enqueue_push_take(run, w->id, m->epoch, m->batch, payload) != ST_OK)
             ps_fail_msg(run, "paramserv: out of memory queueing a push");
         break;
     }
@@ -394,7 +394,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         int64_t id = w->id, k = n;
         Value X = val_matrix_take(w->part.X), Y = val_matrix_take(w->part.Y);
         xfer_part(&(WIO){.w = &b}, &id, &k, &X, &Y);
-        if (!mpi_send(w->rank, MM_CALL, w->id, 0, 0, &b))
+        if (!mpi_send_take(w->rank, MM_CALL, w->id, 0, 0, &b))
             mpi_failed(run, "sending a paramserv call");
         seen[i] = clock_now_sec();
     }
@@ -452,7 +452,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
      * has left it, so no message of this call is left for the next. */
     bool sent_ok = true;
     for (int i = 0; i < n && sent_ok; i++)
-        sent_ok = mpi_send(run->w[i].rank, MM_END, run->w[i].id, 0, 0, NULL);
+        sent_ok = mpi_send_take(run->w[i].rank, MM_END, run->w[i].id, 0, 0, NULL);
     int acks = 0;
     bool *acked = calloc((size_t)n, sizeof *acked);
     for (int i = 0; i < n && acked; i++)
@@ -606,7 +606,7 @@ static bool send_pushes(Remote *r, bool *ok)
     r->prints = (WBuf){0};
     pthread_mutex_unlock(&run->mu);
     if (prints.len && *ok)
-        *ok = mpi_send(0, MM_PRINT, r->w.id, 0, 0, &prints);
+        *ok = mpi_send_take(0, MM_PRINT, r->w.id, 0, 0, &prints);
     wb_free(&prints);
     for (int64_t i = 0; i < nmsg; i++) {
         if (*ok)
@@ -621,7 +621,7 @@ static void send_fail(const char *msg)
 {
     WBuf b = {0};
     wb_str(&b, msg);
-    mpi_send(0, MM_FAIL, 0, 0, 0, &b);
+    mpi_send_take(0, MM_FAIL, 0, 0, 0, &b);
 }
 
 /* One paramserv call on a worker rank, from its CALL to rank 0's END. */
@@ -664,7 +664,7 @@ static void serve_call(MpiMsg *call)
         PsWorker *w = &r->w;
         int64_t rows = w->part.X->rows, bs = r->cfg.batchsize;
         w->nbatches = (rows + bs - 1) / bs;
-        w->groups = r->cfg.freq == PS_BATCH ? w->nbatches : r->cfg.freq == PS_EPOCH ? (w->nbatches > 0 ? 1 : 0)
+        w->groups = r->cfg.freq == PS_FREQ_BATCH ? w->nbatches : r->cfg.freq == PS_FREQ_EPOCH ? (w->nbatches > 0 ? 1 : 0)
                   : (w->nbatches + r->cfg.nbatches - 1) / r->cfg.nbatches;
         cookie_io_functions_t io = {.write = capture_write};
         r->out = fopencookie(r, "w", io);
@@ -702,7 +702,7 @@ static void serve_call(MpiMsg *call)
             else if (!atomic_load(&run->abort)) {
                 WBuf b = {0};
                 xfer_stats(&(WIO){.w = &b}, &r->w.st);
-                ok = ok && mpi_send(0, MM_DONE, r->w.id, 0, 0, &b);
+                ok = ok && mpi_send_take(0, MM_DONE, r->w.id, 0, 0, &b);
                 wb_free(&b);
             }
             reported = true;
@@ -740,7 +740,7 @@ static void serve_call(MpiMsg *call)
         }
         /* Rank 0 must hear from us at least every BEAT_SECS. */
         if (clock_now_sec() - last_send >= BEAT_SECS) {
-            mpi_send(0, MM_BEAT, r->w.id, 0, 0, NULL);
+            mpi_send_take(0, MM_BEAT, r->w.id, 0, 0, NULL);
             last_send = clock_now_sec();
         } else if (busy) {
             mpi_idle_busy(&idle);
@@ -762,15 +762,15 @@ static void serve_call(MpiMsg *call)
     pthread_mutex_unlock(&run->mu);
     if (started)
         pthread_join(th, NULL);
-    mpi_send(0, MM_ENDACK, r->w.id, 0, 0, NULL);
+    mpi_send_take(0, MM_ENDACK, r->w.id, 0, 0, NULL);
     for (int64_t i = 0; i < run->ninbox; i++)
         val_release(run->inbox[i].payload);
     free(run->inbox);
     val_release(r->w.mailbox);
     if (r->w.part.X)
-        val_release(val_matrix_take(r->w.part.X));
+        mat_release(r->w.part.X);
     if (r->w.part.Y)
-        val_release(val_matrix_take(r->w.part.Y));
+        mat_release(r->w.part.Y);
     if (r->prog) {
         for (int s = 0; s < r->w.top.nslots; s++)
             val_release(r->w.top.slots[s]);
@@ -815,7 +815,7 @@ int ps_mpi_worker_loop(void)
         if (m.type == MM_CALL)
             serve_call(&m);
         else if (m.type == MM_END)
-            mpi_send(0, MM_ENDACK, m.worker, 0, 0, NULL);
+            mpi_send_take(0, MM_ENDACK, m.worker, 0, 0, NULL);
         mpi_msg_free(&m);
     }
     /* Let the last messages (ENDACK) leave before MPI closes. */

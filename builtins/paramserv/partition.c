@@ -50,9 +50,9 @@ void ps_parts_free(PsPart *parts, int64_t np)
         return;
     for (int64_t i = 0; i < np; i++) {
         if (parts[i].X)
-            val_release(val_matrix_take(parts[i].X));
+            mat_release(parts[i].X);
         if (parts[i].Y)
-            val_release(val_matrix_take(parts[i].Y));
+            mat_release(parts[i].Y);
     }
     free(parts);
 }
@@ -70,10 +70,10 @@ Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
     int64_t cnt = 0;
     Status st = ST_OK;
     switch (c->scheme) {
-    case PS_DC:
-    case PS_DR: {
+    case PS_SCHEME_DC:
+    case PS_SCHEME_DR: {
         int64_t step = (n + k - 1) / k;
-        if (c->scheme == PS_DR)
+        if (c->scheme == PS_SCHEME_DR)
             permutation(rows, n, c->seed, 0);
         else
             for (int64_t i = 0; i < n; i++)
@@ -84,7 +84,7 @@ Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
         }
         break;
     }
-    case PS_DRR:
+    case PS_SCHEME_DRR:
         for (int64_t w = 0; w < k && w < n && st == ST_OK; w++) {
             int64_t len = 0;
             for (int64_t r = w; r < n; r += k)
@@ -92,7 +92,7 @@ Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
             st = make_part(I, c, rows, len, &parts[cnt++]);
         }
         break;
-    case PS_OR:
+    case PS_SCHEME_OR:
         for (int64_t w = 0; w < k && n > 0 && st == ST_OK; w++) {
             permutation(rows, n, c->seed, (uint64_t)w + 1);
             st = make_part(I, c, rows, n, &parts[cnt++]);
@@ -150,13 +150,13 @@ static Matrix *item_unique_take(Interp *I, List *a, int64_t i)
 {
     Matrix *x = a->items[i].m;
     a->items[i] = val_none();
-    x = mat_make_unique(I, x);
+    x = mat_make_unique_take(I, x);
     if (!x)
-        val_release(val_list_take(a));
+        list_release(a);
     return x;
 }
 
-Status ps_list_add(Interp *I, Value acc, const List *g, Value *out)
+Status ps_list_add_take(Interp *I, Value acc, const List *g, Value *out)
 {
     if (ps_check_model(I, g, "gradients") != ST_OK) {
         val_release(acc);
@@ -182,7 +182,7 @@ Status ps_list_add(Interp *I, Value acc, const List *g, Value *out)
         if (x->rows != y->rows || x->cols != y->cols) {
             err_set(I, "paramserv: gradient %lld is %lldx%lld in one push and %lldx%lld in another", (long long)i + 1,
                     (long long)x->rows, (long long)x->cols, (long long)y->rows, (long long)y->cols);
-            val_release(val_list_take(a));
+            list_release(a);
             return ST_ERR;
         }
         if (!(x = item_unique_take(I, a, i)))

@@ -29,9 +29,9 @@
 #include "../../runtime/workers.h"
 #include "../registry.h"
 
-typedef enum PsUtype { PS_BSP, PS_ASP, PS_SBP, PS_SSP } PsUtype;
-typedef enum PsFreq { PS_BATCH, PS_EPOCH, PS_NBATCHES } PsFreq;
-typedef enum PsScheme { PS_DC, PS_DRR, PS_DR, PS_OR } PsScheme;
+typedef enum PsUtype { PS_UTYPE_BSP, PS_UTYPE_ASP, PS_UTYPE_SBP, PS_UTYPE_SSP } PsUtype;
+typedef enum PsFreq { PS_FREQ_BATCH, PS_FREQ_EPOCH, PS_FREQ_NBATCHES } PsFreq;
+typedef enum PsScheme { PS_SCHEME_DC, PS_SCHEME_DRR, PS_SCHEME_DR, PS_SCHEME_OR } PsScheme;
 typedef enum PsCkpt { PS_CKPT_NONE, PS_CKPT_EPOCH, PS_CKPT_EPOCH10 } PsCkpt;
 
 /* Everything paramserv() was called with, validated. Borrowed values. */
@@ -81,7 +81,7 @@ void ps_parts_free(PsPart *parts, int64_t np);
 
 /* Element-wise list arithmetic over lists of equally shaped matrices. */
 /* acc (owned or NONE) + g (borrowed) -> owned; in place when acc is unshared. */
-Status ps_list_add(Interp *I, Value acc, const List *g, Value *out);
+Status ps_list_add_take(Interp *I, Value acc, const List *g, Value *out);
 /* l * s, in place when unshared; consumes l. */
 Status ps_list_scale_take(Interp *I, Value l, double s, Value *out);
 /* Check that a model list holds only matrices. */
@@ -229,9 +229,9 @@ void ps_fail_msg(PsRun *run, const char *msg);
 /* Worker: block until a model is in the mailbox; ST_ERR when aborted. */
 Status ps_pull(PsWorker *w, Value *model);
 /* Worker: queue 'payload' (consumed) for the server. */
-void ps_push(PsWorker *w, int64_t epoch, int64_t batch, Value payload);
+void ps_push_take(PsWorker *w, int64_t epoch, int64_t batch, Value payload);
 /* Append a push to the server's inbox (consumes payload, also on failure). */
-Status ps_enqueue_push(PsRun *run, int worker, int64_t epoch, int64_t batch, Value payload);
+Status ps_enqueue_push_take(PsRun *run, int worker, int64_t epoch, int64_t batch, Value payload);
 /* Server: put the current model in w's mailbox. */
 void ps_deliver(PsRun *run, PsWorker *w);
 /* Server: wait for pushes and move them all to *batch; the count, or -1

@@ -25,7 +25,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     if (np < c->k && c->verbose)
         diag_note(&I->sink, DIAG_WARNING, "[paramserv] warning: there are only %lld partitions of data for %lld "
                   "workers; using %lld workers\n", (long long)np, (long long)c->k, (long long)np);
-    if (c->utype == PS_SBP && np <= c->backup) {
+    if (c->utype == PS_UTYPE_SBP && np <= c->backup) {
         ps_parts_free(parts, np);
         return err_set(I, "Effective number of workers is smaller or equal to the number of backup workers. Change "
                        "partitioning scheme to OVERLAP_RESHUFFLE, decrease number of backup workers or increase "
@@ -84,7 +84,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         parts[i].X = parts[i].Y = NULL;
         int64_t rows = w->part.X->rows;
         w->nbatches = (rows + c->batchsize - 1) / c->batchsize;
-        w->groups = c->freq == PS_BATCH ? w->nbatches : c->freq == PS_EPOCH ? (w->nbatches > 0 ? 1 : 0)
+        w->groups = c->freq == PS_FREQ_BATCH ? w->nbatches : c->freq == PS_FREQ_EPOCH ? (w->nbatches > 0 ? 1 : 0)
                   : (w->nbatches + c->nbatches - 1) / c->nbatches;
         run->epoch_pushes_needed += w->groups;
         run->batches_per_epoch += w->nbatches;
@@ -102,7 +102,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     }
     ps_parts_free(parts, np);
     ps_epochs_init(&run->epochs, run->epoch_pushes_needed, run->start_epoch);
-    if (c->utype == PS_SSP)
+    if (c->utype == PS_UTYPE_SSP)
         for (int i = 0; i < run->k; i++)
             run->w[i].deferred = false;
 
@@ -169,9 +169,9 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         val_release(w->mailbox);
         val_release(w->slot);
         if (w->part.X)
-            val_release(val_matrix_take(w->part.X));
+            mat_release(w->part.X);
         if (w->part.Y)
-            val_release(val_matrix_take(w->part.Y));
+            mat_release(w->part.Y);
         for (int s = 0; s < w->top.nslots; s++)
             val_release(w->top.slots[s]);
         free(w->top.slots);

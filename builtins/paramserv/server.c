@@ -113,7 +113,7 @@ static Status finish_round(PsRun *run, int64_t round_e, int64_t round_r)
         if (!w->marked)
             continue;
         if (st == ST_OK)
-            st = ps_list_add(&run->SI, acc, w->slot.l, &acc);
+            st = ps_list_add_take(&run->SI, acc, w->slot.l, &acc);
         val_release(w->slot);
         w->slot = val_none();
         cnt++;
@@ -158,7 +158,7 @@ static Status finish_round(PsRun *run, int64_t round_e, int64_t round_r)
 /* BSP: the round is complete when every worker that still pushes in this
  * epoch's round has pushed. Workers with fewer batches simply sit out the
  * later rounds of an epoch, so unequal partitions never hang the barrier. */
-static Status handle_bsp(PsRun *run, PsWorker *w, Value payload)
+static Status handle_bsp_take(PsRun *run, PsWorker *w, Value payload)
 {
     w->slot = payload;
     w->marked = true;
@@ -176,7 +176,7 @@ static Status handle_bsp(PsRun *run, PsWorker *w, Value payload)
 /* SBP: as upstream, a round closes once all but b of the participating
  * workers pushed; the late ones have their next push dropped (and are
  * answered with the current model). */
-static Status handle_sbp(PsRun *run, PsWorker *w, Value payload)
+static Status handle_sbp_take(PsRun *run, PsWorker *w, Value payload)
 {
     if (w->straggle > 0) {
         w->straggle--;
@@ -207,7 +207,7 @@ static Status handle_sbp(PsRun *run, PsWorker *w, Value payload)
 
 /* SSP: apply every push at once (like ASP) but let a worker pull only while
  * it is at most 'staleness' pushes ahead of the slowest unfinished worker. */
-static Status handle_ssp(PsRun *run, PsWorker *w, Value payload)
+static Status handle_ssp_take(PsRun *run, PsWorker *w, Value payload)
 {
     Status st;
     if (run->cfg->model_avg) {
@@ -220,7 +220,7 @@ static Status handle_ssp(PsRun *run, PsWorker *w, Value payload)
             st = ps_list_scale_take(&run->SI, run->model, 1.0 - f, &keep);
             run->model = val_none();
             if (st == ST_OK) {
-                st = ps_list_add(&run->SI, keep, part.l, &sum);
+                st = ps_list_add_take(&run->SI, keep, part.l, &sum);
                 if (st == ST_OK) {
                     run->model = sum;
                     run->updates++;
@@ -286,15 +286,15 @@ static Status handle(PsRun *run, PsMsg *msg)
     ps_progress_push(run, w, msg);
     Status st = ST_OK;
     switch (c->utype) {
-    case PS_ASP:
+    case PS_UTYPE_ASP:
         st = apply_agg(run, msg->payload);
         val_release(msg->payload);
         if (st == ST_OK && more_pulls(run, w))
             ps_deliver(run, w);
         break;
-    case PS_BSP: st = handle_bsp(run, w, msg->payload); break;
-    case PS_SBP: st = handle_sbp(run, w, msg->payload); break;
-    case PS_SSP: st = handle_ssp(run, w, msg->payload); break;
+    case PS_UTYPE_BSP: st = handle_bsp_take(run, w, msg->payload); break;
+    case PS_UTYPE_SBP: st = handle_sbp_take(run, w, msg->payload); break;
+    case PS_UTYPE_SSP: st = handle_ssp_take(run, w, msg->payload); break;
     }
     msg->payload = val_none();
     if (st != ST_OK)

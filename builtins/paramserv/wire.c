@@ -9,7 +9,7 @@
  * be this deep in a paramserv model or hyperparams in practice). */
 #define WIRE_MAX_DEPTH 64
 
-enum { W_NONE, W_BOOL, W_INT, W_DOUBLE, W_STRING, W_MATRIX, W_LIST };
+enum { WIRE_NONE, WIRE_BOOL, WIRE_INT, WIRE_DOUBLE, WIRE_STRING, WIRE_MATRIX, WIRE_LIST };
 
 void wb_i64(WBuf *b, int64_t v) { wb_bytes(b, &v, sizeof v); }
 void wb_f64(WBuf *b, double v) { wb_bytes(b, &v, sizeof v); }
@@ -32,12 +32,12 @@ void wb_str(WBuf *b, const char *s)
 static void put_value(WBuf *b, Value v, int depth, bool data)
 {
     switch (v.kind) {
-    case VAL_BOOL: wb_i64(b, W_BOOL); wb_i64(b, v.b); break;
-    case VAL_INT: wb_i64(b, W_INT); wb_i64(b, v.i); break;
-    case VAL_DOUBLE: wb_i64(b, W_DOUBLE); wb_f64(b, v.d); break;
-    case VAL_STRING: wb_i64(b, W_STRING); wb_strn(b, v.s->s, (size_t)v.s->len); break;
+    case VAL_BOOL: wb_i64(b, WIRE_BOOL); wb_i64(b, v.b); break;
+    case VAL_INT: wb_i64(b, WIRE_INT); wb_i64(b, v.i); break;
+    case VAL_DOUBLE: wb_i64(b, WIRE_DOUBLE); wb_f64(b, v.d); break;
+    case VAL_STRING: wb_i64(b, WIRE_STRING); wb_strn(b, v.s->s, (size_t)v.s->len); break;
     case VAL_MATRIX:
-        wb_i64(b, W_MATRIX);
+        wb_i64(b, WIRE_MATRIX);
         wb_i64(b, v.m->rows);
         wb_i64(b, v.m->cols);
         if (data)
@@ -48,7 +48,7 @@ static void put_value(WBuf *b, Value v, int depth, bool data)
             b->oom = true;
             break;
         }
-        wb_i64(b, W_LIST);
+        wb_i64(b, WIRE_LIST);
         wb_i64(b, v.l->n);
         wb_i64(b, v.l->names != NULL);
         for (int64_t i = 0; i < v.l->n; i++) {
@@ -57,7 +57,7 @@ static void put_value(WBuf *b, Value v, int depth, bool data)
             put_value(b, v.l->items[i], depth + 1, data);
         }
         break;
-    default: wb_i64(b, W_NONE); break;
+    default: wb_i64(b, WIRE_NONE); break;
     }
 }
 
@@ -141,10 +141,10 @@ static Value get_value(WRead *r, int depth, bool data)
     if (r->bad)
         return val_none();
     switch (kind) {
-    case W_BOOL: return val_bool(wr_i64(r) != 0);
-    case W_INT: return val_int(wr_i64(r));
-    case W_DOUBLE: return val_double(wr_f64(r));
-    case W_STRING: {
+    case WIRE_BOOL: return val_bool(wr_i64(r) != 0);
+    case WIRE_INT: return val_int(wr_i64(r));
+    case WIRE_DOUBLE: return val_double(wr_f64(r));
+    case WIRE_STRING: {
         size_t n;
         const char *p = wr_strn(r, &n);
         Str *s = p ? str_new(p, n) : NULL;
@@ -154,7 +154,7 @@ static Value get_value(WRead *r, int depth, bool data)
         }
         return val_str_take(s);
     }
-    case W_MATRIX: {
+    case WIRE_MATRIX: {
         int64_t rows = wr_i64(r), cols = wr_i64(r);
         if (r->bad || rows < 0 || cols < 0 || (cols > 0 && rows > INT64_MAX / 8 / cols) ||
             (data && (uint64_t)(rows * cols) * 8 > r->len - r->pos)) {
@@ -170,7 +170,7 @@ static Value get_value(WRead *r, int depth, bool data)
         const char *p = take(r, sizeof(double) * (size_t)(rows * cols));
         if (!m || !p) {
             if (m)
-                val_release(val_matrix_take(m));
+                mat_release(m);
             r->bad = true;
             return val_none();
         }
@@ -178,7 +178,7 @@ static Value get_value(WRead *r, int depth, bool data)
             memcpy(m->data, p, sizeof(double) * (size_t)(rows * cols));
         return val_matrix_take(m);
     }
-    case W_LIST: {
+    case WIRE_LIST: {
         int64_t n = wr_i64(r);
         bool named = wr_i64(r) != 0;
         if (r->bad || depth >= WIRE_MAX_DEPTH || n < 0 || (uint64_t)n > r->len - r->pos) {
@@ -200,7 +200,7 @@ static Value get_value(WRead *r, int depth, bool data)
             free(name);
         }
         if (r->bad) {
-            val_release(val_list_take(l));
+            list_release(l);
             return val_none();
         }
         return val_list_take(l);

@@ -39,7 +39,7 @@ Status ps_call_named(Interp *I, const FuncDef *f, const char *const *names, cons
             }
         }
     }
-    return interp_call(I, f, bv, bn, m, outs, nout, NULL);
+    return eval_function(I, f, bv, bn, m, outs, nout, NULL);
 }
 
 Status ps_call_agg(Interp *I, const PsConfig *c, Value model, Value grads, Value *out)
@@ -84,7 +84,7 @@ void *ps_worker_main(void *arg)
             if (ps_pull(w, &m) != ST_OK)
                 return NULL;        /* aborted by someone else */
             Value acc = val_none();
-            int64_t jend = c->freq == PS_BATCH ? j + 1 : c->freq == PS_EPOCH ? B : (j + c->nbatches < B ? j + c->nbatches : B);
+            int64_t jend = c->freq == PS_FREQ_BATCH ? j + 1 : c->freq == PS_FREQ_EPOCH ? B : (j + c->nbatches < B ? j + c->nbatches : B);
             for (; j < jend; j++) {
                 double t0 = clock_now_sec();
                 int64_t lo = j * bs, hi = lo + bs < n ? lo + bs : n;
@@ -101,9 +101,9 @@ void *ps_worker_main(void *arg)
                     st = ps_call_named(I, c->upd, names, vals, 4, &grad, 1);
                 }
                 if (Xb)
-                    val_release(val_matrix_take(Xb));
+                    mat_release(Xb);
                 if (Yb)
-                    val_release(val_matrix_take(Yb));
+                    mat_release(Yb);
                 double t2 = clock_now_sec();
                 w->st.compute += t2 - t1;
                 w->st.batches++;
@@ -111,19 +111,19 @@ void *ps_worker_main(void *arg)
                 if (st == ST_OK && grad.kind != VAL_LIST)
                     st = err_set(I, "The output of the '%s' function should be type of list.", c->upd->name);
                 if (st == ST_OK && !c->model_avg) {
-                    if (c->freq == PS_BATCH) {
+                    if (c->freq == PS_FREQ_BATCH) {
                         st = ps_check_model(I, grad.l, "gradients");
                         if (st == ST_OK)
                             acc = val_ref(grad);
                     } else {
-                        /* ps_list_add consumes acc, also on failure. */
-                        st = ps_list_add(I, acc, grad.l, &acc);
+                        /* ps_list_add_take consumes acc, also on failure. */
+                        st = ps_list_add_take(I, acc, grad.l, &acc);
                         if (st != ST_OK)
                             acc = val_none();
                     }
                 }
                 bool last = j == jend - 1;
-                if (st == ST_OK && (c->model_avg || c->freq == PS_NBATCHES || (c->freq == PS_EPOCH && !last))) {
+                if (st == ST_OK && (c->model_avg || c->freq == PS_FREQ_NBATCHES || (c->freq == PS_FREQ_EPOCH && !last))) {
                     Value nm;
                     st = ps_call_agg(I, c, m, grad, &nm);
                     if (st == ST_OK) {
@@ -148,7 +148,7 @@ void *ps_worker_main(void *arg)
             }
             Value payload = c->model_avg ? val_ref(m) : acc;
             val_release(m);
-            ps_push(w, e, j, payload);     /* j: 1-based number of its last batch */
+            ps_push_take(w, e, j, payload);     /* j: 1-based number of its last batch */
         }
     }
     return NULL;

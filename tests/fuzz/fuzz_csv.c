@@ -33,7 +33,7 @@ Status err_set(Interp *I, const char *fmt, ...)
 static void drop(Matrix *m)
 {
     if (m)
-        val_release(val_matrix_take(m));
+        mat_release(m);
 }
 
 static void csv_round_trip(const Matrix *m, const IoCsvOpts *o)

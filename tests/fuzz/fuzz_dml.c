@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     Watchdog w = {&flag, 0};
     pthread_t th;
     pthread_create(&th, NULL, watch, &w);
-    if (interp_sync_top(&I, &top) == ST_OK)
+    if (exec_sync_top(&I, &top) == ST_OK)
         exec_block(&I, stmts, n);
     atomic_store(&w.done, 1);
     pthread_join(th, NULL);

@@ -29,7 +29,7 @@ static char *run_program(const char *src)
     I.out = fopen("/dev/null", "w");
     Frame top = {0};
     I.frame = &top;
-    interp_sync_top(&I, &top);
+    exec_sync_top(&I, &top);
     char *msg = NULL;
     if (exec_block(&I, stmts, n) != ST_OK)
         msg = err_format(&I);

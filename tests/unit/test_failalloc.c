@@ -40,7 +40,7 @@ static int run_once(const char *src)
     Frame top = {0};
     I.frame = &top;
     int rc = 0;
-    if (interp_sync_top(&I, &top) != ST_OK || exec_block(&I, stmts, n) != ST_OK)
+    if (exec_sync_top(&I, &top) != ST_OK || exec_block(&I, stmts, n) != ST_OK)
         rc = I.err.msg && I.err.msg[0] ? 1 : 2;
     for (int i = 0; i < top.nslots; i++)
         val_release(top.slots[i]);

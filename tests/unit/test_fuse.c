@@ -55,7 +55,7 @@ static bool env_load(Env *e, const char *text, Node ***stmts, int *n)
     }
     interp_init(&e->I, e->p, 1);
     e->I.frame = &e->top;
-    interp_sync_top(&e->I, &e->top);
+    exec_sync_top(&e->I, &e->top);
     e->top.names = &e->p->top;
     return true;
 }
@@ -232,11 +232,11 @@ static void check_case(const struct Case *k, int64_t R, int64_t C, bool special,
     if (slot_of(&e, "B") >= 0)
         CHECK(b.kind == VAL_MATRIX && b.m != z.m && (!bytes || memcmp(b.m->data, B0->data, bytes) == 0));
 out:
-    val_release(val_matrix_take(A0));
-    val_release(val_matrix_take(B0));
-    val_release(val_matrix_take(rw));
-    val_release(val_matrix_take(cl));
-    val_release(val_matrix_take(one));
+    mat_release(A0);
+    mat_release(B0);
+    mat_release(rw);
+    mat_release(cl);
+    mat_release(one);
     env_free(&e);
 }
 
@@ -303,8 +303,8 @@ static void test_errors(void)
             for (int i = 0; i < 4; i++)
                 for (int j = 0; j < 5; j++)
                     CHECK_DBL(z.m->data[i * 5 + j], cl->data[i] + rw->data[j] * 1);
-        val_release(val_matrix_take(cl));
-        val_release(val_matrix_take(rw));
+        mat_release(cl);
+        mat_release(rw);
         env_free(&e);
     }
     /* Scalars only: the ordinary scalar rules (integer arithmetic stays int). */
@@ -343,7 +343,7 @@ static void test_reuse(void)
             CHECK_NEAR(z.m->data[i * 9 + j], p * 2 + 1, 1e-12);
             CHECK_DBL(w.m->data[i * 9 + j], vexp(A0->data[i * 9 + j]) * 1 + 0);
         }
-    val_release(val_matrix_take(A0));
+    mat_release(A0);
     env_free(&e);
 }
 

@@ -106,7 +106,7 @@ static void test_peak_memory(void)
     mat_mem_stats(&live1, &peak1);
     CHECK(live1 == live0 + 80000);
     CHECK(peak1 >= live1);
-    val_release(val_matrix_take(m));
+    mat_release(m);
     mat_mem_stats(&live2, &peak2);
     CHECK(live2 == live0);
     CHECK(peak2 == peak1);      /* the peak stays */

@@ -45,7 +45,7 @@ static int passed, failed;
 static void drop(Matrix *m)
 {
     if (m)
-        val_release(val_matrix_take(m));
+        mat_release(m);
 }
 
 static bool same_cell(double a, double b)

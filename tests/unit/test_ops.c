@@ -500,7 +500,7 @@ static void test_matmul(Interp *I)
             free(want);
             val_release(A);
             val_release(B);
-            val_release(val_matrix_take(C));
+            mat_release(C);
         }
 }
 
@@ -520,7 +520,7 @@ static void test_transpose(void)
                 ok &= T->data[j * r + i] == A.m->data[i * c + j];
         check_report_(ok, __FILE__, __LINE__, "transpose %lldx%lld", (long long)r, (long long)c);
         val_release(A);
-        val_release(val_matrix_take(T));
+        mat_release(T);
     }
 }
 
@@ -633,30 +633,30 @@ static void test_conversions(Interp *I)
     Str *o = NULL;
     CHECK(ops_to_str(I, val_double(1.0), &o) == ST_OK);
     CHECK_STR(o->s, "1.0");
-    val_release(val_str_take(o));
+    str_release(o);
     CHECK(ops_to_str(I, val_int(-42), &o) == ST_OK);
     CHECK_STR(o->s, "-42");
-    val_release(val_str_take(o));
+    str_release(o);
     CHECK(ops_to_str(I, val_bool(false), &o) == ST_OK);
     CHECK_STR(o->s, "FALSE");
-    val_release(val_str_take(o));
+    str_release(o);
 
     Value out;
-    CHECK(ops_convert_take(I, str("true"), ST_BOOLEAN, &out) == ST_OK && out.kind == VAL_BOOL && out.b);
-    CHECK(ops_convert_take(I, val_double(2.9), ST_INT, &out) == ST_OK && out.kind == VAL_INT && out.i == 2);
-    CHECK(ops_convert_take(I, val_int(3), ST_DOUBLE, &out) == ST_OK && out.kind == VAL_DOUBLE && out.d == 3.0);
-    CHECK(ops_convert_take(I, val_int(5), ST_STRING, &out) == ST_OK && out.kind == VAL_STRING);
+    CHECK(ops_convert_take(I, str("true"), SCALAR_BOOLEAN, &out) == ST_OK && out.kind == VAL_BOOL && out.b);
+    CHECK(ops_convert_take(I, val_double(2.9), SCALAR_INT, &out) == ST_OK && out.kind == VAL_INT && out.i == 2);
+    CHECK(ops_convert_take(I, val_int(3), SCALAR_DOUBLE, &out) == ST_OK && out.kind == VAL_DOUBLE && out.d == 3.0);
+    CHECK(ops_convert_take(I, val_int(5), SCALAR_STRING, &out) == ST_OK && out.kind == VAL_STRING);
     CHECK_STR(out.s->s, "5");
     val_release(out);
-    CHECK(ops_convert_take(I, str("x"), ST_STRING, &out) == ST_OK && out.kind == VAL_STRING);
+    CHECK(ops_convert_take(I, str("x"), SCALAR_STRING, &out) == ST_OK && out.kind == VAL_STRING);
     val_release(out);
-    CHECK(ops_convert_take(I, mat(1, 1, (double[]){1}), ST_INT, &out) == ST_ERR);
+    CHECK(ops_convert_take(I, mat(1, 1, (double[]){1}), SCALAR_INT, &out) == ST_ERR);
     CHECK_STR(I->err.msg, "cannot convert matrix to int");
     err_clear(I);
-    CHECK(ops_convert_take(I, val_list_take(list_new(0, false)), ST_DOUBLE, &out) == ST_ERR);
+    CHECK(ops_convert_take(I, val_list_take(list_new(0, false)), SCALAR_DOUBLE, &out) == ST_ERR);
     CHECK_STR(I->err.msg, "cannot convert list to double");
     err_clear(I);
-    CHECK(ops_convert_take(I, str("zz"), ST_DOUBLE, &out) == ST_ERR);
+    CHECK(ops_convert_take(I, str("zz"), SCALAR_DOUBLE, &out) == ST_ERR);
     CHECK_STR(I->err.msg, "cannot convert 'zz' to a number");
     err_clear(I);
 }
@@ -667,10 +667,10 @@ static void test_values(void)
 {
     Matrix *m = mat_new_raw(3, 5);
     CHECK(m && ((uintptr_t)m->data % 64) == 0);
-    val_release(val_matrix_take(m));
+    mat_release(m);
     m = mat_new_raw(0, 5);
     CHECK(m && m->data == NULL && mat_len(m) == 0);
-    val_release(val_matrix_take(m));
+    mat_release(m);
     CHECK(mat_new_raw(INT64_MAX, 2) == NULL);
     CHECK(mat_new_raw(1LL << 40, 1LL << 40) == NULL);
     CHECK(mat_new_raw(-1, 2) == NULL);
@@ -679,13 +679,13 @@ static void test_values(void)
     m->data[5] = 7;
     Matrix *c = mat_clone_raw(m);
     CHECK(c != m && c->data[5] == 7 && c->rows == 4);
-    val_release(val_matrix_take(m));
-    val_release(val_matrix_take(c));
+    mat_release(m);
+    mat_release(c);
 
     Str *s = str_printf("%s-%d", "ab", 12);
     CHECK_STR(s->s, "ab-12");
     CHECK_INT(s->len, 5);
-    val_release(val_str_take(s));
+    str_release(s);
 
     List *l = list_new(0, false);
     for (int k = 0; k < 20; k++)
@@ -698,8 +698,8 @@ static void test_values(void)
     CHECK(l->names == NULL && list_find(l, "a") == -1);
     List *cl = list_clone(l);
     CHECK(cl->n == 21 && cl->items[20].m == l->items[20].m && atomic_load(&cl->items[20].m->h.rc) == 2);
-    val_release(val_list_take(l));
-    val_release(val_list_take(cl));
+    list_release(l);
+    list_release(cl);
 
     List *nl = list_new(2, true);
     CHECK(list_push_take(nl, val_double(0.01), "lr"));
@@ -710,9 +710,9 @@ static void test_values(void)
     CHECK_INT(list_find(nl, "nope"), -1);
     List *nc = list_clone(nl);
     CHECK_STR(nc->names[1]->s, "name");
-    val_release(val_list_take(nl));
+    list_release(nl);
     CHECK_INT(list_find(nc, "name"), 1);
-    val_release(val_list_take(nc));
+    list_release(nc);
 
     CHECK_STR(val_kind_name(VAL_INT), "int");
     CHECK_STR(val_kind_name(VAL_BOOL), "boolean");

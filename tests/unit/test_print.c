@@ -131,7 +131,7 @@ static const char *tostr(Interp *I, Value v, const ToStringOpts *o)
         return "(error)";
     }
     snprintf(out, sizeof out, "%s", s->s);
-    val_release(val_str_take(s));
+    str_release(s);
     return out;
 }
 
@@ -188,8 +188,8 @@ static void test_tostring(Interp *I)
     List *e = list_new(0, false);
     CHECK_STR(tostr(I, val_list_take(e), &o), "List containing:\n[]");
 
-    val_release(val_list_take(outer));
-    val_release(val_list_take(e));
+    list_release(outer);
+    list_release(e);
     val_release(m);
     val_release(z);
     val_release(inf);
@@ -214,10 +214,10 @@ static void test_strbuf(void)
     Str *s = sb_to_str(&b);
     CHECK(s && s->len == 308 && s->s[8] == 'x');
     CHECK(b.p == NULL && b.len == 0);
-    val_release(val_str_take(s));
+    str_release(s);
     s = sb_to_str(&b);      /* empty buffer -> empty string */
     CHECK(s && s->len == 0 && s->s[0] == '\0');
-    val_release(val_str_take(s));
+    str_release(s);
 }
 
 /* The REPL's display of a matrix (matrix_display_sb), as a static copy. */

@@ -57,9 +57,9 @@ static void fixture_init(Fixture *f, const char *name)
     c->Y = f->Y;
     c->upd_spec = "./lib/m.dml::gradients";
     c->agg_spec = "./lib/m.dml::aggregation";
-    c->utype = PS_BSP;
-    c->freq = PS_BATCH;
-    c->scheme = PS_DC;
+    c->utype = PS_UTYPE_BSP;
+    c->freq = PS_FREQ_BATCH;
+    c->scheme = PS_SCHEME_DC;
     c->epochs = 5;
     c->batchsize = 4;
     c->k = 2;
@@ -76,9 +76,9 @@ static void fixture_init(Fixture *f, const char *name)
 static void fixture_free(Fixture *f)
 {
     ps_config_free(&f->c);
-    val_release(val_list_take(f->model));
-    val_release(val_matrix_take(f->X));
-    val_release(val_matrix_take(f->Y));
+    list_release(f->model);
+    mat_release(f->X);
+    mat_release(f->Y);
 }
 
 /* The pending error message ("" when none); clears it. */
@@ -284,10 +284,10 @@ static void test_other_call(Interp *I)
     expect_resume_error(I, &f, "it has batchsize=4, this call has batchsize=5");
     f.c.batchsize = 4;
 
-    f.c.scheme = PS_DRR;
+    f.c.scheme = PS_SCHEME_DRR;
     CHECK(ps_ckpt_prepare(I, &f.c) == ST_OK);
     expect_resume_error(I, &f, "it has scheme=DISJOINT_CONTIGUOUS, this call has scheme=DISJOINT_ROUND_ROBIN");
-    f.c.scheme = PS_DC;
+    f.c.scheme = PS_SCHEME_DC;
 
     f.c.seed = 8;
     CHECK(ps_ckpt_prepare(I, &f.c) == ST_OK);

@@ -71,7 +71,7 @@ static bool run_with(DiagSink sink)
     I.out = fopen("/dev/null", "w");
     Frame top = {0};
     I.frame = &top;
-    interp_sync_top(&I, &top);
+    exec_sync_top(&I, &top);
     bool ok = exec_block(&I, stmts, n) == ST_OK;
     if (!ok) {
         char *msg = err_format(&I);
