@@ -218,11 +218,10 @@ static int run_script(RunOpts *o)
         len = strlen(text);
         name = "<inline>";
     } else {
-        char *err = NULL;
+        DiagErr err;
         text = program_read_file(o->file, &len, &err);
         if (!text) {
-            fprintf(stderr, "dml: %s\n", err);
-            free(err);
+            fprintf(stderr, "dml: %s\n", err.msg);
             return 1;
         }
         name = o->file;

@@ -11,34 +11,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../base/failalloc.h"
 #include "../parser/parse.h"
 
 /* ---- reading files ---- */
 
-char *program_read_file(const char *path, size_t *len, char **err)
+char *program_read_file(const char *path, size_t *len, DiagErr *err)
 {
+    DiagErr scratch;
+    if (!err)
+        err = &scratch;
     FILE *f = fopen(path, "rb");
     if (!f) {
-        if (err) {
-            size_t cap = strlen(path) + 128;
-            *err = malloc(cap);
-            if (*err)
-                snprintf(*err, cap, "cannot open '%s': %s", path, strerror(errno));
-            else
-                *err = diag_dup("out of memory");
-        }
+        diag_fail(err, "cannot open '%s': %s", path, strerror(errno));
         return NULL;
     }
     struct stat fst;
     if (fstat(fileno(f), &fst) == 0 && S_ISDIR(fst.st_mode)) {
         fclose(f);
-        if (err) {
-            size_t ecap = strlen(path) + 64;
-            *err = malloc(ecap);
-            if (*err)
-                snprintf(*err, ecap, "cannot read '%s': is a directory", path);
-        }
+        diag_fail(err, "cannot read '%s': is a directory", path);
         return NULL;
     }
     size_t cap = 4096, n = 0;
@@ -61,14 +51,7 @@ char *program_read_file(const char *path, size_t *len, char **err)
     if (!buf || bad) {
         bool oom = !buf;
         free(buf);
-        if (err) {
-            size_t ecap = strlen(path) + 64;
-            *err = malloc(ecap);
-            if (*err)
-                snprintf(*err, ecap, "cannot read '%s'%s", path, oom ? ": out of memory" : "");
-            else
-                *err = diag_dup("out of memory");
-        }
+        diag_fail(err, "cannot read '%s'%s", path, oom ? ": out of memory" : "");
         return NULL;
     }
     buf[n] = '\0';
@@ -230,13 +213,10 @@ static bool load_text(Program *p, const char *key, const char *found, const char
 static bool load_file(Program *p, const char *key, const char *found, Loaded *out, LoadErr *e)
 {
     size_t len;
-    char *ferr = NULL;
+    DiagErr ferr;
     char *text = program_read_file(found, &len, &ferr);
-    if (!text) {
-        load_err(e, ferr ? ferr : "cannot read source file");
-        free(ferr);
-        return false;
-    }
+    if (!text)
+        return load_err(e, ferr.msg);
     bool ok = load_text(p, key, found, text, len, out, e);
     free(text);
     return ok;

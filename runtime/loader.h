@@ -10,10 +10,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../base/diag.h"
 #include "program.h"
 
-/* Whole file as a NUL-terminated malloc'd buffer; NULL and *err on failure. */
-char *program_read_file(const char *path, size_t *len, char **err);
+/* Whole file as a NUL-terminated malloc'd buffer; NULL on failure, with
+ * the reason (no position) in *err when 'err' is not NULL. */
+char *program_read_file(const char *path, size_t *len, DiagErr *err);
 /* Find the file for source("path"); writes the path to read into out. */
 bool program_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap);
 /* Find 'path' in the stdlib folders only (DML_STDLIB, next to the executable,
