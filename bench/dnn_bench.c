@@ -19,8 +19,7 @@
  *   cc -O2 -std=gnu11 -I. $(pkg-config --cflags openblas) -o /tmp/dnn_bench \
  *      bench/dnn_bench.c builtins/dnn_kernels.c $(pkg-config --libs openblas || echo -lopenblas) -lm
  *   OPENBLAS_CORETYPE=SkylakeX /tmp/dnn_bench [images-per-dgemm (default: the kernels' choice)]
- * It defines its own blas_dgemm (the one runtime/blas.c provides in dml), so
- * it needs nothing else from the tree. */
+ * blas_dgemm comes from bench/kernel_shim.h, so it needs nothing else from the tree. */
 #include <cblas.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,32 +27,13 @@
 #include <time.h>
 
 #include "builtins/dnn_kernels.h"
-#include "runtime/blas.h"
-
-void blas_dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
-                const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
-                double *C, int64_t ldc)
-{
-    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                (blasint)m, (blasint)n, (blasint)k, alpha, A, (blasint)lda, B, (blasint)ldb, beta,
-                C, (blasint)ldc);
-}
+#include "kernel_shim.h"
 
 static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double *filled(int64_t n, unsigned seed)
-{
-    double *a = malloc((size_t)n * sizeof(double));
-    for (int64_t i = 0; i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        a[i] = (double)(seed >> 8) / 16777216.0 - 0.5;
-    }
-    return a;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -87,15 +67,15 @@ static void layer_init(Layer *L, const char *name, int64_t N, int64_t C, int64_t
     dnn_geom_output(&L->g);
     int64_t CHW = C * H * W, CRS = C * R * R, PQ = L->g.P * L->g.Q;
     L->flops = 2.0 * (double)N * (double)F * (double)CRS * (double)PQ;
-    L->X = filled(N * CHW, 4);
-    L->Wt = filled(F * CRS, 5);
-    L->dout = filled(N * F * PQ, 6);
-    L->out = filled(N * F * PQ, 7);
-    L->dW = filled(F * CRS, 8);
-    L->dX = filled(N * CHW, 9);
-    L->pool = filled(N * F * PQ, 10);
-    L->B = filled(CRS * N * PQ, 11);
-    L->C = filled(F * N * PQ, 12);
+    L->X = bench_filled(N * CHW, 4, "dnn_bench");
+    L->Wt = bench_filled(F * CRS, 5, "dnn_bench");
+    L->dout = bench_filled(N * F * PQ, 6, "dnn_bench");
+    L->out = bench_filled(N * F * PQ, 7, "dnn_bench");
+    L->dW = bench_filled(F * CRS, 8, "dnn_bench");
+    L->dX = bench_filled(N * CHW, 9, "dnn_bench");
+    L->pool = bench_filled(N * F * PQ, 10, "dnn_bench");
+    L->B = bench_filled(CRS * N * PQ, 11, "dnn_bench");
+    L->C = bench_filled(F * N * PQ, 12, "dnn_bench");
 }
 
 static void layer_free(Layer *L)
@@ -174,7 +154,7 @@ int main(int argc, char **argv)
     layer_init(&L1, "LeNet conv1", 64, 1, 28, 28, 32, 5, 2, batch);
     layer_init(&L2, "LeNet conv2", 64, 32, 14, 14, 64, 5, 2, batch);
     const int64_t sq = 1536;
-    double *A = filled(sq * sq, 1), *B = filled(sq * sq, 2), *C = filled(sq * sq, 3);
+    double *A = bench_filled(sq * sq, 1, "dnn_bench"), *B = bench_filled(sq * sq, 2, "dnn_bench"), *C = bench_filled(sq * sq, 3, "dnn_bench");
     double sq_rate[REPS], both[REPS];
     layer_rep(&L1, 0);  /* warm-up: page in buffers, start BLAS threads */
     layer_rep(&L2, 0);

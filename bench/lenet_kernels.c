@@ -12,7 +12,7 @@
  *   cc -O2 -std=gnu11 -I. $(pkg-config --cflags openblas) -o /tmp/lenet_kernels \
  *      bench/lenet_kernels.c builtins/dnn_kernels.c $(pkg-config --libs openblas || echo -lopenblas) -lm
  *   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /tmp/lenet_kernels [reps (default 7)]
- * It defines its own blas_dgemm (the one runtime/blas.c provides in dml). */
+ * blas_dgemm comes from bench/kernel_shim.h (as dnn_bench.c). */
 #include <cblas.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,38 +20,15 @@
 #include <time.h>
 
 #include "builtins/dnn_kernels.h"
-#include "runtime/blas.h"
+#include "kernel_shim.h"
 
 void openblas_set_num_threads(int n);
-
-void blas_dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
-                const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
-                double *C, int64_t ldc)
-{
-    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                (blasint)m, (blasint)n, (blasint)k, alpha, A, (blasint)lda, B, (blasint)ldb, beta,
-                C, (blasint)ldc);
-}
 
 static double cpu_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double *filled(int64_t n, unsigned seed)
-{
-    double *a = malloc((size_t)n * sizeof(double));
-    if (!a) {
-        fprintf(stderr, "lenet_kernels: out of memory\n");
-        exit(1);
-    }
-    for (int64_t i = 0; i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        a[i] = (double)(seed >> 8) / 16777216.0 - 0.5;
-    }
-    return a;
 }
 
 static int reps = 7;
@@ -86,13 +63,13 @@ int main(int argc, char **argv)
     dnn_geom_output(&c2);
     dnn_geom_output(&p1);
     dnn_geom_output(&p2);
-    double *X1 = filled(N * 784, 1), *W1 = filled(32 * 25, 2), *O1 = filled(N * 32 * 784, 3);
-    double *dX1 = filled(N * 784, 4), *dW1 = filled(32 * 25, 5), *Q1 = filled(N * 32 * 784, 6);
-    double *X2 = filled(N * 32 * 196, 7), *W2 = filled(64 * 800, 8), *O2 = filled(N * 64 * 196, 9);
-    double *dX2 = filled(N * 32 * 196, 10), *dW2 = filled(64 * 800, 11), *Q2 = filled(N * 64 * 196, 12);
-    double *P1 = filled(N * 32 * 196, 13), *P2 = filled(N * 64 * 49, 14);
-    double *A = filled(N * 3136, 15), *B = filled(3136 * 512, 16), *C = filled(N * 512, 17);
-    double *G = filled(800 * 196, 18);     /* one image's conv2 columns, as the kernels keep them */
+    double *X1 = bench_filled(N * 784, 1, "lenet_kernels"), *W1 = bench_filled(32 * 25, 2, "lenet_kernels"), *O1 = bench_filled(N * 32 * 784, 3, "lenet_kernels");
+    double *dX1 = bench_filled(N * 784, 4, "lenet_kernels"), *dW1 = bench_filled(32 * 25, 5, "lenet_kernels"), *Q1 = bench_filled(N * 32 * 784, 6, "lenet_kernels");
+    double *X2 = bench_filled(N * 32 * 196, 7, "lenet_kernels"), *W2 = bench_filled(64 * 800, 8, "lenet_kernels"), *O2 = bench_filled(N * 64 * 196, 9, "lenet_kernels");
+    double *dX2 = bench_filled(N * 32 * 196, 10, "lenet_kernels"), *dW2 = bench_filled(64 * 800, 11, "lenet_kernels"), *Q2 = bench_filled(N * 64 * 196, 12, "lenet_kernels");
+    double *P1 = bench_filled(N * 32 * 196, 13, "lenet_kernels"), *P2 = bench_filled(N * 64 * 49, 14, "lenet_kernels");
+    double *A = bench_filled(N * 3136, 15, "lenet_kernels"), *B = bench_filled(3136 * 512, 16, "lenet_kernels"), *C = bench_filled(N * 512, 17, "lenet_kernels");
+    double *G = bench_filled(800 * 196, 18, "lenet_kernels");     /* one image's conv2 columns, as the kernels keep them */
 
     printf("LeNet kernels, batch %lld, 1 BLAS thread, thread CPU time, best of %d\n", (long long)N, reps);
     TIME("conv1 conv2d", 1, dnn_conv2d(&c1, X1, W1, O1));
