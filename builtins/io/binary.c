@@ -61,24 +61,6 @@ Matrix *io_parse_binary(const char *buf, size_t len, const char *name, int64_t r
     return m;
 }
 
-/* read() until n bytes or end of file; returns the count, -1 on error. */
-static ssize_t read_full(int fd, void *dst, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, (char *)dst + got, n - got);
-        if (r == 0)
-            break;
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        got += (size_t)r;
-    }
-    return (ssize_t)got;
-}
-
 Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, IoErr *e)
 {
     char eb[64];
@@ -91,7 +73,7 @@ Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, IoErr 
     unsigned char hdr[24];
     ssize_t got = 0;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        got = read_full(fd, hdr, sizeof hdr);
+        got = io_read_full(fd, hdr, sizeof hdr);
     /* Not a plain uncompressed file of ours: take the general road, which
      * inflates gzip and produces the right message for anything else. */
     if (got != (ssize_t)sizeof hdr || memcmp(hdr, BIN_MAGIC, 8) != 0) {
@@ -122,7 +104,7 @@ Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, IoErr 
     m = io_matrix_raw((int64_t)r, (int64_t)c, path, e);
     if (!m)
         goto done;
-    got = need ? read_full(fd, m->data, need) : 0;
+    got = need ? io_read_full(fd, m->data, need) : 0;
     if (got < 0 || (uint64_t)got != need) {
         if (got < 0)
             io_fail(e, "cannot read '%s': %s", path, io_strerror(errno, eb, sizeof eb));

@@ -163,6 +163,24 @@ bool io_gunzip(const char *buf, size_t len, const char *name, IoBuf *out, IoErr 
     return true;
 }
 
+/* read() until n bytes or end of file; returns the count, -1 on error. */
+ssize_t io_read_full(int fd, void *dst, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, (char *)dst + got, n - got);
+        if (r == 0)
+            break;
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
 bool io_read_file(const char *path, IoBuf *out, IoErr *e)
 {
     char eb[64];
@@ -189,42 +207,35 @@ bool io_read_file(const char *path, IoBuf *out, IoErr *e)
     if (!buf)
         goto fail;
     for (;;) {
-        if (n == cap) {
-            /* A regular file read to its size may have grown: probe for
-             * more before growing the buffer. */
-            bool probing = S_ISREG(st.st_mode) && cap == (size_t)st.st_size;
-            char probe;
-            if (probing) {
-                ssize_t r = read(fd, &probe, 1);
-                if (r == 0)
-                    break;
-                if (r < 0) {
-                    if (errno == EINTR)
-                        continue;
-                    err = errno;
-                    goto fail;
-                }
-            }
-            size_t ncap = probing ? cap * 2 + 65536 : cap * 2;
-            char *nb = realloc(buf, ncap + 1);
-            if (!nb)
-                goto fail;
-            buf = nb;
-            cap = ncap;
-            if (probing)
-                buf[n++] = probe;
-            continue;
-        }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r == 0)
-            break;
+        ssize_t r = io_read_full(fd, buf + n, cap - n);
         if (r < 0) {
-            if (errno == EINTR)
-                continue;
             err = errno;
             goto fail;
         }
         n += (size_t)r;
+        if (n < cap)
+            break;              /* end of file */
+        /* A regular file read to its size may have grown: probe for more
+         * before growing the buffer. */
+        bool probing = S_ISREG(st.st_mode) && cap == (size_t)st.st_size;
+        char probe;
+        if (probing) {
+            r = io_read_full(fd, &probe, 1);
+            if (r < 0) {
+                err = errno;
+                goto fail;
+            }
+            if (r == 0)
+                break;
+        }
+        size_t ncap = probing ? cap * 2 + 65536 : cap * 2;
+        char *nb = realloc(buf, ncap + 1);
+        if (!nb)
+            goto fail;
+        buf = nb;
+        cap = ncap;
+        if (probing)
+            buf[n++] = probe;
     }
     close(fd);
     buf[n] = 0;

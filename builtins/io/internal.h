@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <string.h>
 
 #include "../../runtime/print.h"
@@ -26,6 +27,9 @@ const char *io_snippet(const char *s, const char *e, char *dst, size_t cap);
  * declared dimension agrees with the one found; integer fields. */
 Matrix *io_matrix_raw(int64_t rows, int64_t cols, const char *name, IoErr *e);
 bool io_dim_agrees(const char *name, const char *what, int64_t declared, int64_t found, IoErr *e);
+/* common.c: read() until n bytes or end of file, retrying EINTR; the count,
+ * -1 on error (errno set). */
+ssize_t io_read_full(int fd, void *dst, size_t n);
 bool io_parse_i64(const char *s, const char *e, int64_t *out);
 bool io_parse_index(const char *s, const char *e, int64_t *out);
 
