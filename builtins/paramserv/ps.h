@@ -216,6 +216,8 @@ typedef struct PsRun {
     int64_t epoch_pushes_needed;
     PsEpochs epochs;            /* pushes received per epoch */
     double agg_time, val_time, ckpt_time, epoch_t0;
+    double sum_time;            /* adding the gradients of BSP/SBP rounds */
+    int update_threads;         /* the most kernel threads an update was lent */
     int64_t updates, epoch_updates;
     /* shared: protected by mu */
     pthread_mutex_t mu;

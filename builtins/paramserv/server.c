@@ -89,7 +89,10 @@ static void update_threads_begin(PsRun *run, int waiting)
     if (run->remote)
         return;
     int total = blas_budget_total(), share = blas_budget_share(run->k);
-    run->SI.blas_threads = waiting >= total / share ? total : waiting * share;
+    int n = waiting >= total / share ? total : waiting * share;
+    run->SI.blas_threads = n;
+    if (n > run->update_threads)
+        run->update_threads = n;
 }
 
 static void update_threads_end(PsRun *run)
@@ -144,7 +147,9 @@ static Status finish_round(PsRun *run, int64_t round_e, int64_t round_r)
      * update may use all their threads; SBP: the pushers'. */
     update_threads_begin(run, round_e >= 0 ? run->k : cnt);
     Value acc;
+    double t0 = clock_now_sec();
     Status st = ps_list_sum_take(&run->SI, lists, cnt, &acc);
+    run->sum_time += clock_now_sec() - t0;
     if (lists != few)
         free(lists);
     if (st == ST_OK) {
