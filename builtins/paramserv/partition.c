@@ -79,6 +79,14 @@ Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
         else
             for (int64_t i = 0; i < n; i++)
                 rows[i] = i;
+        if (c->scheme == PS_SCHEME_DC && step >= n && n > 0) {
+            /* One worker, all the rows in order: its partition is the data
+             * itself (workers only read it), not a copy of it. */
+            obj_retain(&c->X->h);
+            obj_retain(&c->Y->h);
+            parts[cnt++] = (PsPart){.X = c->X, .Y = c->Y};
+            break;
+        }
         for (int64_t start = 0; start < n && st == ST_OK; start += step) {
             int64_t len = start + step <= n ? step : n - start;
             st = make_part(I, c, rows + start, len, &parts[cnt++]);
