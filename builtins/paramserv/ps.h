@@ -82,6 +82,15 @@ void ps_parts_free(PsPart *parts, int64_t np);
 /* Element-wise list arithmetic over lists of equally shaped matrices. */
 /* acc (owned or NONE) + g (borrowed) -> owned; in place when acc is unshared. */
 Status ps_list_add_take(Interp *I, Value acc, const List *g, Value *out);
+/* lists[0] + lists[1] + ... + lists[n-1] (n >= 1, all consumed, also on
+ * failure; the slots are left NONE): each cell summed in list order, so the
+ * bits are those of adding the lists one after the other; one pass, in
+ * place in lists[0]'s matrices when unshared, large matrices split over the
+ * kernel threads I may use (runtime/pool.h). */
+Status ps_list_sum_take(Interp *I, Value *lists, int n, Value *out);
+/* x[j] += ys[0][j] + ... + ys[ny-1][j] added in that order, j in [0, len),
+ * over I's kernel threads when len is large. */
+void ps_add_into(const Interp *I, double *x, const double *const *ys, int ny, int64_t len);
 /* l * s, in place when unshared; consumes l. */
 Status ps_list_scale_take(Interp *I, Value l, double s, Value *out);
 /* Check that a model list holds only matrices. */
@@ -207,6 +216,8 @@ typedef struct PsRun {
     int64_t epoch_pushes_needed;
     PsEpochs epochs;            /* pushes received per epoch */
     double agg_time, val_time, ckpt_time, epoch_t0;
+    double sum_time;            /* adding the gradients of BSP/SBP rounds */
+    int update_threads;         /* the most kernel threads an update was lent */
     int64_t updates, epoch_updates;
     /* shared: protected by mu */
     pthread_mutex_t mu;

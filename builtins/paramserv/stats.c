@@ -36,6 +36,9 @@ void ps_report_stats(PsRun *run, double total)
                   blas_budget_total(), run->k);
     sb_printf(b, "Paramserv grad compute time:\t%.3f secs.\n", sum.compute);
     sb_printf(b, "Paramserv model update time:\t%.3f/%.3f secs.\n", sum.local_agg, run->agg_time);
+    if (!run->remote)
+        sb_printf(b, "Paramserv server updates:\t%.3f secs adding gradients; kernel threads per update: %d.\n",
+                  run->sum_time, run->update_threads > 0 ? run->update_threads : 1);
     sb_printf(b, "Paramserv batch slice time:\t%.3f secs.\n", sum.slice);
     sb_printf(b, "Paramserv valdiation time:\t%.3f secs.\n", run->val_time);
     sb_printf(b, "Paramserv checkpoint time:\t%.3f secs.\n", run->ckpt_time);
