@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "builtins/registry.h"
 #include "runtime/eval.h"
 #include "runtime/program.h"
 #include "runtime/resolve.h"
@@ -47,6 +48,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
      * ordinary error here rather than the fuzzer's out-of-memory. */
     setenv("DML_MAX_MATRIX_BYTES", "67108864", 1);
     setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    builtin_registry_install();
     return 0;
 }
 
