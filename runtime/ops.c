@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "matrix.h"
-#include "print.h"
 
 /* ORDER BinOp (parser/ast.h) */
 static const char *const OP_SYM[OP__COUNT] = {
