@@ -123,10 +123,17 @@ $(B)/obj/builtins/paramserv/mpi_comm.o: builtins/paramserv/mpi_comm.c | $(B)/gen
 	@echo "  CC      $<"
 	$(Q)$(CC) $(REQ_CFLAGS) $(MPI_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(B)/unit/%: tests/unit/%.c $(B)/libdml.a
+# tests/unit/run_src.c: "load and run a program from a string", shared by
+# the unit tests and the fuzz target.
+$(B)/unit/%: tests/unit/%.c $(B)/unit/run_src.o $(B)/libdml.a
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -o $@ $< $(B)/libdml.a $(LIBS)
+	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -o $@ $< $(B)/unit/run_src.o $(B)/libdml.a $(LIBS)
+
+$(B)/unit/run_src.o: tests/unit/run_src.c | $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -c -o $@ $<
 
 unit: $(UNIT_BINS)
 
@@ -152,10 +159,11 @@ test-threads: $(DML) $(UNIT_BINS)
 # Our warnings too (flex's scanner leaves one static function unused).
 FUZZ_FLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fsanitize=fuzzer,address,undefined $(WARN) -Wno-unused-function
 fuzz: build/fuzz/fuzz_dml build/fuzz/fuzz_csv
-build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c $(LIB_SRCS) $(GEN_SRCS)
+build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c tests/unit/run_src.c $(LIB_SRCS) $(GEN_SRCS)
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LIBS)
+	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $< tests/unit/run_src.c $(LIB_SRCS) \
+	    $(GEN_SRCS) $(LIBS)
 build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c base/value.c base/strbuf.c runtime/fmt.c \
                     base/diag.c
 	@mkdir -p build/fuzz

@@ -235,13 +235,11 @@ static int run_script(RunOpts *o)
     }
     Node **stmts = NULL;
     int n = 0;
-    char *err = program_load_main(p, name, text, len, &stmts, &n);
+    DiagErr lerr;
+    bool loaded = program_load_main(p, name, text, len, &stmts, &n, &lerr);
     free(text);
-    if (err) {
-        fputs(err, stderr);
-        if (err[0] && err[strlen(err) - 1] != '\n')
-            fputc('\n', stderr);
-        free(err);
+    if (!loaded) {
+        cli_report_diag(p, &lerr, stderr);
         program_free(p);
         return 1;
     }

@@ -237,19 +237,10 @@ const char *program_source_line(const Program *p, const char *file, int line, si
     return NULL;
 }
 
-char *program_diag(const Program *p, const Loc *loc, const char *msg)
+char *program_render_err(const Program *p, const DiagErr *e, bool nl)
 {
-    const char *file = loc ? loc->file : NULL;
-    size_t llen = 0;
-    const char *line = file ? program_source_line(p, file, loc->line, &llen) : NULL;
-    char *s = diag_render(file, file ? loc->line : 0, file ? loc->col : 0, msg, line, llen, true);
-    if (s)
-        return s;
-    /* The first line alone, or the reserve "out of memory". */
-    char first[1024];
-    if (file)
-        snprintf(first, sizeof first, "%s:%d:%d: %s", file, loc->line, loc->col, msg);
-    else
-        snprintf(first, sizeof first, "%s", msg);
-    return diag_dup(first);
+    size_t len = 0;
+    const char *text = e->has_loc && e->loc.file ? program_file_text(p, e->loc.file, &len) : NULL;
+    char *s = diag_render_err(e, text, len, nl);
+    return s ? s : diag_dup(e->msg);    /* the reserve "out of memory" at worst */
 }

@@ -110,8 +110,10 @@ char *program_normalize_key(const char *path);
 bool program_add_const_take(Program *p, Value v);
 /* Keep a copy of a file's text; returns the arena copy of 'file' for Locs. */
 const char *program_add_text(Program *p, const char *file, const char *text, size_t len);
-/* "file:line:col: msg" + the source line + a caret; malloc'd. */
-char *program_diag(const Program *p, const Loc *loc, const char *msg);
+/* Error record e as users see it (diag_render_err): "file:line:col: msg",
+ * the line of the loaded file it names and a caret, a final '\n' when 'nl';
+ * malloc'd. NULL only when even the reserve "out of memory" is gone. */
+char *program_render_err(const Program *p, const DiagErr *e, bool nl);
 /* The whole text of a loaded file (the newest load of that name), or NULL. */
 const char *program_file_text(const Program *p, const char *file, size_t *len);
 /* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */

@@ -578,9 +578,10 @@ static char *remote_setup(Remote *r, WRead *rd)
     r->prog->nshipped = (int)m->nfiles;
     Node **stmts;
     int nst;
-    char *err = program_load_main(r->prog, m->main_path, m->main_text, m->main_len, &stmts, &nst);
-    if (err)
-        return err;
+    DiagErr lerr;
+    if (!program_load_main(r->prog, m->main_path, m->main_text, m->main_len, &stmts, &nst, &lerr))
+        return program_render_err(r->prog, &lerr, false);
+    char *err = NULL;
     c->upd = program_find_func(r->prog, m->upd_key, m->upd_name);
     c->agg = program_find_func(r->prog, m->agg_key, m->agg_name);
     if (!c->upd || !c->agg) {

@@ -47,10 +47,11 @@ static bool env_load(Env *e, const char *text, Node ***stmts, int *n)
 {
     memset(e, 0, sizeof *e);
     e->p = program_new();
-    char *err = program_load_main(e->p, "fuse_test.dml", text, strlen(text), stmts, n);
-    if (err) {
-        check_report_(false, __FILE__, __LINE__, "load failed: %s", err);
-        free(err);
+    DiagErr err;
+    if (!program_load_main(e->p, "fuse_test.dml", text, strlen(text), stmts, n, &err)) {
+        char *msg = program_render_err(e->p, &err, false);
+        check_report_(false, __FILE__, __LINE__, "load failed: %s", msg ? msg : err.msg);
+        free(msg);
         program_free(e->p);
         return false;
     }
