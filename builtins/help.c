@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/print.h"
+#include "../runtime/fmt.h"
 #include "../runtime/program.h"
 #include "../runtime/suggest.h"
 #include "registry.h"

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "../builtins/help.h"
+#include "../builtins/registry.h"
 #include "../builtins/paramserv/psmpi.h"
 #include "../runtime/blas.h"
 #include "../runtime/clock.h"
@@ -349,6 +350,7 @@ static int help_main(int n, char **topics)
 int main(int argc, char **argv)
 {
     tune_malloc();
+    builtin_registry_install();     /* before anything resolves a program, on every rank */
     blas_preinit_argv(argv);
     if (argc >= 3 && strcmp(argv[1], "help") == 0)
         return help_main(argc - 2, argv + 2);

@@ -22,7 +22,7 @@
 #include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
-#include "../runtime/print.h"
+#include "../runtime/tostring.h"
 #include "../runtime/program.h"
 #include "../runtime/resolve.h"
 #include "cli.h"
@@ -406,19 +406,19 @@ static void report_runtime_error(Repl *r)
 #define SHOW_MAX 100
 
 /* Appends v as the REPL echoes it: scalars in their print() form, matrices
- * with their dimensions and what was left out (matrix_display_sb), lists
+ * with their dimensions and what was left out (tostring_matrix_display_sb), lists
  * entry by entry with their names ($name, or [[i]] when unnamed), as R does.
  * 'path' is the label of v inside an enclosing list ("" at the top). */
 static void show_sb(StrBuf *b, Value v, const char *path, int depth)
 {
     if (v.kind == VAL_MATRIX) {
-        matrix_display_sb(b, v.m, SHOW_MAX, SHOW_MAX);
+        tostring_matrix_display_sb(b, v.m, SHOW_MAX, SHOW_MAX);
         return;
     }
     if (v.kind != VAL_LIST) {
         ToStringOpts o;
         tostring_defaults(&o);
-        val_tostring_sb(b, v, &o);
+        tostring_value_sb(b, v, &o);
         sb_puts(b, "\n");
         return;
     }

@@ -86,15 +86,19 @@ void program_set_args(Program *p, CmdArg *args, int nargs);
  * or NULL for the main module. NULL if absent. */
 FuncDef *program_find_func(const Program *p, const char *nskey, const char *name);
 Module *program_find_module(const Program *p, const char *nskey);
+
+/* ---- one module's lookups (module.c) ---- */
 FuncDef *module_find_func(const Module *m, const char *name);
 Module *module_find_alias(const Module *m, const char *alias);
-
-int slots_find(const SlotTable *t, const char *name);
-int slots_add(SlotTable *t, const char *name);   /* returns the slot (existing or new) */
-
 /* True for the module of a DML-bodied builtin (our stdlib's or a SystemDS
  * tree's scripts/builtin/f.dml). */
 bool module_is_builtin(const Module *m);
+
+/* ---- slot tables (slots.c) ---- */
+int slots_find(const SlotTable *t, const char *name);
+int slots_add(SlotTable *t, const char *name);   /* returns the slot (existing or new) */
+/* Frees the name array (the names are the arena's) and empties t. */
+void slots_free(SlotTable *t);
 
 /* ---- filled by the loader and the resolver (and paramserv) ---- */
 Module *program_add_module(Program *p, const char *key, const char *path);

@@ -754,7 +754,7 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         if (!f && !bi) {
             char hint[160];
             rerr(r, &n->loc, "Function %s() is undefined.%s", n->call.name,
-                 help_suggest_function(r->m, n->call.name, hint, sizeof hint));
+                 builtin_suggest_function(r->m, n->call.name, hint, sizeof hint));
             return;
         }
     }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "builtins/registry.h"
 #include "tests/unit/run_src.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -24,6 +25,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
      * ordinary error here rather than the fuzzer's out-of-memory. */
     setenv("DML_MAX_MATRIX_BYTES", "67108864", 1);
     setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    builtin_registry_install();
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtins/registry.h"
 #include "check.h"
 #include "run_src.h"
 
@@ -102,6 +103,7 @@ static void test_list_nested_1e6(void)
 
 int main(void)
 {
+    builtin_registry_install();
     test_index_chain_1e5();
     test_plus_chain_3e5();
     test_chain_in_other_places();

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/failalloc.h"
+#include "builtins/registry.h"
 #include "check.h"
 #include "run_src.h"
 
@@ -117,6 +118,7 @@ static void test_env_switch(void)
 
 int main(void)
 {
+    builtin_registry_install();
     sweep("values", script_values, 0);
     sweep("errors", script_errors, 1);
     sweep("parfor", script_parfor, 0);

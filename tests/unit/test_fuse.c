@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtins/registry.h"
 #include "check.h"
 #include "runtime/blas.h"
 #include "runtime/eval.h"
@@ -487,6 +488,7 @@ static void test_budget(void)
 
 int main(void)
 {
+    builtin_registry_install();
     test_vmath();
     test_vmath_exp_accuracy();
     test_pool_parts();

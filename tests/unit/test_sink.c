@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "builtins/registry.h"
 #include "check.h"
 #include "run_src.h"
 
@@ -96,6 +97,7 @@ static void test_no_sink_prints_nothing(void)
 
 int main(void)
 {
+    builtin_registry_install();
     test_paramserv_lines_reach_the_sink();
     test_no_sink_prints_nothing();
     return CHECK_DONE();
