@@ -422,6 +422,9 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
     }
     int64_t nneed = c->model->n;
     bool *need = pull_entries(c, nneed);
+    run->pull_entries = need ? 0 : -1;
+    for (int64_t i = 0; need && i < nneed; i++)
+        run->pull_entries += need[i];
     /* The server's agg and val share this host with worker ranks. */
     int blas_before = blas_budget_enter(local_ranks());
     mpi_lock();

@@ -195,6 +195,7 @@ typedef struct PsRun {
     bool remote;                /* workers are MPI ranks */
     const char *where;          /* on a worker rank: "rank R on HOST", for messages */
     double rpc_time;            /* rank 0: time its bridge spent sending and receiving */
+    int64_t pull_entries;       /* rank 0: model entries a pull carries (readset.c); -1: all */
     int64_t batches_per_epoch;  /* mini-batches of all workers in one epoch */
     PsHistory hist;             /* server thread, then the caller after the joins */
     /* progress line (history.c): any thread */

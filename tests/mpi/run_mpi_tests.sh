@@ -122,12 +122,16 @@ pulls() {
     fi
     same=1
     for i in 1 2 3 4; do cmp -s "$tmp/local.$i" "$tmp/mpi.$i" || same=0; done
+    # --stats says how many entries a pull carries when it is not all of them.
+    entries=absent
+    [ "$want" -eq 32 ] && entries="Paramserv pulled entries:	2 of the model's 4 (those the workers' functions read)."
     if [ $same -eq 1 ] && [ "$(sed -n 1p "$tmp/local.out")" = "$(sed -n 1p "$tmp/mpi.out")" ] &&
-        grep -q "^Paramserv bytes per update:	$want pulled + [0-9]* pushed (model: 64 bytes)" "$tmp/mpi.out"; then
+        grep -q "^Paramserv bytes per update:	$want pulled + [0-9]* pushed (model: 64 bytes)" "$tmp/mpi.out" &&
+        [ "$(grep "^Paramserv pulled entries:" "$tmp/mpi.out" || echo absent)" = "$entries" ]; then
         ok "$name"
     else
         sed -n 1p "$tmp/local.out"
-        grep -e "^W" -e "bytes per update" "$tmp/mpi.out"
+        grep -e "^W" -e "bytes per update" -e "pulled entries" "$tmp/mpi.out"
         bad "$name"
     fi
 }
