@@ -5,9 +5,9 @@
  * Files: args.c checks the call, partition.c splits the data, run.c sets up
  * and tears down one run, server.c and worker.c hold the server and worker
  * logic, channel.c the messages between them, stats.c --stats, history.c
- * the per-epoch history and the progress line, mpi_run.c
- * the Open MPI transport (rank 0 and worker ranks), wire.c the byte format
- * of what crosses it.
+ * the per-epoch history and the progress line, readset.c which model
+ * entries a worker's functions read, mpi_run.c the Open MPI transport
+ * (rank 0 and worker ranks), wire.c the byte format of what crosses it.
  *
  * Threads: the calling thread starts one server thread and k worker
  * threads (or, under Open MPI, bridges to k worker ranks) and joins them
@@ -97,6 +97,11 @@ Status ps_list_scale_take(Interp *I, Value l, double s, Value *out);
 Status ps_check_model(Interp *I, const List *l, const char *what);
 /* Bytes of matrix data in a list (what would cross a network). */
 uint64_t ps_list_bytes(const List *l);
+/* Which entries of a model of n entries f can read through its parameter
+ * 'model' (readset.c): need[i] for entry i+1. false (need meaningless) when the
+ * scan cannot tell, i.e. f may read any entry. Under Open MPI a pull then
+ * carries only the needed entries. */
+bool ps_model_reads(const FuncDef *f, int64_t n, bool *need);
 
 /* Checkpoints (checkpoint.c): the model, the number of completed epochs and
  * the signature of the call that wrote them (c->ckpt_sig: model shapes, a
@@ -199,6 +204,7 @@ typedef struct PsRun {
     bool remote;                /* workers are MPI ranks */
     const char *where;          /* on a worker rank: "rank R on HOST", for messages */
     double rpc_time;            /* rank 0: time its bridge spent sending and receiving */
+    int64_t pull_entries;       /* rank 0: model entries a pull carries (readset.c); -1: all */
     int64_t batches_per_epoch;  /* mini-batches of all workers in one epoch */
     PsHistory hist;             /* server thread, then the caller after the joins */
     /* progress line (history.c): any thread */

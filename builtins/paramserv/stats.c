@@ -47,6 +47,9 @@ void ps_report_stats(PsRun *run, double total)
         sb_printf(b, "Paramserv RPC request time:\t%.3f secs.\n", run->rpc_time);
         sb_printf(b, "Paramserv network bytes:\t%llu pulled, %llu pushed (Open MPI, %d worker ranks).\n",
                   (unsigned long long)sum.bytes_pulled, (unsigned long long)sum.bytes_pushed, run->k);
+        if (run->pull_entries >= 0)
+            sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
+                      (long long)run->pull_entries, (long long)run->cfg->model->n);
     } else {
         sb_printf(b, "Paramserv network bytes:\t%llu pulled, %llu pushed (what a distributed run would send).\n",
                   (unsigned long long)sum.bytes_pulled, (unsigned long long)sum.bytes_pushed);
