@@ -14,6 +14,7 @@
 #include "../../builtins/paramserv/ps.h"
 #include "check.h"
 #include "runtime/program.h"
+#include "builtins/registry.h"
 #include "runtime/resolve.h"
 
 #define N 6
@@ -26,11 +27,12 @@ static int reads(const char *src, const char *f, bool need[N])
     Program *p = program_new();
     Node **stmts = NULL;
     int n = 0;
-    char *err = program_load_main(p, "readset.dml", src, strlen(src), &stmts, &n);
+    DiagErr err;
     int r = -1;
-    if (err) {
-        fprintf(stderr, "%s\n", err);
-        free(err);
+    if (!program_load_main(p, "readset.dml", src, strlen(src), &stmts, &n, &err)) {
+        char *msg = program_render_err(p, &err, false);
+        fprintf(stderr, "%s\n", msg ? msg : err.msg);
+        free(msg);
     } else {
         const FuncDef *fd = program_find_func(p, NULL, f);
         if (fd)
@@ -110,6 +112,7 @@ static void test_every_entry(void)
 
 int main(void)
 {
+    builtin_registry_install();
     test_literal_entries();
     test_every_entry();
     return CHECK_DONE();
