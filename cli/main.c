@@ -248,7 +248,7 @@ static int run_script(RunOpts *o)
         name = "<inline>";
     } else {
         DiagErr err;
-        text = program_read_file(o->file, &len, &err);
+        text = loader_read_file(o->file, &len, &err);
         if (!text) {
             fprintf(stderr, "dml: %s\n", err.msg);
             return 1;
