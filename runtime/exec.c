@@ -152,7 +152,7 @@ static Status exec_for(Interp *I, const Node *s)
     if (s->loop.parfor) {
         if (last >= (uint64_t)INT64_MAX)
             return err_at(I, &s->loc, "parfor: more than 2^63-1 iterations");
-        return exec_parfor(I, s, a, inc, (int64_t)last + 1);
+        return parfor_run(I, s, a, inc, (int64_t)last + 1);
     }
     int slot = s->loop.var_slot;
     int64_t i = a;
