@@ -235,6 +235,51 @@ else
     bad "ranks running different dml builds refuse to start"
 fi
 
+# ---- out of memory on a worker rank ---------------------------------------
+# DML_FAIL_ALLOC=N (base/failalloc.h) on rank 1 only: its Nth allocation
+# fails. N = 1..12 fail in the start-up handshake, the receipt of the CALL
+# and its decoding (one thread, so the same allocations every run); larger
+# N in the program's load and in training. Every run must end, never hang
+# (DML_MPI_TIMEOUT is set far beyond the guard, so only a message ends a
+# call): with status 1 and a message from the rank or from rank 0 naming
+# the worker, or with status 0 and the model bit-identical to local threads
+# (some allocations have a fallback). Guards the bugs where a failed
+# allocation was taken for success (remote_setup), where a worker rank that
+# could not receive its CALL left the job waiting on it, and where a
+# failure without memory for its message sent rank 0 nothing.
+oom_worker() {
+    set -- utype=BSP freq=BATCH scheme=DISJOINT_RANDOM k=1 avg=FALSE upd=gradients
+    if ! $GUARD "$DML" run bits.dml -nvargs mode=LOCAL "$@" out="$tmp/local" >"$tmp/local.out" 2>"$tmp/err"; then
+        bad "out of memory on a worker rank (local run)"
+        return
+    fi
+    bad_n=""
+    for n in 1 2 3 4 5 6 7 8 9 10 11 12 40 90 300 700 1200; do
+        rm -f "$tmp/mpi.1" "$tmp/mpi.2"
+        DML_MPI_TIMEOUT=100000 $GUARD $MPIRUN --mca btl self,vader -np 1 "$DML" run bits.dml -nvargs mode=REMOTE_MPI \
+            "$@" out="$tmp/mpi" : -np 1 -wdir "$tmp/empty" env DML_FAIL_ALLOC=$n "$DML" run bits.dml \
+            >"$tmp/mpi.out" 2>"$tmp/err"
+        rc=$?
+        if [ "$rc" -eq 0 ]; then
+            cmp -s "$tmp/local.1" "$tmp/mpi.1" && cmp -s "$tmp/local.2" "$tmp/mpi.2" &&
+                cmp -s "$tmp/local.out" "$tmp/mpi.out" && continue
+        elif [ "$rc" -eq 1 ] && grep -q -E -e '^dml: rank 1 on .*: .*out of memory' \
+            -e '^bits.dml:7:5: paramserv: (worker 1 \(rank 1 on .*\) .*)?out of memory' "$tmp/err"; then
+            continue
+        fi
+        echo "     DML_FAIL_ALLOC=$n on rank 1: exit status $rc"
+        sed -n '1,6p' "$tmp/err" | sed 's/^/     | /'
+        bad_n="$bad_n $n"
+    done
+    : >"$tmp/err"
+    if [ -z "$bad_n" ]; then
+        ok "out of memory on a worker rank ends the job with a message (or is survived), never a hang"
+    else
+        bad "out of memory on a worker rank: N =$bad_n"
+    fi
+}
+oom_worker
+
 # rank_pid TAG RANK: pid of that rank of the job whose environment has
 # DML_MPI_TEST_TAG=TAG (only this script's job has that value).
 rank_pid() {
