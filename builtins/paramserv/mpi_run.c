@@ -288,32 +288,6 @@ static void mpi_failed(PsRun *run, const char *what)
     mpi_mark_broken();
 }
 
-/* The entries of the model that a pull must carry (readset.c): what upd
- * reads, and what agg reads when the workers call it too (modelAvg, or a
- * freq that steps the local model between pushes). NULL when that is every
- * entry (or out of memory); else a malloc'd array of n flags. */
-static bool *pull_entries(const PsConfig *c, int64_t n)
-{
-    bool *need = calloc((size_t)n + 1, sizeof *need), *agg = calloc((size_t)n + 1, sizeof *agg);
-    bool some = need && agg && ps_model_reads(c->upd, n, need);
-    if (some && (c->model_avg || c->freq != PS_FREQ_BATCH)) {
-        some = ps_model_reads(c->agg, n, agg);
-        for (int64_t i = 0; some && i < n; i++)
-            need[i] = need[i] || agg[i];
-    }
-    for (int64_t i = 0; some && i < n; i++)
-        if (!need[i])
-            break;
-        else if (i == n - 1)
-            some = false;   /* reads every entry */
-    free(agg);
-    if (!some) {
-        free(need);
-        return NULL;
-    }
-    return need;
-}
-
 /* The model as a pull carries it: the entries in need[] (NULL: all), the
  * others as NONE, which the worker's functions never look at. The same
  * matrices as m, no cells copied. */
@@ -430,7 +404,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         return;
     }
     int64_t nneed = c->model->n;
-    bool *need = pull_entries(c, nneed);
+    bool *need = ps_pull_entries(c, nneed);
     run->pull_entries = need ? 0 : -1;
     for (int64_t i = 0; need && i < nneed; i++)
         run->pull_entries += need[i];

@@ -102,6 +102,11 @@ uint64_t ps_list_bytes(const List *l);
  * scan cannot tell, i.e. f may read any entry. Under Open MPI a pull then
  * carries only the needed entries. */
 bool ps_model_reads(const FuncDef *f, int64_t n, bool *need);
+/* The entries of a model of n entries that a pull must carry: what upd
+ * reads, and what agg reads when the workers call it too (modelAvg, or a
+ * freq that steps the local model between pushes). NULL when that is every
+ * entry (or out of memory); else a malloc'd array of n flags. */
+bool *ps_pull_entries(const PsConfig *c, int64_t n);
 
 /* Checkpoints (checkpoint.c): the model, the number of completed epochs and
  * the signature of the call that wrote them (c->ckpt_sig: model shapes, a

@@ -3,6 +3,7 @@
  * with the sums over all workers, then bytes moved and one line per worker.
  * Called on the caller's thread after every server and worker is done. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../../runtime/stats.h"
 #include "../../runtime/blas.h"
@@ -51,8 +52,26 @@ void ps_report_stats(PsRun *run, double total)
             sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
                       (long long)run->pull_entries, (long long)run->cfg->model->n);
     } else {
+        /* Threads share the whole model; over Open MPI a pull would carry
+         * only the entries the workers' functions read (readset.c). */
+        int64_t n = run->cfg->model->n, carried = n;
+        bool *need = ps_pull_entries(run->cfg, n);
+        if (need) {
+            uint64_t per = 0;
+            carried = 0;
+            for (int64_t i = 0; i < n; i++)
+                if (need[i] && run->cfg->model->items[i].kind == VAL_MATRIX) {
+                    per += (uint64_t)mat_len(run->cfg->model->items[i].m) * sizeof(double);
+                    carried++;
+                }
+            sum.bytes_pulled = per * (uint64_t)sum.pulls;
+            free(need);
+        }
         sb_printf(b, "Paramserv network bytes:\t%llu pulled, %llu pushed (what a distributed run would send).\n",
                   (unsigned long long)sum.bytes_pulled, (unsigned long long)sum.bytes_pushed);
+        if (carried < n)
+            sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
+                      (long long)carried, (long long)n);
     }
     if (sum.pushes > 0)
         sb_printf(b, "Paramserv bytes per update:\t%llu pulled + %llu pushed (model: %llu bytes).\n",

@@ -110,9 +110,9 @@ DML_MPI_CHUNK=1000 bits 3 self,tcp BATCH DISJOINT_RANDOM FALSE gradients_dropout
 # reads an entry any other way than by a literal index gets every entry.
 pulls() {
     btl=$1 upd=$2 avg=$3 want=$4
-    name="pulls $btl $upd avg=$avg carry $want bytes, bit-identical"
+    name="pulls $btl $upd avg=$avg carry $want bytes, bit-identical, local --stats agrees"
     set -- k=2 avg="$avg" upd="$upd"
-    if ! $GUARD "$DML" run readset.dml -nvargs mode=LOCAL "$@" out="$tmp/local" >"$tmp/local.out" 2>"$tmp/err"; then
+    if ! $GUARD "$DML" run readset.dml --stats -nvargs mode=LOCAL "$@" out="$tmp/local" >"$tmp/local.out" 2>"$tmp/err"; then
         bad "$name (local run)"
         return
     fi
@@ -125,9 +125,12 @@ pulls() {
     # --stats says how many entries a pull carries when it is not all of them.
     entries=absent
     [ "$want" -eq 32 ] && entries="Paramserv pulled entries:	2 of the model's 4 (those the workers' functions read)."
+    # A local run's --stats says what a distributed run would send: the same.
     if [ $same -eq 1 ] && [ "$(sed -n 1p "$tmp/local.out")" = "$(sed -n 1p "$tmp/mpi.out")" ] &&
         grep -q "^Paramserv bytes per update:	$want pulled + [0-9]* pushed (model: 64 bytes)" "$tmp/mpi.out" &&
-        [ "$(grep "^Paramserv pulled entries:" "$tmp/mpi.out" || echo absent)" = "$entries" ]; then
+        [ "$(grep "^Paramserv pulled entries:" "$tmp/mpi.out" || echo absent)" = "$entries" ] &&
+        [ "$(grep -e "^Paramserv bytes per update:" -e "^Paramserv pulled entries:" "$tmp/local.out")" = \
+          "$(grep -e "^Paramserv bytes per update:" -e "^Paramserv pulled entries:" "$tmp/mpi.out")" ]; then
         ok "$name"
     else
         sed -n 1p "$tmp/local.out"
