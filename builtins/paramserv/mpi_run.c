@@ -271,6 +271,7 @@ static void xfer_stats(WIO *x, PsWorkerStats *s)
     wio_f64(x, &s->local_agg);
     wio_f64(x, &s->wait);
     wio_f64(x, &s->slice);
+    wio_f64(x, &s->cpu);
     wio_i64(x, &s->pulls);
     wio_i64(x, &s->pushes);
     wio_i64(x, &s->batches);
@@ -683,6 +684,7 @@ static bool send_fail(const char *msg)
  * False when this rank could not send to rank 0 (mpi_error says why). */
 static bool serve_call(MpiMsg *call)
 {
+    double cpu0 = ps_process_cpu();
     Remote *r = calloc(1, sizeof *r);
     char where[320];
     snprintf(where, sizeof where, "rank %d on %s", mpi_rank(), mpi_host(mpi_rank()));
@@ -762,6 +764,7 @@ static bool serve_call(MpiMsg *call)
                 ok = send_fail(run->failure) && ok;
             else {
                 WBuf b = {0};
+                r->w.st.cpu = ps_process_cpu() - cpu0;
                 xfer_stats(&(WIO){.w = &b}, &r->w.st);
                 ok = ok && mpi_send_take(0, MM_DONE, r->w.id, 0, 0, &b);
                 wb_free(&b);

@@ -12,7 +12,7 @@
 /* Appends the paramserv block of --stats (PARAMSERV.md 8, plus our own
  * lines) for a finished run to the caller's report. Worker statistics of a
  * remote run came back with each rank's last message. */
-void ps_report_stats(PsRun *run, double total)
+void ps_report_stats(PsRun *run, double total, double cpu)
 {
     Stats *S = run->caller->stats;
     if (!S)
@@ -25,6 +25,7 @@ void ps_report_stats(PsRun *run, double total)
         sum.local_agg += s->local_agg;
         sum.wait += s->wait;
         sum.slice += s->slice;
+        sum.cpu += s->cpu;
         sum.pulls += s->pulls;
         sum.pushes += s->pushes;
         sum.bytes_pulled += s->bytes_pulled;
@@ -32,6 +33,14 @@ void ps_report_stats(PsRun *run, double total)
     }
     sb_printf(b, "Paramserv total execution time:\t%.3f secs.\n", total);
     sb_printf(b, "Paramserv total num workers:\t%d.\n", run->k);
+    /* What the call cost the machine(s), comparable between the backends:
+     * threads share one process; ranks each have their own. */
+    if (run->remote)
+        sb_printf(b, "Paramserv CPU time:\t\t%.3f secs (rank 0 %.3f + worker ranks %.3f, user + system).\n",
+                  cpu + sum.cpu, cpu, sum.cpu);
+    else
+        sb_printf(b, "Paramserv CPU time:\t\t%.3f secs (server and %d worker threads, user + system).\n", cpu,
+                  run->k);
     if (!run->remote)
         sb_printf(b, "Paramserv threads per worker:\t%d (budget %d over %d workers).\n", blas_budget_share(run->k),
                   blas_budget_total(), run->k);

@@ -108,6 +108,9 @@ check "paramserv ASP updates use the pusher's threads" 0 \
 check "paramserv --stats: local pulls counted as a distributed run would send them" 0 \
     '^Paramserv bytes per update:[[:space:]]+32 pulled \+ 32 pushed \(model: 64 bytes\)\.$' \
     sh -c "cd '$root/tests/mpi' && '$DML' run readset.dml --stats -nvargs mode=LOCAL k=2 avg=FALSE upd=gradients out='$tmp/rs'"
+check "paramserv --stats: the call's CPU time" 0 \
+    '^Paramserv CPU time:[[:space:]]+[0-9.]+ secs \(server and 2 worker threads, user \+ system\)\.$' \
+    sh -c "cd '$root/tests/mpi' && '$DML' run readset.dml --stats -nvargs mode=LOCAL k=2 avg=FALSE upd=gradients out='$tmp/rs'"
 
 # ---- carets under errors ----------------------------------------------------------
 # The whole message (position, source line, caret) of a parse error, a resolve

@@ -200,11 +200,12 @@ if mpi 3 self,vader bits.dml --stats -nvargs mode=REMOTE_MPI utype=BSP freq=BATC
     upd=gradients out="$tmp/s" >"$tmp/out" 2>"$tmp/err" &&
     grep -q "^Paramserv network bytes:.*(Open MPI, 2 worker ranks)" "$tmp/out" &&
     grep -q "^Paramserv bytes per update:	32 pulled + 32 pushed (model: 32 bytes)" "$tmp/out" &&
+    grep -q "^Paramserv CPU time:		[0-9.]* secs (rank 0 [0-9.]* + worker ranks [0-9.]*, user + system)" "$tmp/out" &&
     grep -q "^  worker 2 rank 2 on .*: 21 batches" "$tmp/out"; then
-    ok "--stats: bytes per update and per-rank workers"
+    ok "--stats: bytes per update, CPU time and per-rank workers"
 else
     grep -e Paramserv -e "  worker" "$tmp/out"
-    bad "--stats: bytes per update and per-rank workers"
+    bad "--stats: bytes per update, CPU time and per-rank workers"
 fi
 
 # ---- errors ---------------------------------------------------------------
