@@ -120,12 +120,13 @@ echo "| k=2 threads (mode=LOCAL) | $lo | $lo_med | | | $lo_k | | $lo_c | | |"
 echo "| 2 worker ranks, shared memory (\`--mca btl self,vader\`) | $sm | $sm_med | $(pct "$sm" "$lo") | $(pct "$sm_med" "$lo_med") | $sm_k | $(pct "$sm_k" "$lo_k") | $sm_c | $(pct "$sm_c" "$lo_c") | <= +10% |"
 echo "| 2 worker ranks, TCP loopback (\`--mca btl self,tcp\`) | $tc | $tc_med | $(pct "$tc" "$lo") | $(pct "$tc_med" "$lo_med") | $tc_k | $(pct "$tc_k" "$lo_k") | $tc_c | $(pct "$tc_c" "$lo_c") | <= +10% |"
 echo
-echo "Bytes per update (from \`--stats\`: one pull and one push per update and worker, each one copy"
-echo "of the model or gradients, plus a 48-byte header and the list's layout):"
+echo "Bytes per update (from \`--stats\`: one pull and one push per update and worker; a pull carries"
+echo "one copy of the model entries the workers' functions read, a push one copy of the gradients,"
+echo "each plus a 48-byte header and the list's layout):"
 echo
 echo "| model | model bytes | bytes pulled per update | bytes pushed per update |"
 echo "|---|---|---|---|"
-row "LeNet (16 matrices; 8 gradients pushed)" "$lenet"
+row "LeNet (17 entries: 8 weights, 8 momentum buffers, a step counter; upd reads the 8 weights; 8 gradients pushed)" "$lenet"
 row "linear model (3x1 + 1x1)" "$lin"
 echo
 echo "Scaling over k = 1, 2, 4, 8 ranks was not measured: no machine with 16 cores was available"
