@@ -585,7 +585,7 @@ static bool remote_setup(Remote *r, WRead *rd, char **err)
     WIO x = {.r = rd};
     *err = NULL;
     if (!xfer_call(&x, m)) {
-        *err = diag_dup(rd->bad && !rd->oom ? "malformed paramserv call" : "out of memory");
+        *err = failalloc_msg_dup(rd->bad && !rd->oom ? "malformed paramserv call" : "out of memory");
         return false;
     }
     PsConfig *c = &r->cfg;
@@ -608,14 +608,14 @@ static bool remote_setup(Remote *r, WRead *rd, char **err)
         id < 0 || id >= k) {
         val_release(X);
         val_release(Y);
-        *err = diag_dup(rd->oom ? "out of memory" : "malformed paramserv call");
+        *err = failalloc_msg_dup(rd->oom ? "out of memory" : "malformed paramserv call");
         return false;
     }
     r->w.part.X = X.m;
     r->w.part.Y = Y.m;
     r->prog = program_new();
     if (!r->prog) {
-        *err = diag_dup("out of memory");
+        *err = failalloc_msg_dup("out of memory");
         return false;
     }
     program_set_args(r->prog, m->args, (int)m->nargs);
@@ -638,7 +638,7 @@ static bool remote_setup(Remote *r, WRead *rd, char **err)
         snprintf(*err, cap, "cannot find %s::%s or %s::%s in the shipped program", m->upd_key, m->upd_name,
                  m->agg_key, m->agg_name);
     else
-        *err = diag_dup("out of memory");
+        *err = failalloc_msg_dup("out of memory");
     return false;
 }
 
