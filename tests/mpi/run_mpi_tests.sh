@@ -147,10 +147,12 @@ pulls self,tcp gradients TRUE 64
 
 # ---- scripts that check themselves under mpirun ---------------------------
 # runs NAME N SCRIPT [ARGS]: exit 0 and the last stdout line EXPECT.
+# Over shared memory, or over $RUNS_BTL when set.
 runs() {
     name=$1 n=$2 expect=$3 script=$4
     shift 4
-    if mpi "$n" self,vader "$script" "$@" >"$tmp/out" 2>"$tmp/err" && [ "$(tail -n 1 "$tmp/out")" = "$expect" ]; then
+    if mpi "$n" "${RUNS_BTL:-self,vader}" "$script" "$@" >"$tmp/out" 2>"$tmp/err" &&
+        [ "$(tail -n 1 "$tmp/out")" = "$expect" ]; then
         ok "$name"
     else
         sed -n '1,5p' "$tmp/out"
@@ -158,6 +160,7 @@ runs() {
     fi
 }
 runs "ASP, SSP, SBP and modelAvg train on worker ranks" 3 "6 combinations trained" utypes.dml
+RUNS_BTL=self,tcp runs "ASP, SSP, SBP and modelAvg train on worker ranks over TCP" 3 "6 combinations trained" utypes.dml
 runs "mode=LOCAL keeps threads under mpirun; REMOTE_SPARK runs on the ranks" 3 "ok" local_under_mpirun.dml
 runs "[model, history] = paramserv(...) on worker ranks (rank 0 builds the history)" 3 "history ok" history.dml
 mkdir "$tmp/ckpt"
