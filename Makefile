@@ -1,6 +1,7 @@
 # dml — one non-recursive GNU Makefile.
 #   make                      build build/release/dml
-#   make test                 build, check the layers (tools/check-layers.sh), then run every
+#   make test                 build, check the layers (tools/check-layers.sh on the includes,
+#                             tools/check-link-layers.sh on the objects), then run every
 #                             test (ends with "N passed, N failed")
 #   make SANITIZE=address,undefined test    the same under ASan+UBSan (build/asan/)
 #   make SANITIZE=thread test               under TSan (build/tsan/)
@@ -81,7 +82,7 @@ else
   Q := @
 endif
 
-.PHONY: all test test-threads unit check-layers install clean bench fuzz fuzz-replay
+.PHONY: all test test-threads unit check-layers check-link-layers install clean bench fuzz fuzz-replay
 all: $(DML)
 
 $(DML): $(OBJS) $(CLI_OBJS)
@@ -122,10 +123,17 @@ $(B)/obj/builtins/paramserv/mpi_comm.o: builtins/paramserv/mpi_comm.c | $(B)/gen
 	@echo "  CC      $<"
 	$(Q)$(CC) $(REQ_CFLAGS) $(MPI_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(B)/unit/%: tests/unit/%.c $(B)/libdml.a
+# tests/unit/run_src.c: "load and run a program from a string", shared by
+# the unit tests and the fuzz target.
+$(B)/unit/%: tests/unit/%.c $(B)/unit/run_src.o $(B)/libdml.a
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -o $@ $< $(B)/libdml.a $(LIBS)
+	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -o $@ $< $(B)/unit/run_src.o $(B)/libdml.a $(LIBS)
+
+$(B)/unit/run_src.o: tests/unit/run_src.c | $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -c -o $@ $<
 
 unit: $(UNIT_BINS)
 
@@ -133,7 +141,11 @@ unit: $(UNIT_BINS)
 check-layers:
 	$(Q)sh tools/check-layers.sh
 
-test: $(DML) $(UNIT_BINS) check-layers
+# ... and at link time: no object uses a symbol defined only in a higher layer.
+check-link-layers: $(OBJS) $(CLI_OBJS)
+	$(Q)sh tools/check-link-layers.sh $(B)/obj $(OBJS) $(CLI_OBJS)
+
+test: $(DML) $(UNIT_BINS) check-layers check-link-layers
 	$(Q)DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
 
 # The threaded tests (paramserv, parfor) are meant for ThreadSanitizer; with no
@@ -147,12 +159,13 @@ test-threads: $(DML) $(UNIT_BINS)
 # Our warnings too (flex's scanner leaves one static function unused).
 FUZZ_FLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fsanitize=fuzzer,address,undefined $(WARN) -Wno-unused-function
 fuzz: build/fuzz/fuzz_dml build/fuzz/fuzz_csv
-build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c $(LIB_SRCS) $(GEN_SRCS)
+build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c tests/unit/run_src.c $(LIB_SRCS) $(GEN_SRCS)
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LIBS)
+	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $< tests/unit/run_src.c $(LIB_SRCS) \
+	    $(GEN_SRCS) $(LIBS)
 build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c base/value.c base/frame.c base/strbuf.c \
-                    runtime/print.c runtime/frame_print.c \
+                    runtime/fmt.c runtime/frame_print.c \
                     base/diag.c
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"

@@ -310,6 +310,20 @@ bool diag_fail_at(DiagErr *e, const Loc *loc, const char *fmt, ...)
     return false;
 }
 
+char *diag_render_err(const DiagErr *e, const char *src, size_t n, bool nl)
+{
+    if (!e->has_loc || !e->loc.file)
+        return diag_render(NULL, 0, 0, e->msg, NULL, 0, nl);
+    const Loc *at = &e->loc;
+    size_t llen = 0;
+    const char *line = src ? diag_line(src, n, at->line, &llen) : NULL;
+    char *s = diag_render(at->file, at->line, at->col, e->msg, line, llen, nl);
+    if (s || !line)
+        return s;
+    /* No room for the excerpt: the first line alone. */
+    return diag_render(at->file, at->line, at->col, e->msg, NULL, 0, nl);
+}
+
 /* ==== the sink ==== */
 
 void diag_note(const DiagSink *s, DiagLevel level, const char *fmt, ...)

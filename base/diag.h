@@ -72,13 +72,18 @@ char *diag_render(const char *file, int line, int col, const char *msg, const ch
 /* ==== the error record ==== */
 
 /* An error on its way up from a layer that has no Interp: the scanner and
- * parser, the file-format parsers of read()/write() (builtins/io/, where it
- * is called IoErr), the metadata parser. The message is held in place, so
+ * parser, the loader and the resolver, the file-format parsers of
+ * read()/write() (builtins/io/, where it is called IoErr), the metadata
+ * parser. It holds the message and the position only: the source line and
+ * the caret are drawn when it is shown (diag_render_err), from the text the
+ * Program keeps for the position's file. The message is held in place, so
  * recording an error allocates nothing (it works when memory has run out)
  * and a record needs no cleanup. The runtime's convention is the Status
  * and the Interp's error slot, which holds the same three things; err_take()
  * (runtime/interp.h) moves a record there in one call. */
-#define DIAG_MSG_MAX 512
+/* The resolver's longest messages (a call's unknown arguments listed with
+ * every parameter the builtin takes) run past 512 bytes. */
+#define DIAG_MSG_MAX 1024
 typedef struct DiagErr {
     char msg[DIAG_MSG_MAX];     /* without position; cut at DIAG_MSG_MAX-1 bytes */
     Loc loc;                    /* meaningful when 'has_loc' */
@@ -91,6 +96,15 @@ typedef struct DiagErr {
 bool diag_fail(DiagErr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool diag_fail_at(DiagErr *e, const Loc *loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 bool diag_vfail(DiagErr *e, const Loc *loc, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+
+/* The record as users see it, malloc'd: diag_render of its message at its
+ * position, with the excerpt of line e->loc.line of src[0..n) (the text of
+ * the file e->loc.file names; none when 'src' is NULL or has no such line),
+ * or the message alone when it has no position; a final '\n' when 'nl'.
+ * The one renderer of error records: the front ends call it (through
+ * program_render_err, runtime/program.h, when the text is a loaded file's).
+ * When memory runs out, the first line alone; NULL when not even that fits. */
+char *diag_render_err(const DiagErr *e, const char *src, size_t n, bool nl);
 
 /* ==== the sink: progress lines and warnings ==== */
 

@@ -13,7 +13,8 @@
 
 #include "../runtime/frame.h"
 #include "../runtime/ops.h"
-#include "../runtime/print.h"
+#include "../runtime/fmt.h"
+#include "../runtime/tostring.h"
 
 /* ===================== Java-style number formatting ===================== */
 
@@ -502,7 +503,7 @@ static Status bi_toString(Interp *I, const BArgs *a, Value *out)
         return err_set(I, "toString(): decimal must be between 0 and 340, got %lld", (long long)dec);
     o.decimal = (int)dec;
     Str *s = NULL;
-    TRY(val_tostring(I, a->v[0], &o, &s));
+    TRY(tostring_value(I, a->v[0], &o, &s));
     *out = val_str_take(s);
     return ST_OK;
 }

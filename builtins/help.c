@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../base/frame.h"
-#include "../runtime/print.h"
+#include "../runtime/fmt.h"
 #include "../runtime/program.h"
 #include "../runtime/suggest.h"
 #include "registry.h"

@@ -45,7 +45,8 @@ static Status eval_find(Interp *I, const char *name, Value first, const FuncDef 
 {
     Program *p = I->prog;
     const FuncDef *f = NULL;
-    char *lerr = NULL;
+    DiagErr lerr;
+    lerr.msg[0] = '\0';
     bool variant_missing = false;
     char pfx = 'm';
     const char *sep = strstr(name, "::");
@@ -85,14 +86,13 @@ static Status eval_find(Interp *I, const char *name, Value first, const FuncDef 
             }
         }
     }
+    /* The file's own diagnostic (file:line:col, caret) says it best; the
+     * texts it is drawn from grow under the lock. */
+    char *ldiag = lerr.msg[0] ? program_render_err(p, &lerr, false) : NULL;
     pthread_mutex_unlock(&p->load_lock);
-    if (lerr) {
-        /* The file's own diagnostic (file:line:col, caret) says it best. */
-        size_t len = strlen(lerr);
-        while (len && lerr[len - 1] == '\n')
-            lerr[--len] = '\0';
-        Status st = err_set(I, "eval(\"%s\"): loading the builtin failed: %s", name, lerr);
-        free(lerr);
+    if (lerr.msg[0]) {
+        Status st = err_set(I, "eval(\"%s\"): loading the builtin failed: %s", name, ldiag ? ldiag : lerr.msg);
+        free(ldiag);
         return st;
     }
     if (variant_missing)

@@ -10,8 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "../runtime/print.h"
-
 #define JSON_MAX_DEPTH 64
 
 void mtd_init(Mtd *m)

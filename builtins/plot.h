@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "../base/diag.h"
-#include "../runtime/print.h"
+#include "../base/strbuf.h"
 
 typedef struct PlotSpec {
     int64_t n;              /* points per series */

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0
- * The builtin registry: looks names up across the family tables. The tables
- * are const and the index is built once under pthread_once, so lookups are
+ * The builtin registry: looks names up across the family tables, and hands
+ * that lookup to the runtime (builtin_registry_install). The tables are
+ * const and the index is built once under pthread_once, so lookups are
  * safe from any thread (they happen once per call site, at resolve time). */
 #include "registry.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "help.h"
 
 /* Every family table, in lookup order (the first row with a name wins). */
 static const BuiltinDef *const family_tables[] = {
@@ -61,7 +64,8 @@ static const BuiltinDef *scan_find(const char *name)
     return NULL;
 }
 
-const BuiltinDef *builtin_find(const char *name)
+/* The runtime's BuiltinTable.find (reached as builtin_find). */
+static const BuiltinDef *registry_find(const char *name)
 {
     if (!name)
         return NULL;
@@ -86,40 +90,18 @@ const BuiltinDef *builtin_find(const char *name)
     return NULL;
 }
 
-int builtin_nparams(const BuiltinDef *def)
-{
-    const char *p = def->params;
-    if (!p || !*p)
-        return 0;
-    int n = 1;
-    for (; *p; p++)
-        n += *p == ',';
-    return n;
-}
-
-const char *builtin_param_name(const BuiltinDef *def, int i, char *buf, size_t cap)
-{
-    if (cap == 0)
-        return buf;
-    buf[0] = '\0';
-    const char *p = def->params ? def->params : "";
-    for (int k = 0; k < i && *p; k++) {
-        p = strchr(p, ',');
-        if (!p)
-            return buf;
-        p++;
-    }
-    size_t n = strcspn(p, ",");
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(buf, p, n);
-    buf[n] = '\0';
-    return buf;
-}
-
 void builtin_each(void (*fn)(const char *name, void *ctx), void *ctx)
 {
     for (size_t t = 0; t < NTABLES; t++)
         for (const BuiltinDef *d = family_tables[t]; d->name; d++)
             fn(d->name, ctx);
+}
+
+void builtin_registry_install(void)
+{
+    static const BuiltinTable table = {
+        .find = registry_find,
+        .suggest_function = help_suggest_function,
+    };
+    builtin_table_install(&table);
 }

@@ -9,6 +9,13 @@
 
 #include "../runtime/builtin_api.h"
 
+/* Installs this layer's lookup (and "did you mean") as the runtime's
+ * BuiltinTable. Every entry point calls it first thing: main(), each unit
+ * test that loads a program, the fuzz targets. */
+void builtin_registry_install(void);
+/* Calls fn(name, ctx) for every builtin name (REPL completion, suggestions). */
+void builtin_each(void (*fn)(const char *name, void *ctx), void *ctx);
+
 /* ---- argument helpers: each sets an error naming the argument and the
  * builtin on a type mismatch. 'i' indexes a->v. ---- */
 static inline bool arg_given(const BArgs *a, int i) { return i < a->n && a->v[i].kind != VAL_NONE; }

@@ -51,6 +51,15 @@ void cli_report_error(Interp *I, FILE *f)
     fflush(f);
 }
 
+void cli_report_diag(const Program *p, const DiagErr *e, FILE *f)
+{
+    fflush(stdout);
+    char *s = program_render_err(p, e, true);
+    fputs(s ? s : "out of memory\n", f);
+    free(s);
+    fflush(f);
+}
+
 static void stderr_write(void *ctx, DiagLevel level, const char *text, size_t n)
 {
     (void)ctx;

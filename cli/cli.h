@@ -21,6 +21,10 @@ void cli_install_sigint(void);
  *     in f() called at ...
  * (flushing stdout first so output and errors interleave correctly). */
 void cli_report_error(Interp *I, FILE *f);
+/* Print a load error (a syntax error, a resolve error) of Program p to 'f'
+ * the same way: the first line, then the source line of the file it names
+ * (from the text p keeps) and the caret (flushing stdout first). */
+void cli_report_diag(const Program *p, const DiagErr *e, FILE *f);
 /* The sink the front ends install on their Interps (I->sink): progress
  * lines and warnings go to stderr as they come, each in one write; status
  * lines are rewritten in place when stderr is a terminal. */

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "../builtins/help.h"
+#include "../builtins/registry.h"
 #include "../builtins/paramserv/psmpi.h"
 #include "../runtime/blas.h"
 #include "../runtime/clock.h"
@@ -234,13 +235,11 @@ static int run_script(RunOpts *o)
     }
     Node **stmts = NULL;
     int n = 0;
-    char *err = program_load_main(p, name, text, len, &stmts, &n);
+    DiagErr lerr;
+    bool loaded = program_load_main(p, name, text, len, &stmts, &n, &lerr);
     free(text);
-    if (err) {
-        fputs(err, stderr);
-        if (err[0] && err[strlen(err) - 1] != '\n')
-            fputc('\n', stderr);
-        free(err);
+    if (!loaded) {
+        cli_report_diag(p, &lerr, stderr);
         program_free(p);
         return 1;
     }
@@ -351,6 +350,7 @@ static int help_main(int n, char **topics)
 int main(int argc, char **argv)
 {
     tune_malloc();
+    builtin_registry_install();     /* before anything resolves a program, on every rank */
     blas_preinit_argv(argv);
     if (argc >= 3 && strcmp(argv[1], "help") == 0)
         return help_main(argc - 2, argv + 2);

@@ -19,11 +19,10 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "../base/failalloc.h"
 #include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
-#include "../runtime/print.h"
+#include "../runtime/tostring.h"
 #include "../runtime/program.h"
 #include "../runtime/resolve.h"
 #include "cli.h"
@@ -377,14 +376,16 @@ static void history_finish(Repl *r)
 
 /* ==== evaluating one input =============================================== */
 
-static void report_message(char *msg)
+/* A syntax error in input 'text' that is not part of the Program. */
+static void report_parse_error(const DiagErr *e, const char *text, size_t len)
 {
     fflush(stdout);
-    fputs(msg, stderr);
-    if (msg[0] && msg[strlen(msg) - 1] != '\n')
+    char *s = diag_render_err(e, text, len, true);
+    fputs(s ? s : e->msg, stderr);
+    if (!s)
         fputc('\n', stderr);
     fflush(stderr);
-    free(msg);
+    free(s);
 }
 
 static void report_runtime_error(Repl *r)
@@ -405,19 +406,19 @@ static void report_runtime_error(Repl *r)
 #define SHOW_MAX 100
 
 /* Appends v as the REPL echoes it: scalars in their print() form, matrices
- * with their dimensions and what was left out (matrix_display_sb), lists
+ * with their dimensions and what was left out (tostring_matrix_display_sb), lists
  * entry by entry with their names ($name, or [[i]] when unnamed), as R does.
  * 'path' is the label of v inside an enclosing list ("" at the top). */
 static void show_sb(StrBuf *b, Value v, const char *path, int depth)
 {
     if (v.kind == VAL_MATRIX) {
-        matrix_display_sb(b, v.m, SHOW_MAX, SHOW_MAX);
+        tostring_matrix_display_sb(b, v.m, SHOW_MAX, SHOW_MAX);
         return;
     }
     if (v.kind != VAL_LIST) {
         ToStringOpts o;
         tostring_defaults(&o);
-        val_tostring_sb(b, v, &o);
+        tostring_value_sb(b, v, &o);
         sb_puts(b, "\n");
         return;
     }
@@ -458,28 +459,22 @@ static void show_value(Repl *r, Value v)
 }
 
 /* True when text parses in 'mode'. Parsed into a scratch arena, so trying
- * costs the Program nothing; *incomplete and *err (malloc'd, may be NULL)
- * tell why a parse failed. */
+ * costs the Program nothing; *incomplete and *err tell why a parse failed. */
 static bool try_parse(const char *name, const char *text, size_t len, ParseMode mode, bool *incomplete,
-                      char **err)
+                      DiagErr *err)
 {
+    *incomplete = false;
     Arena *a = arena_new();
+    if (!a)
+        return diag_fail(err, "out of memory");
     ParseOut po = {0};
-    if (!a) {
-        if (incomplete)
-            *incomplete = false;
-        if (err)
-            *err = diag_dup("out of memory");
-        return false;
-    }
     bool ok = parse_source(a, name, text, len, mode, &po);
     arena_free(a);
-    if (incomplete)
-        *incomplete = !ok && po.incomplete;
-    if (err)
-        *err = po.error;
-    else
-        free(po.error);
+    *incomplete = !ok && po.incomplete;
+    if (!ok) {
+        *err = po.err;
+        err->loc.file = name;   /* the arena's copy is gone */
+    }
     return ok;
 }
 
@@ -570,27 +565,20 @@ static bool is_quit(const Repl *r, const char *text)
     return *rest == '\0' && !program_find_func(r->prog, NULL, name);
 }
 
-/* Position "line:col" at the start of a parse diagnostic for input 'name'
- * (parse.h promises "file:line:col: ..."); a large value when absent. */
-static long diag_pos(const char *msg, const char *name)
+/* Where a parse error stands, to compare two ("line:col"); -1 when it has
+ * no position. */
+static long diag_pos(const DiagErr *e)
 {
-    size_t n = strlen(name);
-    int line, col;
-    if (msg && strncmp(msg, name, n) == 0 && sscanf(msg + n, ":%d:%d:", &line, &col) == 2)
-        return (long)line * 100000L + col;
-    return -1;
+    return e->has_loc ? (long)e->loc.line * 100000L + e->loc.col : -1;
 }
 
 /* Of the two failed readings (as an expression, as statements) returns the
- * error to show and frees the other: an "unexpected end of input" one when
- * only one is, else the one that got further, which is most likely what the
- * user meant ("1 + * 2" is a bad expression, not a bad statement at 1:1). */
-static char *pick_error(const char *name, char *eerr, bool einc, char *perr, bool pinc)
+ * error to show: an "unexpected end of input" one when only one is, else
+ * the one that got further, which is most likely what the user meant
+ * ("1 + * 2" is a bad expression, not a bad statement at 1:1). */
+static const DiagErr *pick_error(const DiagErr *eerr, bool einc, const DiagErr *perr, bool pinc)
 {
-    bool take_expr = einc != pinc ? einc : diag_pos(eerr, name) > diag_pos(perr, name);
-    char *keep = take_expr ? eerr : perr;
-    free(take_expr ? perr : eerr);
-    return keep ? keep : strdup("syntax error");
+    return (einc != pinc ? einc : diag_pos(eerr) > diag_pos(perr)) ? eerr : perr;
 }
 
 /* "?name", "?"name"" and "help(name)" with a bare name (which would
@@ -667,7 +655,7 @@ static bool handle_input(Repl *r)
     char name[32];
     snprintf(name, sizeof name, "<%s#%d>", r->tty ? "repl" : "stdin", r->ninput + 1);
     bool einc = false, pinc = false;
-    char *eerr = NULL, *perr = NULL;
+    DiagErr eerr, perr, lerr;
     if (repl_help(r, text))
         return true;
     if (try_parse(name, text, len, PARSE_EXPR, &einc, &eerr)) {
@@ -677,9 +665,8 @@ static bool handle_input(Repl *r)
             return true;
         }
         Node *e = NULL;
-        char *err = program_load_expr(r->prog, name, text, len, &e);
-        if (err) {
-            report_message(err);
+        if (!program_load_expr(r->prog, name, text, len, &e, &lerr)) {
+            cli_report_diag(r->prog, &lerr, stderr);
             r->had_error = true;
             return true;
         }
@@ -687,14 +674,12 @@ static bool handle_input(Repl *r)
         return true;
     }
     if (try_parse(name, text, len, PARSE_PROGRAM, &pinc, &perr)) {
-        free(eerr);
         r->ninput++;
         Node **stmts = NULL;
         int n = 0;
         bool incomplete = false;
-        char *err = program_load_chunk(r->prog, name, text, len, &stmts, &n, &incomplete);
-        if (err) {
-            report_message(err);
+        if (!program_load_chunk(r->prog, name, text, len, &stmts, &n, &incomplete, &lerr)) {
+            cli_report_diag(r->prog, &lerr, stderr);
             r->had_error = true;
             return true;
         }
@@ -703,14 +688,11 @@ static bool handle_input(Repl *r)
     }
     /* "1 +" is an unfinished expression (the statement grammar rejects it
      * at once); "if (x) {" an unfinished statement. Either wants more. */
-    if (einc || pinc) {
-        free(eerr);
-        free(perr);
+    if (einc || pinc)
         return false;
-    }
     r->ninput++;
     r->had_error = true;
-    report_message(pick_error(name, eerr, false, perr, false));
+    report_parse_error(pick_error(&eerr, false, &perr, false), text, len);
     return true;
 }
 
@@ -838,15 +820,17 @@ int repl_main(Program *prog, uint64_t seed)
                 /* EOF inside an open construct: say what is missing. On a
                  * terminal this was Ctrl-D at the continuation prompt: drop
                  * the input but keep the session (its variables) alive. */
-                char *eerr = NULL, *perr = NULL;
+                DiagErr eerr, perr;
                 bool einc = false, pinc = false;
                 char name[32];
                 snprintf(name, sizeof name, "<%s#%d>", r.tty ? "repl" : "stdin", r.ninput + 1);
                 if (r.tty)
                     putchar('\n');
-                try_parse(name, r.buf, r.len, PARSE_EXPR, &einc, &eerr);
-                try_parse(name, r.buf, r.len, PARSE_PROGRAM, &pinc, &perr);
-                report_message(pick_error(name, eerr, einc, perr, pinc));
+                if (try_parse(name, r.buf, r.len, PARSE_EXPR, &einc, &eerr))
+                    diag_fail(&eerr, "syntax error");   /* cannot happen: it failed before */
+                if (try_parse(name, r.buf, r.len, PARSE_PROGRAM, &pinc, &perr))
+                    diag_fail(&perr, "syntax error");
+                report_parse_error(pick_error(&eerr, einc, &perr, pinc), r.buf, r.len);
                 r.had_error = true;
                 r.len = 0;
                 if (r.tty)

@@ -101,8 +101,7 @@ struct ParseCtx {
 
     /* the first error */
     bool failed, incomplete;
-    const char *err_kind;           /* "syntax error" or "lexical error" */
-    DiagErr err;                    /* its message and position (base/diag.h) */
+    DiagErr err;                    /* "kind: message" and position (base/diag.h) */
 };
 
 int dml_yylex(DML_YYSTYPE *lval, DML_YYLTYPE *lloc, ParseCtx *ctx);
@@ -463,13 +462,14 @@ void parse_set_error(ParseCtx *ctx, const char *kind, int line, int col, bool in
     if (ctx->failed)
         return;
     ctx->failed = true;
-    ctx->err_kind = kind;
     ctx->incomplete = incomplete;
     Loc loc = {.file = ctx->file, .line = line, .col = col, .end_line = line, .end_col = col};
+    char msg[DIAG_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    diag_vfail(&ctx->err, &loc, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    diag_fail_at(&ctx->err, &loc, "%s: %s", kind, msg);
 }
 
 /* Bison calls this only for "memory exhausted": the parse stack deeper

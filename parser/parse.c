@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * The front end's entry point: parse_source() owns one flex scanner and one
  * bison parser for the length of a call, feeds the scanner's tokens to the
- * parser (dml_yylex), and turns the first error into the diagnostic with the
- * source line and a caret. Reentrant: all state is in a ParseCtx on the
+ * parser (dml_yylex), and hands back the first error as a record (the caller
+ * shows it with the source line and a caret). Reentrant: all state is in a ParseCtx on the
  * caller's stack; the only heap memory (the look-ahead queue, flex's buffers)
  * is freed before returning, whatever happened. */
 #include "parse.h"
@@ -16,7 +16,6 @@
 
 #include "dml.tab.h"
 #include "base/diag.h"
-#include "base/failalloc.h"
 
 #define YYSTYPE DML_YYSTYPE
 #define YYLTYPE DML_YYLTYPE
@@ -174,26 +173,6 @@ int dml_yylex(DML_YYSTYPE *lval, DML_YYLTYPE *lloc, ParseCtx *c)
     return t.kind;
 }
 
-/* ==== diagnostics ==== */
-
-/* "file:line:col: kind: message", then the source line and a caret under
- * the column (base/diag.h draws them, as for every other diagnostic). */
-static char *format_error(const ParseCtx *c)
-{
-    const Loc *at = &c->err.loc;
-    char msg[sizeof c->err.msg + 32];     /* "syntax error: " + the message */
-    snprintf(msg, sizeof msg, "%s: %s", c->err_kind, c->err.msg);
-    size_t n = 0;
-    const char *line = diag_line(c->text, c->len, at->line, &n);
-    char *s = diag_render(c->file, at->line, at->col, msg, line ? line : "", line ? n : 0, false);
-    if (s)
-        return s;
-    /* No room for the caret display: the first line alone, or the reserve. */
-    char first[1024];
-    snprintf(first, sizeof first, "%s:%d:%d: %s", c->file, at->line, at->col, msg);
-    return diag_dup(first);
-}
-
 /* ==== entry point ==== */
 
 /* The error for running out of memory before or while parsing. */
@@ -202,7 +181,7 @@ static bool parse_oom(ParseCtx *c, ParseOut *out)
     if (!c->file)
         c->file = "<input>";
     parse_set_error(c, "error", 1, 1, false, "out of memory");
-    out->error = format_error(c);
+    out->err = c->err;
     return false;
 }
 
@@ -228,7 +207,7 @@ bool parse_source(Arena *arena, const char *file, const char *text, size_t len, 
 
     if (c.len > INT_MAX - 2) {      /* flex buffers are int-sized */
         parse_set_error(&c, "syntax error", 1, 1, false, "input too large");
-        out->error = format_error(&c);
+        out->err = c.err;
         return false;
     }
 
@@ -269,7 +248,7 @@ bool parse_source(Arena *arena, const char *file, const char *text, size_t len, 
     }
     if (!c.failed)      /* cannot happen: every abort path records an error */
         parse_set_error(&c, "syntax error", 1, 1, false, "parse failed");
-    out->error = format_error(&c);
+    out->err = c.err;
     out->incomplete = c.incomplete;
     return false;
 }

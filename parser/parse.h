@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../base/diag.h"
 #include "ast.h"
 
 typedef enum ParseMode {
@@ -18,19 +19,20 @@ typedef struct ParseOut {
     Node *expr;             /* PARSE_EXPR: the expression */
     Node **stmts;           /* top-level statements and function definitions, in order */
     int n;
-    char *error;            /* malloc'd diagnostic on failure, else NULL */
+    DiagErr err;            /* on failure: "syntax error: ..." at its position in 'file' */
     bool incomplete;        /* the error is "unexpected end of input": more lines could fix it */
 } ParseOut;
 
 /* Parses text[0..len) of the file called 'file' (the name is copied into the
  * arena and used in every Loc). Nodes go into 'arena'. Returns true on
- * success. On a syntax or lexical error returns false and sets out->error to
+ * success. On a syntax or lexical error returns false and records the first
+ * error in out->err: the message "syntax error: unexpected X, expecting Y"
+ * at its position (always set), which diag_render_err shows as
  *   file:line:col: syntax error: unexpected X, expecting Y
  *       <the source line>
  *       <caret under the column>
- * (one message, for the first error). The caller frees out->error.
- * Lexical errors (bad escape, invalid character, unterminated string or
- * comment) use the same shape: "file:line:col: lexical error: ...". */
+ * given this text. Lexical errors (bad escape, invalid character,
+ * unterminated string or comment) read "lexical error: ...". */
 bool parse_source(Arena *arena, const char *file, const char *text, size_t len, ParseMode mode,
                   ParseOut *out);
 

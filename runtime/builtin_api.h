@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  * The builtin calling convention: what the runtime (resolver, evaluator,
- * fusion) knows of a builtin. The builtins themselves, their table and the
- * lookup below are implemented in builtins/ (registry.c, help.c), above the
- * runtime; the runtime sees them only through this header.
+ * fusion) knows of a builtin. The builtins themselves and their table live
+ * in builtins/, above the runtime, which reaches them only through the
+ * BuiltinTable below: builtins/ fills it in and every entry point installs
+ * it at start-up (builtin_registry_install(), builtins/registry.h).
  *
  * Binding. 'params' lists parameter names separated by commas, e.g.
  * "target,rows,cols,decimal". How call arguments bind depends on 'bind':
@@ -65,18 +66,30 @@ struct BuiltinDef {
     unsigned flags;
 };
 
-/* Find a builtin by DML name (aliases have rows of their own); NULL if none. */
+/* What the runtime asks of the builtins layer. Both functions must be
+ * thread-safe. */
+typedef struct BuiltinTable {
+    /* The builtin named 'name' (aliases have rows of their own); NULL if none. */
+    const BuiltinDef *(*find)(const char *name);
+    /* " (did you mean rowSums?)" for an undefined function 'name' called in
+     * module 'm', or "" when nothing is close; written into buf. */
+    const char *(*suggest_function)(const Module *m, const char *name, char *buf, size_t cap);
+} BuiltinTable;
+
+/* Installs the table for the whole process ('t' must outlive it). Called
+ * once at start-up, before any program is loaded or thread started, by
+ * builtin_registry_install(). Until then the two lookups below abort with a
+ * message naming the missing call: a program cannot be resolved without
+ * its builtins, and a silent NULL would read as "no such function". */
+void builtin_table_install(const BuiltinTable *t);
+/* The installed table's find(); NULL for a NULL name or no such builtin. */
 const BuiltinDef *builtin_find(const char *name);
+/* The installed table's suggest_function(). */
+const char *builtin_suggest_function(const Module *m, const char *name, char *buf, size_t cap);
+
 /* Number of parameters in def->params. */
 int builtin_nparams(const BuiltinDef *def);
 /* Name of parameter i (copied into buf). */
 const char *builtin_param_name(const BuiltinDef *def, int i, char *buf, size_t cap);
-/* Calls fn(name, ctx) for every builtin name (for REPL completion). */
-void builtin_each(void (*fn)(const char *name, void *ctx), void *ctx);
-
-/* " (did you mean rowSums?)" for an undefined function 'name' called in
- * module 'm': builtins, the functions of 'm', the DML-bodied builtins.
- * "" when nothing is close. Writes into buf. (builtins/help.c) */
-const char *help_suggest_function(const Module *m, const char *name, char *buf, size_t cap);
 
 #endif

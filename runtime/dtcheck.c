@@ -31,10 +31,10 @@
 typedef enum Dt { DT_UNDEF, DT_UNKNOWN, DT_SCALAR, DT_MATRIX, DT_FRAME, DT_LIST } Dt;
 
 typedef struct Chk {
-    const Program *p;
     const SlotTable *slots;
     int n;                  /* slots in the frame */
-    char *err;
+    DiagErr *out;           /* where the first error is recorded */
+    DiagErr *err;           /* 'out' once it holds an error, else NULL */
 } Chk;
 
 static Dt decl_dt(TypeKind t)
@@ -161,7 +161,8 @@ static void fail(Chk *c, const Loc *loc, const char *fmt, const char *name)
         return;
     char msg[512];
     snprintf(msg, sizeof msg, fmt, name);
-    c->err = program_diag(c->p, loc, msg);
+    diag_fail_at(c->out, loc, "%s", msg);
+    c->err = c->out;
 }
 
 static bool known(Dt t)
@@ -288,18 +289,17 @@ static void stmts_dt(Chk *c, Dt *env, Node *const *stmts, int n, bool conditiona
         stmt_dt(c, env, stmts[i], conditional, depth);
 }
 
-char *dtcheck_body(const Program *p, const SlotTable *slots, const FuncDecl *fn, Node *const *stmts, int n,
-                   int nknown)
+bool dtcheck_body(const SlotTable *slots, const FuncDecl *fn, Node *const *stmts, int n, int nknown, DiagErr *err)
 {
-    Chk c = {.p = p, .slots = slots, .n = slots->n};
+    Chk c = {.slots = slots, .n = slots->n, .out = err};
     Dt *env = calloc((size_t)c.n + 1, sizeof *env);
     if (!env)
-        return NULL;
+        return true;
     for (int i = 0; i < nknown && i < c.n; i++)
         env[i] = DT_UNKNOWN;
     for (int i = 0; fn && i < fn->nparams && i < c.n; i++)
         env[i] = decl_dt(fn->params[i].type);
     stmts_dt(&c, env, stmts, n, false, 0);
     free(env);
-    return c.err;
+    return !c.err;
 }

@@ -10,8 +10,7 @@
  * frame's) or of function fn's body (slots: its frame). The first 'nknown'
  * slots may already hold values (variables of earlier REPL inputs). Also
  * settles which variables each parfor loop's candidate results are.
- * Returns NULL, or the first error as an allocated diagnostic. */
-char *dtcheck_body(const Program *p, const SlotTable *slots, const FuncDecl *fn, Node *const *stmts, int n,
-                   int nknown);
+ * False on the first error, recorded in *err. */
+bool dtcheck_body(const SlotTable *slots, const FuncDecl *fn, Node *const *stmts, int n, int nknown, DiagErr *err);
 
 #endif

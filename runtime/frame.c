@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
+
 /* ---- allocation ---- */
 
 FrameBlock *frame_alloc(Interp *I, int64_t rows, int64_t cols, const FrameType *types)

@@ -10,7 +10,7 @@
 #include "../base/frame.h"
 #include "../base/strbuf.h"
 #include "interp.h"
-#include "print.h"
+#include "tostring.h"
 
 /* frame_new_raw with a DML error ("out of memory ...") on failure. */
 FrameBlock *frame_alloc(Interp *I, int64_t rows, int64_t cols, const FrameType *types);

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "fmt.h"
+
 void frame_cell_text(StrBuf *b, const FrameBlock *f, int64_t i, int64_t j)
 {
     const FrameCol *c = &f->col[j];

@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "../base/strbuf.h"
 #include "interp.h"
-#include "print.h"
 
 typedef struct Hitters Hitters;
 

@@ -82,7 +82,7 @@ static inline bool interp_stack_low(const Interp *I)
     const char *here = (const char *)__builtin_frame_address(0);
     return I->stack_limit && I->stack_base > here && (size_t)(I->stack_base - here) > I->stack_limit;
 }
-/* The error for interp_stack_low(). */
+/* The error for interp_stack_low() (err.c). */
 Status err_stack(Interp *I);
 
 /* Initialise an interpreter over 'prog' with a top-level frame of no slots.
@@ -91,7 +91,7 @@ void interp_init(Interp *I, Program *prog, uint64_t seed);
 /* Releases the frames' values and the error slot. */
 void interp_destroy(Interp *I);
 
-/* ---- errors ---- */
+/* ---- errors (err.c) ---- */
 /* Set the error message (printf-style) without a position; the evaluator
  * stamps the position of the construct that failed. Always returns ST_ERR. */
 Status err_set(Interp *I, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -123,9 +123,6 @@ static inline bool interp_interrupted(const Interp *I)
 {
     return I->interrupt && atomic_load_explicit(I->interrupt, memory_order_relaxed);
 }
-
-/* ---- allocation that reports failure as a DML error (matrices: matrix.h) ---- */
-Str *str_alloc(Interp *I, const char *s, size_t n);
 
 /* ---- running code ---- */
 /* Evaluate an expression; *out receives an owned value. */

@@ -183,58 +183,50 @@ static Module *module_by_key(const Program *p, const char *key)
     return NULL;
 }
 
-static bool load_err(LoadErr *e, const char *msg)
-{
-    snprintf(e->msg, sizeof e->msg, "%s", msg);
-    return false;
-}
-
 /* Parse text[0..len) read from 'found' as a new module keyed 'key'. */
 static bool load_text(Program *p, const char *key, const char *found, const char *text, size_t len,
-                      Loaded *out, LoadErr *e)
+                      Loaded *out, DiagErr *e)
 {
     const char *fname = program_add_text(p, found, text, len);
     if (!fname)
-        return load_err(e, "out of memory");
+        return diag_fail(e, "out of memory");
     ParseOut po = {0};
     if (!parse_source(p->arena, fname, text, len, PARSE_PROGRAM, &po)) {
-        e->diag = po.error;
+        *e = po.err;
         return false;
     }
     out->mod = program_add_module(p, key, fname);
     if (!out->mod)
-        return load_err(e, "out of memory");
+        return diag_fail(e, "out of memory");
     out->stmts = po.stmts;
     out->n = po.n;
     return true;
 }
 
 /* Read and parse the file 'found' as a new module keyed 'key'. */
-static bool load_file(Program *p, const char *key, const char *found, Loaded *out, LoadErr *e)
+static bool load_file(Program *p, const char *key, const char *found, Loaded *out, DiagErr *e)
 {
     size_t len;
-    DiagErr ferr;
-    char *text = program_read_file(found, &len, &ferr);
+    char *text = program_read_file(found, &len, e);
     if (!text)
-        return load_err(e, ferr.msg);
+        return false;
     bool ok = load_text(p, key, found, text, len, out, e);
     free(text);
     return ok;
 }
 
 /* Worker rank: the module keyed 'key' from the files rank 0 shipped. */
-static bool load_shipped(Program *p, const char *key, Loaded *out, LoadErr *e)
+static bool load_shipped(Program *p, const char *key, Loaded *out, DiagErr *e)
 {
     for (int i = 0; i < p->nshipped; i++) {
         const ShippedFile *f = &p->shipped[i];
         if (strcmp(f->key, key) == 0)
             return load_text(p, key, f->path, f->text, f->len, out, e);
     }
-    snprintf(e->msg, sizeof e->msg, "source file '%s' was not shipped by rank 0", key);
-    return false;
+    return diag_fail(e, "source file '%s' was not shipped by rank 0", key);
 }
 
-bool loader_source(Program *p, const Module *from, const char *path, Loaded *out, LoadErr *e)
+bool loader_source(Program *p, const Module *from, const char *path, Loaded *out, DiagErr *e)
 {
     *out = (Loaded){0};
     const char *wd = from->wd ? from->wd : ".";
@@ -246,7 +238,7 @@ bool loader_source(Program *p, const Module *from, const char *path, Loaded *out
         snprintf(joined, sizeof joined, "%s/%s", wd, path);
     char *key = program_normalize_key(joined);
     if (!key)
-        return load_err(e, "out of memory");
+        return diag_fail(e, "out of memory");
     bool ok = true;
     out->mod = module_by_key(p, key);
     if (!out->mod) {
@@ -262,12 +254,10 @@ bool loader_source(Program *p, const Module *from, const char *path, Loaded *out
         struct stat st;
         bool found_ok = program_find_source(p, rel, from->dir, found, sizeof found);
         if (!found_ok && stat(rel, &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(e->msg, sizeof e->msg, "cannot source '%s': is a directory", path);
-            ok = false;
+            ok = diag_fail(e, "cannot source '%s': is a directory", path);
         } else if (!found_ok) {
-            snprintf(e->msg, sizeof e->msg, "cannot find source file '%s' (searched the working directory, "
-                     "scripts/, the sourcing file's folder, DML_PATH and the dml stdlib)", path);
-            ok = false;
+            ok = diag_fail(e, "cannot find source file '%s' (searched the working directory, scripts/, "
+                           "the sourcing file's folder, DML_PATH and the dml stdlib)", path);
         } else
             ok = load_file(p, key, found, out, e);
     }
@@ -276,7 +266,7 @@ have:
     return ok;
 }
 
-bool loader_builtin(Program *p, const char *name, Loaded *out, LoadErr *e)
+bool loader_builtin(Program *p, const char *name, Loaded *out, DiagErr *e)
 {
     *out = (Loaded){0};
     char key[PATH_MAX], found[PATH_MAX];

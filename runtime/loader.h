@@ -31,18 +31,17 @@ bool program_find_data(const Program *p, const char *path, char *out, size_t cap
 /* A module found by the loader: 'stmts' are the statements to declare when
  * the file was parsed just now; none (n == 0) when it was loaded before. */
 typedef struct Loaded { Module *mod; Node **stmts; int n; } Loaded;
-/* Why a load failed: 'diag' is a syntax error (a malloc'd diagnostic with
- * caret, the caller's to free), or else 'msg' says what went wrong, to be
- * reported at the source() or the call. */
-typedef struct LoadErr { char *diag; char msg[1024]; } LoadErr;
-
 /* The module of source(path) written in module 'from': the one already
  * loaded under its namespace key, or the file found (program_find_source,
- * or the files rank 0 shipped) and parsed. False (e set) on failure. */
-bool loader_source(Program *p, const Module *from, const char *path, Loaded *out, LoadErr *e);
+ * or the files rank 0 shipped) and parsed. False on failure, with *e set: a
+ * syntax error at its position in the file (whose text the Program keeps),
+ * or, with no position, what went wrong, to be reported at the source(). */
+bool loader_source(Program *p, const Module *from, const char *path, Loaded *out, DiagErr *e);
 /* The module of DML-bodied builtin 'name' (key "<builtin>/name.dml"; the
  * search order is in loader.c): the one loaded before, or its file parsed;
- * out->mod NULL when no file defines it. False (e set) on a load error. */
-bool loader_builtin(Program *p, const char *name, Loaded *out, LoadErr *e);
+ * out->mod NULL when no file defines it. False (*e set as for
+ * loader_source, a failure with no position to be reported at the call) on
+ * a load error. */
+bool loader_builtin(Program *p, const char *name, Loaded *out, DiagErr *e);
 
 #endif

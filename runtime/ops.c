@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "matrix.h"
-#include "print.h"
 
 /* ORDER BinOp (parser/ast.h) */
 static const char *const OP_SYM[OP__COUNT] = {
@@ -794,6 +794,15 @@ Status ops_to_double(Interp *I, Value v, double *out)
     }
 }
 
+/* A new Str, or NULL with a DML error set. */
+static Str *new_str(Interp *I, const char *s, size_t n)
+{
+    Str *r = str_new(s, n);
+    if (!r)
+        err_set(I, "out of memory allocating a string of %zu bytes", n);
+    return r;
+}
+
 /* For a string, returns a new reference to the same Str. */
 Status ops_to_str(Interp *I, Value v, Str **out)
 {
@@ -807,7 +816,7 @@ Status ops_to_str(Interp *I, Value v, Str **out)
     char buf[32];
     size_t n;
     const char *s = scalar_form(v, buf, &n);
-    *out = str_alloc(I, s, n);
+    *out = new_str(I, s, n);
     return *out ? ST_OK : ST_ERR;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
- * Program: its tables. Modules and their functions and aliases, frame slot
- * tables, the parse-time constants, and the text of every loaded file (for
- * carets under errors). Filled on the loading thread only (by loader.c and
+ * Program: its tables. Modules and their functions and aliases, the
+ * parse-time constants, and the text of every loaded file (for carets under
+ * errors). Lookups within one module: module.c; slot tables: slots.c. Filled on the loading thread only (by loader.c and
  * resolve.c); the Program is read-only while scripts run. */
 #include "program.h"
 
@@ -34,13 +34,6 @@ Program *program_new(void)
         return NULL;
     }
     return p;
-}
-
-static void slots_free(SlotTable *t)
-{
-    free(t->names);
-    t->names = NULL;
-    t->n = t->cap = 0;
 }
 
 void program_free(Program *p)
@@ -112,33 +105,6 @@ bool program_add_const_take(Program *p, Value v)
         obj_make_immortal(v.o);
     p->consts[p->nconsts++] = v;
     return true;
-}
-
-/* ---- slot tables ---- */
-
-int slots_find(const SlotTable *t, const char *name)
-{
-    for (int i = 0; i < t->n; i++)
-        if (strcmp(t->names[i], name) == 0)
-            return i;
-    return -1;
-}
-
-int slots_add(SlotTable *t, const char *name)
-{
-    int i = slots_find(t, name);
-    if (i >= 0)
-        return i;
-    if (t->n == t->cap) {
-        int cap = t->cap ? t->cap * 2 : 16;
-        const char **names = realloc(t->names, sizeof *names * (size_t)cap);
-        if (!names)
-            return -1;
-        t->names = names;
-        t->cap = cap;
-    }
-    t->names[t->n] = name;
-    return t->n++;
 }
 
 /* ---- modules ---- */
@@ -226,27 +192,6 @@ Module *program_find_module(const Program *p, const char *nskey)
     return found;
 }
 
-FuncDef *module_find_func(const Module *m, const char *name)
-{
-    for (int i = 0; i < m->nfuncs; i++)
-        if (strcmp(m->funcs[i]->name, name) == 0)
-            return m->funcs[i];
-    return NULL;
-}
-
-bool module_is_builtin(const Module *m)
-{
-    return strncmp(m->key, "<builtin>/", 10) == 0;
-}
-
-Module *module_find_alias(const Module *m, const char *alias)
-{
-    for (int i = 0; i < m->naliases; i++)
-        if (strcmp(m->aliases[i].alias, alias) == 0)
-            return m->aliases[i].mod;
-    return NULL;
-}
-
 FuncDef *program_find_func(const Program *p, const char *nskey, const char *name)
 {
     Module *m = program_find_module(p, nskey);
@@ -292,19 +237,10 @@ const char *program_source_line(const Program *p, const char *file, int line, si
     return NULL;
 }
 
-char *program_diag(const Program *p, const Loc *loc, const char *msg)
+char *program_render_err(const Program *p, const DiagErr *e, bool nl)
 {
-    const char *file = loc ? loc->file : NULL;
-    size_t llen = 0;
-    const char *line = file ? program_source_line(p, file, loc->line, &llen) : NULL;
-    char *s = diag_render(file, file ? loc->line : 0, file ? loc->col : 0, msg, line, llen, true);
-    if (s)
-        return s;
-    /* The first line alone, or the reserve "out of memory". */
-    char first[1024];
-    if (file)
-        snprintf(first, sizeof first, "%s:%d:%d: %s", file, loc->line, loc->col, msg);
-    else
-        snprintf(first, sizeof first, "%s", msg);
-    return diag_dup(first);
+    size_t len = 0;
+    const char *text = e->has_loc && e->loc.file ? program_file_text(p, e->loc.file, &len) : NULL;
+    char *s = diag_render_err(e, text, len, nl);
+    return s ? s : diag_dup(e->msg);    /* the reserve "out of memory" at worst */
 }

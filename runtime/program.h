@@ -86,15 +86,19 @@ void program_set_args(Program *p, CmdArg *args, int nargs);
  * or NULL for the main module. NULL if absent. */
 FuncDef *program_find_func(const Program *p, const char *nskey, const char *name);
 Module *program_find_module(const Program *p, const char *nskey);
+
+/* ---- one module's lookups (module.c) ---- */
 FuncDef *module_find_func(const Module *m, const char *name);
 Module *module_find_alias(const Module *m, const char *alias);
-
-int slots_find(const SlotTable *t, const char *name);
-int slots_add(SlotTable *t, const char *name);   /* returns the slot (existing or new) */
-
 /* True for the module of a DML-bodied builtin (our stdlib's or a SystemDS
  * tree's scripts/builtin/f.dml). */
 bool module_is_builtin(const Module *m);
+
+/* ---- slot tables (slots.c) ---- */
+int slots_find(const SlotTable *t, const char *name);
+int slots_add(SlotTable *t, const char *name);   /* returns the slot (existing or new) */
+/* Frees the name array (the names are the arena's) and empties t. */
+void slots_free(SlotTable *t);
 
 /* ---- filled by the loader and the resolver (and paramserv) ---- */
 Module *program_add_module(Program *p, const char *key, const char *path);
@@ -106,8 +110,10 @@ char *program_normalize_key(const char *path);
 bool program_add_const_take(Program *p, Value v);
 /* Keep a copy of a file's text; returns the arena copy of 'file' for Locs. */
 const char *program_add_text(Program *p, const char *file, const char *text, size_t len);
-/* "file:line:col: msg" + the source line + a caret; malloc'd. */
-char *program_diag(const Program *p, const Loc *loc, const char *msg);
+/* Error record e as users see it (diag_render_err): "file:line:col: msg",
+ * the line of the loaded file it names and a caret, a final '\n' when 'nl';
+ * malloc'd. NULL only when even the reserve "out of memory" is gone. */
+char *program_render_err(const Program *p, const DiagErr *e, bool nl);
 /* The whole text of a loaded file (the newest load of that name), or NULL. */
 const char *program_file_text(const Program *p, const char *file, size_t *len);
 /* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */

@@ -4,7 +4,8 @@
  *      order, loading sourced files (each once, keyed by namespace key);
  *   2. bind: walk every new function body and the chunk's top-level
  *      statements, giving variables slots and binding calls.
- * The first error stops the pass and is returned as a diagnostic with caret. */
+ * The first error stops the pass and is recorded (a DiagErr: message and
+ * position) for the caller to show. */
 #include "resolve.h"
 
 #include <errno.h>
@@ -16,7 +17,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../base/failalloc.h"
 #include "../parser/parse.h"
 #include "builtin_api.h"
 #include "dtcheck.h"
@@ -35,8 +35,8 @@ typedef struct Res {
     Module *m;              /* module whose code is being bound */
     SlotTable *slots;       /* frame layout being filled */
     const FuncDef *fn;      /* function being bound, NULL at top level */
-    char *err;              /* first error (diagnostic) */
-    char err_msg[1024];     /* its message alone (no position, no caret) */
+    DiagErr *out;           /* where the first error is recorded */
+    DiagErr *err;           /* 'out' once it holds an error, else NULL */
     bool repl;
     Pending *pending;
     StackGuard stack;       /* deep trees are an error, not a crash */
@@ -53,13 +53,11 @@ static void rerr(Res *r, const Loc *loc, const char *fmt, ...)
 {
     if (r->err)
         return;
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    diag_vfail(r->out, loc, fmt, ap);
     va_end(ap);
-    snprintf(r->err_msg, sizeof r->err_msg, "%s", msg);
-    r->err = program_diag(r->p, loc, msg);
+    r->err = r->out;
 }
 
 /* The error for a failed allocation; 'loc' may be NULL. */
@@ -143,16 +141,16 @@ static void add_alias(Res *r, Module *m, const char *alias, Module *target, cons
     m->naliases++;
 }
 
-/* Reports a load that failed: a syntax error as its own diagnostic, any
+/* Reports a load that failed: a syntax error at its own position, any
  * other failure at 'loc'. */
-static void load_failed(Res *r, LoadErr *e, const Loc *loc)
+static void load_failed(Res *r, const DiagErr *e, const Loc *loc)
 {
-    if (!e->diag)
+    if (!e->has_loc) {
         rerr(r, loc, "%s", e->msg);
-    else if (!r->err)
-        r->err = e->diag;
-    else
-        free(e->diag);
+    } else if (!r->err) {
+        *r->out = *e;
+        r->err = r->out;
+    }
 }
 
 /* Declares the statements of a module the loader has just parsed (none
@@ -168,7 +166,7 @@ static void declare_loaded(Res *r, const Loaded *ld)
 static void load_source(Res *r, Module *m, const Node *s)
 {
     Loaded ld;
-    LoadErr e = {0};
+    DiagErr e;
     if (!loader_source(r->p, m, s->source.path, &ld, &e)) {
         load_failed(r, &e, &s->loc);
         return;
@@ -183,7 +181,7 @@ static void load_source(Res *r, Module *m, const Node *s)
 static Module *builtin_module(Res *r, const char *name, const Loc *loc)
 {
     Loaded ld;
-    LoadErr e = {0};
+    DiagErr e;
     if (!loader_builtin(r->p, name, &ld, &e)) {
         load_failed(r, &e, loc);
         return NULL;
@@ -689,16 +687,15 @@ static void bind_variants(Res *r, Node *n, Module *bm, enum CallCtx ctx)
     }
     /* Upstream checks the arguments against the chosen variant only, so a
      * variant they do not fit fails only if the run time picks it. */
-    char *first_err = NULL;
+    DiagErr last_err;
     int ok = 0;
     for (int v = 1; v >= 0; v--) {
         if (!cv->fn[v])
             continue;
         bind_user_call(r, n, cv->fn[v], ctx);
         if (r->err) {
-            cv->bind_err[v] = arena_strdup(r->p->arena, r->err_msg);
-            free(first_err);
-            first_err = r->err;
+            cv->bind_err[v] = arena_strdup(r->p->arena, r->err->msg);
+            last_err = *r->err;
             r->err = NULL;
             continue;
         }
@@ -708,10 +705,10 @@ static void bind_variants(Res *r, Node *n, Module *bm, enum CallCtx ctx)
         cv->fnbound = cv->fn[v];
     }
     if (!ok) {
-        r->err = first_err;
+        *r->out = last_err;
+        r->err = r->out;
         return;
     }
-    free(first_err);
     n->call.fn = cv->fnbound;
     n->call.argmap = cv->argmap[cv->fnbound == cv->fn[0] ? 0 : 1];
     n->call.nparams = cv->nparams[cv->fnbound == cv->fn[0] ? 0 : 1];
@@ -757,7 +754,7 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         if (!f && !bi) {
             char hint[160];
             rerr(r, &n->loc, "Function %s() is undefined.%s", n->call.name,
-                 help_suggest_function(r->m, n->call.name, hint, sizeof hint));
+                 builtin_suggest_function(r->m, n->call.name, hint, sizeof hint));
             return;
         }
     }
@@ -1126,8 +1123,8 @@ static void func_bind(Res *r, FuncDef *f)
     for (int i = 0; i < d->nparams && !r->err; i++)
         expr(r, d->params[i].dflt, false);
     stmts_bind(r, d->body, d->nbody);
-    if (!r->err)
-        r->err = dtcheck_body(r->p, &f->slots, d, d->body, d->nbody, 0);
+    if (!r->err && !dtcheck_body(&f->slots, d, d->body, d->nbody, 0, r->out))
+        r->err = r->out;
     if (!r->err)
         liveness_func(f);
     r->m = saved_m;
@@ -1135,10 +1132,10 @@ static void func_bind(Res *r, FuncDef *f)
     r->fn = saved_fn;
 }
 
-char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
+bool resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl, DiagErr *err)
 {
     Pending pd = {0};
-    Res r = {.p = p, .m = m, .slots = &p->top, .repl = repl, .pending = &pd};
+    Res r = {.p = p, .m = m, .slots = &p->top, .out = err, .repl = repl, .pending = &pd};
     stack_guard_init(&r.stack);
     int known = p->top.n;
     declare(&r, m, stmts, n);
@@ -1151,21 +1148,21 @@ char *resolve_chunk(Program *p, Module *m, Node **stmts, int n, bool repl)
     r.fn = NULL;
     int bound = pd.n;
     stmts_bind(&r, stmts, n);
-    if (!r.err)
-        r.err = dtcheck_body(p, &p->top, NULL, stmts, n, known);
+    if (!r.err && !dtcheck_body(&p->top, NULL, stmts, n, known, r.out))
+        r.err = r.out;
     /* ... and so may the top-level statements. */
     for (int i = bound; i < pd.n && !r.err; i++)
         func_bind(&r, pd.fns[i]);
     free(pd.fns);
     if (!r.err && arena_failed(p->arena))
         oom(&r, NULL);
-    return r.err;
+    return !r.err;
 }
 
-char *resolve_expr(Program *p, Module *m, Node *e)
+bool resolve_expr(Program *p, Module *m, Node *e, DiagErr *err)
 {
     Pending pd = {0};
-    Res r = {.p = p, .m = m, .slots = &p->top, .repl = true, .pending = &pd};
+    Res r = {.p = p, .m = m, .slots = &p->top, .out = err, .repl = true, .pending = &pd};
     stack_guard_init(&r.stack);
     if (e->kind == N_CALL)
         call_bind(&r, e, CTX_REPL);
@@ -1176,15 +1173,14 @@ char *resolve_expr(Program *p, Module *m, Node *e)
     free(pd.fns);
     if (!r.err && arena_failed(p->arena))
         oom(&r, NULL);
-    return r.err;
+    return !r.err;
 }
 
-Module *resolve_builtin_module(Program *p, const char *name, char **err)
+Module *resolve_builtin_module(Program *p, const char *name, DiagErr *err)
 {
     Pending pd = {0};
-    Res r = {.p = p, .m = p->main, .slots = &p->top, .pending = &pd};
+    Res r = {.p = p, .m = p->main, .slots = &p->top, .out = err, .pending = &pd};
     int before = p->nmods;
-    *err = NULL;
     Module *m = builtin_module(&r, name, NULL);
     for (int i = 0; i < pd.n && !r.err; i++)
         func_bind(&r, pd.fns[i]);
@@ -1193,7 +1189,6 @@ Module *resolve_builtin_module(Program *p, const char *name, char **err)
         /* Half-bound modules must never be found again: hide them. */
         for (int i = before; i < p->nmods; i++)
             p->mods[i]->key = "<failed>";
-        *err = r.err;
         return NULL;
     }
     return m;
@@ -1201,59 +1196,61 @@ Module *resolve_builtin_module(Program *p, const char *name, char **err)
 
 /* ---- loading: parse a text, then resolve it ---- */
 
-char *program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n)
+bool program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n,
+                       DiagErr *err)
 {
     const char *file = program_add_text(p, path, text, len);
     if (!file)
-        return diag_dup("out of memory");
+        return diag_fail(err, "out of memory");
     p->main->path = file;
     const char *slash = strrchr(path, '/');
     p->main->dir = slash ? arena_strndup(p->arena, path, (size_t)(slash - path)) : ".";
     if (!p->main->dir)
-        return diag_dup("out of memory");
+        return diag_fail(err, "out of memory");
     ParseOut po = {0};
-    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po))
-        return po.error;
-    char *err = resolve_chunk(p, p->main, po.stmts, po.n, false);
-    if (err)
-        return err;
+    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
+        *err = po.err;
+        return false;
+    }
+    if (!resolve_chunk(p, p->main, po.stmts, po.n, false, err))
+        return false;
     *stmts = po.stmts;
     *n = po.n;
-    return NULL;
+    return true;
 }
 
-char *program_load_chunk(Program *p, const char *name, const char *text, size_t len, Node ***stmts, int *n,
-                         bool *incomplete)
+bool program_load_chunk(Program *p, const char *name, const char *text, size_t len, Node ***stmts, int *n,
+                        bool *incomplete, DiagErr *err)
 {
     *incomplete = false;
     const char *file = program_add_text(p, name, text, len);
     if (!file)
-        return diag_dup("out of memory");
+        return diag_fail(err, "out of memory");
     ParseOut po = {0};
-    *incomplete = false;
     if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
         *incomplete = po.incomplete;
-        return po.error;
+        *err = po.err;
+        return false;
     }
-    char *err = resolve_chunk(p, p->main, po.stmts, po.n, true);
-    if (err)
-        return err;
+    if (!resolve_chunk(p, p->main, po.stmts, po.n, true, err))
+        return false;
     *stmts = po.stmts;
     *n = po.n;
-    return NULL;
+    return true;
 }
 
-char *program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr)
+bool program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr, DiagErr *err)
 {
     const char *file = program_add_text(p, name, text, len);
     if (!file)
-        return diag_dup("out of memory");
+        return diag_fail(err, "out of memory");
     ParseOut po = {0};
-    if (!parse_source(p->arena, file, text, len, PARSE_EXPR, &po))
-        return po.error;
-    char *err = resolve_expr(p, p->main, po.expr);
-    if (err)
-        return err;
+    if (!parse_source(p->arena, file, text, len, PARSE_EXPR, &po)) {
+        *err = po.err;
+        return false;
+    }
+    if (!resolve_expr(p, p->main, po.expr, err))
+        return false;
     *expr = po.expr;
-    return NULL;
+    return true;
 }

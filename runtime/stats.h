@@ -4,7 +4,7 @@
 #ifndef DML_RUNTIME_STATS_H
 #define DML_RUNTIME_STATS_H
 
-#include "print.h"
+#include "../base/strbuf.h"
 
 struct Stats {
     StrBuf report;          /* sections appended by paramserv and friends */

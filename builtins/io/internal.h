@@ -14,7 +14,7 @@
 #include <sys/types.h>
 #include <string.h>
 
-#include "../../runtime/print.h"
+#include "../../runtime/fmt.h"
 
 static inline bool is_blank(char c) { return c == ' ' || c == '\t'; }
 static inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }

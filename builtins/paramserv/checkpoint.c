@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../runtime/print.h"
+#include "../../base/strbuf.h"
 #include "ps.h"
 
 static const char MAGIC[8] = {'D', 'M', 'L', 'P', 'S', 'C', 'K', '2'};

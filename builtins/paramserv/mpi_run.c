@@ -11,7 +11,8 @@
  * pushes that arrive into the server's inbox. A worker rank runs the worker
  * loop on a thread of its own, against a one-worker channel that its main
  * thread bridges the same way. Each pull or push moves one copy of the
- * model or gradients. No bridge blocks inside MPI: each polls and sleeps
+ * model or gradients; a pull only the model entries that the worker's
+ * functions can read (readset.c). No bridge blocks inside MPI: each polls and sleeps
  * between polls (MpiIdle, the caps below), because ranks on one host share
  * its cores, and a rank spinning while it waits takes them from the ranks
  * that compute.
@@ -286,9 +287,53 @@ static void mpi_failed(PsRun *run, const char *what)
     mpi_mark_broken();
 }
 
-/* Send each proxy's pending mailbox to its rank. Returns whether anything
- * was sent. */
-static bool send_models(PsRun *run)
+/* The entries of the model that a pull must carry (readset.c): what upd
+ * reads, and what agg reads when the workers call it too (modelAvg, or a
+ * freq that steps the local model between pushes). NULL when that is every
+ * entry (or out of memory); else a malloc'd array of n flags. */
+static bool *pull_entries(const PsConfig *c, int64_t n)
+{
+    bool *need = calloc((size_t)n + 1, sizeof *need), *agg = calloc((size_t)n + 1, sizeof *agg);
+    bool some = need && agg && ps_model_reads(c->upd, n, need);
+    if (some && (c->model_avg || c->freq != PS_FREQ_BATCH)) {
+        some = ps_model_reads(c->agg, n, agg);
+        for (int64_t i = 0; some && i < n; i++)
+            need[i] = need[i] || agg[i];
+    }
+    for (int64_t i = 0; some && i < n; i++)
+        if (!need[i])
+            break;
+        else if (i == n - 1)
+            some = false;   /* reads every entry */
+    free(agg);
+    if (!some) {
+        free(need);
+        return NULL;
+    }
+    return need;
+}
+
+/* The model as a pull carries it: the entries in need[] (NULL: all), the
+ * others as NONE, which the worker's functions never look at. The same
+ * matrices as m, no cells copied. */
+static Value pull_view(Value m, const bool *need, int64_t n)
+{
+    if (!need || m.kind != VAL_LIST || m.l->n != n)
+        return val_ref(m);
+    List *v = list_clone(m.l);
+    if (!v)
+        return val_ref(m);      /* out of memory: the whole model will do */
+    for (int64_t i = 0; i < n; i++)
+        if (!need[i]) {
+            val_release(v->items[i]);
+            v->items[i] = val_none();
+        }
+    return val_list_take(v);
+}
+
+/* Send each proxy's pending mailbox to its rank (the entries in need[]).
+ * Returns whether anything was sent. */
+static bool send_models(PsRun *run, const bool *need, int64_t nneed)
 {
     bool any = false;
     for (int i = 0; i < run->k; i++) {
@@ -301,8 +346,10 @@ static bool send_models(PsRun *run)
             continue;
         /* BSP delivers one model to every worker: the same cells go to
          * each rank, straight from the model's memory. */
-        bool sent = mpi_send_value(w->rank, MM_MODEL, w->id, 0, 0, m);
+        Value view = pull_view(m, need, nneed);
         val_release(m);
+        bool sent = mpi_send_value(w->rank, MM_MODEL, w->id, 0, 0, view);
+        val_release(view);
         if (!sent) {
             mpi_failed(run, "sending a model");
             return any;
@@ -373,6 +420,11 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         ps_fail_msg(run, "paramserv: out of memory");
         return;
     }
+    int64_t nneed = c->model->n;
+    bool *need = pull_entries(c, nneed);
+    run->pull_entries = need ? 0 : -1;
+    for (int64_t i = 0; need && i < nneed; i++)
+        run->pull_entries += need[i];
     /* The server's agg and val share this host with worker ranks. */
     int blas_before = blas_budget_enter(local_ranks());
     mpi_lock();
@@ -405,7 +457,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
     MpiIdle idle = mpi_idle_init(SERVE_IDLE_MAX_US);
     while (ndone < n && !atomic_load(&run->abort)) {
         double t1 = clock_now_sec();
-        bool busy = send_models(run);
+        bool busy = send_models(run, need, nneed);
         if (!mpi_progress()) {
             mpi_failed(run, "sending");
             break;
@@ -495,6 +547,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
     mpi_unlock();
     blas_budget_leave(blas_before);
     run->rpc_time = t_rpc;
+    free(need);
     free(seen);
 }
 
@@ -578,9 +631,10 @@ static char *remote_setup(Remote *r, WRead *rd)
     r->prog->nshipped = (int)m->nfiles;
     Node **stmts;
     int nst;
-    char *err = program_load_main(r->prog, m->main_path, m->main_text, m->main_len, &stmts, &nst);
-    if (err)
-        return err;
+    DiagErr lerr;
+    if (!program_load_main(r->prog, m->main_path, m->main_text, m->main_len, &stmts, &nst, &lerr))
+        return program_render_err(r->prog, &lerr, false);
+    char *err = NULL;
     c->upd = program_find_func(r->prog, m->upd_key, m->upd_name);
     c->agg = program_find_func(r->prog, m->agg_key, m->agg_name);
     if (!c->upd || !c->agg) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ps.h"
+#include "../../runtime/pool.h"
 
 static Matrix *take_rows(Interp *I, const Matrix *M, const int64_t *rows, int64_t n)
 {
@@ -78,6 +79,14 @@ Status ps_partition(Interp *I, const PsConfig *c, PsPart **out, int64_t *np)
         else
             for (int64_t i = 0; i < n; i++)
                 rows[i] = i;
+        if (c->scheme == PS_SCHEME_DC && step >= n && n > 0) {
+            /* One worker, all the rows in order: its partition is the data
+             * itself (workers only read it), not a copy of it. */
+            obj_retain(&c->X->h);
+            obj_retain(&c->Y->h);
+            parts[cnt++] = (PsPart){.X = c->X, .Y = c->Y};
+            break;
+        }
         for (int64_t start = 0; start < n && st == ST_OK; start += step) {
             int64_t len = start + step <= n ? step : n - start;
             st = make_part(I, c, rows + start, len, &parts[cnt++]);
@@ -156,44 +165,141 @@ static Matrix *item_unique_take(Interp *I, List *a, int64_t i)
     return x;
 }
 
-Status ps_list_add_take(Interp *I, Value acc, const List *g, Value *out)
+/* ---- adding lists of matrices ---- */
+
+enum {
+    SUM_BLOCK = 512,            /* cells added list by list while they stay in L1 */
+    SUM_PAR_MIN = 1 << 16,      /* cells below which one thread does it all */
+    SUM_PARTS_PER_THREAD = 4,   /* as runtime/fuse.c: a late helper leaves its parts to the others */
+};
+
+typedef struct SumJob {
+    double *x;
+    const double *const *ys;
+    int ny;
+    int64_t len;
+    int parts;
+} SumJob;
+
+/* Cells [lo, hi) of x += ys[0] + ... in list order: cell j gets
+ * ((x[j] + ys[0][j]) + ys[1][j]) + ..., the bits of adding the lists one
+ * after the other, whatever the blocking and the threads. */
+static void sum_range(const SumJob *J, int64_t lo, int64_t hi)
 {
-    if (ps_check_model(I, g, "gradients") != ST_OK) {
-        val_release(acc);
+    for (int64_t b = lo; b < hi; b += SUM_BLOCK) {
+        int64_t e = b + SUM_BLOCK < hi ? b + SUM_BLOCK : hi;
+        double *x = J->x;
+        for (int l = 0; l < J->ny; l++) {
+            const double *y = J->ys[l];
+            for (int64_t j = b; j < e; j++)
+                x[j] += y[j];
+        }
+    }
+}
+
+static void sum_part(void *ctx, int part)
+{
+    const SumJob *J = ctx;
+    sum_range(J, J->len * part / J->parts, J->len * (part + 1) / J->parts);
+}
+
+void ps_add_into(const Interp *I, double *x, const double *const *ys, int ny, int64_t len)
+{
+    SumJob J = {.x = x, .ys = ys, .ny = ny, .len = len, .parts = 1};
+    int threads = pool_threads(I);
+    if (len >= SUM_PAR_MIN && threads > 1) {
+        int64_t want = (int64_t)threads * SUM_PARTS_PER_THREAD;
+        J.parts = want < len / SUM_BLOCK ? (int)want : (int)(len / SUM_BLOCK);
+    }
+    if (J.parts > 1)
+        pool_run(I, sum_part, &J, J.parts);
+    else
+        sum_range(&J, 0, len);
+}
+
+/* Checks that g can be added to a (both lists of matrices): the same length
+ * and the same shapes, in the words of the first push that differs. */
+static Status check_addable(Interp *I, const List *a, const List *g)
+{
+    if (a->n != g->n)
+        return err_set(I, "paramserv: cannot add gradient lists of lengths %lld and %lld", (long long)a->n,
+                       (long long)g->n);
+    for (int64_t i = 0; i < a->n; i++) {
+        const Matrix *x = a->items[i].m, *y = g->items[i].m;
+        if (x->rows != y->rows || x->cols != y->cols)
+            return err_set(I, "paramserv: gradient %lld is %lldx%lld in one push and %lldx%lld in another",
+                           (long long)i + 1, (long long)x->rows, (long long)x->cols, (long long)y->rows,
+                           (long long)y->cols);
+    }
+    return ST_OK;
+}
+
+Status ps_list_sum_take(Interp *I, Value *lists, int n, Value *out)
+{
+    if (n < 1)
+        return err_set(I, "paramserv: internal error: a sum of no gradient lists");
+    Status st = ST_OK;
+    for (int l = 0; l < n && st == ST_OK; l++) {
+        st = ps_check_model(I, lists[l].l, "gradients");
+        if (st == ST_OK && l > 0)
+            st = check_addable(I, lists[0].l, lists[l].l);
+    }
+    if (st == ST_OK && n == 1) {
+        *out = lists[0];
+        lists[0] = val_none();
+        return ST_OK;
+    }
+    List *a = NULL;
+    if (st == ST_OK) {
+        a = list_unique_take(I, lists[0]);
+        lists[0] = val_none();
+        if (!a)
+            st = ST_ERR;
+    }
+    const double *ys_small[8];
+    const double **ys = n - 1 <= 8 ? ys_small : malloc(sizeof *ys * (size_t)(n - 1));
+    if (st == ST_OK && !ys)
+        st = err_set(I, "out of memory");
+    for (int64_t i = 0; st == ST_OK && i < a->n; i++) {
+        Matrix *x = item_unique_take(I, a, i);
+        if (!x) {
+            a = NULL;       /* released by item_unique_take */
+            st = ST_ERR;
+            break;
+        }
+        for (int l = 1; l < n; l++)
+            ys[l - 1] = lists[l].l->items[i].m->data;
+        ps_add_into(I, x->data, ys, n - 1, mat_len(x));
+        a->items[i] = val_matrix_take(x);
+    }
+    if (ys && ys != ys_small)
+        free(ys);
+    for (int l = 0; l < n; l++) {
+        val_release(lists[l]);
+        lists[l] = val_none();
+    }
+    if (st != ST_OK) {
+        if (a)
+            list_release(a);
         return ST_ERR;
     }
+    *out = val_list_take(a);
+    return ST_OK;
+}
+
+Status ps_list_add_take(Interp *I, Value acc, const List *g, Value *out)
+{
     if (acc.kind == VAL_NONE) {
+        if (ps_check_model(I, g, "gradients") != ST_OK)
+            return ST_ERR;
         List *c = list_clone(g);
         if (!c)
             return err_set(I, "out of memory");
         *out = val_list_take(c);
         return ST_OK;
     }
-    List *a = acc.l;
-    if (a->n != g->n) {
-        err_set(I, "paramserv: cannot add gradient lists of lengths %lld and %lld", (long long)a->n, (long long)g->n);
-        val_release(acc);
-        return ST_ERR;
-    }
-    if (!(a = list_unique_take(I, acc)))
-        return ST_ERR;
-    for (int64_t i = 0; i < a->n; i++) {
-        Matrix *x = a->items[i].m, *y = g->items[i].m;
-        if (x->rows != y->rows || x->cols != y->cols) {
-            err_set(I, "paramserv: gradient %lld is %lldx%lld in one push and %lldx%lld in another", (long long)i + 1,
-                    (long long)x->rows, (long long)x->cols, (long long)y->rows, (long long)y->cols);
-            list_release(a);
-            return ST_ERR;
-        }
-        if (!(x = item_unique_take(I, a, i)))
-            return ST_ERR;
-        int64_t len = mat_len(x);
-        for (int64_t j = 0; j < len; j++)
-            x->data[j] += y->data[j];
-        a->items[i] = val_matrix_take(x);
-    }
-    *out = val_list_take(a);
-    return ST_OK;
+    Value lists[2] = {acc, val_ref(val_list_take((List *)g))};
+    return ps_list_sum_take(I, lists, 2, out);
 }
 
 Status ps_list_scale_take(Interp *I, Value l, double s, Value *out)

@@ -5,9 +5,9 @@
  * Files: args.c checks the call, partition.c splits the data, run.c sets up
  * and tears down one run, server.c and worker.c hold the server and worker
  * logic, channel.c the messages between them, stats.c --stats, history.c
- * the per-epoch history and the progress line, mpi_run.c
- * the Open MPI transport (rank 0 and worker ranks), wire.c the byte format
- * of what crosses it.
+ * the per-epoch history and the progress line, readset.c which model
+ * entries a worker's functions read, mpi_run.c the Open MPI transport
+ * (rank 0 and worker ranks), wire.c the byte format of what crosses it.
  *
  * Threads: the calling thread starts one server thread and k worker
  * threads (or, under Open MPI, bridges to k worker ranks) and joins them
@@ -82,12 +82,26 @@ void ps_parts_free(PsPart *parts, int64_t np);
 /* Element-wise list arithmetic over lists of equally shaped matrices. */
 /* acc (owned or NONE) + g (borrowed) -> owned; in place when acc is unshared. */
 Status ps_list_add_take(Interp *I, Value acc, const List *g, Value *out);
+/* lists[0] + lists[1] + ... + lists[n-1] (n >= 1, all consumed, also on
+ * failure; the slots are left NONE): each cell summed in list order, so the
+ * bits are those of adding the lists one after the other; one pass, in
+ * place in lists[0]'s matrices when unshared, large matrices split over the
+ * kernel threads I may use (runtime/pool.h). */
+Status ps_list_sum_take(Interp *I, Value *lists, int n, Value *out);
+/* x[j] += ys[0][j] + ... + ys[ny-1][j] added in that order, j in [0, len),
+ * over I's kernel threads when len is large. */
+void ps_add_into(const Interp *I, double *x, const double *const *ys, int ny, int64_t len);
 /* l * s, in place when unshared; consumes l. */
 Status ps_list_scale_take(Interp *I, Value l, double s, Value *out);
 /* Check that a model list holds only matrices. */
 Status ps_check_model(Interp *I, const List *l, const char *what);
 /* Bytes of matrix data in a list (what would cross a network). */
 uint64_t ps_list_bytes(const List *l);
+/* Which entries of a model of n entries f can read through its parameter
+ * 'model' (readset.c): need[i] for entry i+1. false (need meaningless) when the
+ * scan cannot tell, i.e. f may read any entry. Under Open MPI a pull then
+ * carries only the needed entries. */
+bool ps_model_reads(const FuncDef *f, int64_t n, bool *need);
 
 /* Checkpoints (checkpoint.c): the model, the number of completed epochs and
  * the signature of the call that wrote them (c->ckpt_sig: model shapes, a
@@ -190,6 +204,7 @@ typedef struct PsRun {
     bool remote;                /* workers are MPI ranks */
     const char *where;          /* on a worker rank: "rank R on HOST", for messages */
     double rpc_time;            /* rank 0: time its bridge spent sending and receiving */
+    int64_t pull_entries;       /* rank 0: model entries a pull carries (readset.c); -1: all */
     int64_t batches_per_epoch;  /* mini-batches of all workers in one epoch */
     PsHistory hist;             /* server thread, then the caller after the joins */
     /* progress line (history.c): any thread */
@@ -207,6 +222,8 @@ typedef struct PsRun {
     int64_t epoch_pushes_needed;
     PsEpochs epochs;            /* pushes received per epoch */
     double agg_time, val_time, ckpt_time, epoch_t0;
+    double sum_time;            /* adding the gradients of BSP/SBP rounds */
+    int update_threads;         /* the most kernel threads an update was lent */
     int64_t updates, epoch_updates;
     /* shared: protected by mu */
     pthread_mutex_t mu;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../runtime/blas.h"
 #include "../../runtime/clock.h"
 #include "ps.h"
 
@@ -77,6 +78,28 @@ static void epoch_end(PsRun *run, int64_t e)
     run->epoch_t0 = clock_now_sec();
 }
 
+/* Kernel threads of the server's updates (runtime/pool.h). A local worker
+ * waits from its push until its next model arrives, so an update may use
+ * the thread share of each worker it keeps waiting (workers x share stays
+ * within the budget). Workers on MPI ranks have budgets of their own, and
+ * outside updates the server keeps to one thread. Element-wise kernels
+ * compute each cell alone, so the thread count never changes a result. */
+static void update_threads_begin(PsRun *run, int waiting)
+{
+    if (run->remote)
+        return;
+    int total = blas_budget_total(), share = blas_budget_share(run->k);
+    int n = waiting >= total / share ? total : waiting * share;
+    run->SI.blas_threads = n;
+    if (n > run->update_threads)
+        run->update_threads = n;
+}
+
+static void update_threads_end(PsRun *run)
+{
+    run->SI.blas_threads = 0;
+}
+
 /* Apply 'payload' (gradients) to the global model with agg. */
 static Status apply_agg(PsRun *run, Value grads)
 {
@@ -105,32 +128,46 @@ static bool more_pulls(const PsRun *run, const PsWorker *w)
 static Status finish_round(PsRun *run, int64_t round_e, int64_t round_r)
 {
     const PsConfig *c = run->cfg;
-    Value acc = val_none();
+    Value few[8];
+    Value *lists = run->k <= 8 ? few : malloc(sizeof *lists * (size_t)run->k);
     int cnt = 0;
-    Status st = ST_OK;
     for (int i = 0; i < run->k; i++) {
         PsWorker *w = &run->w[i];
         if (!w->marked)
             continue;
-        if (st == ST_OK)
-            st = ps_list_add_take(&run->SI, acc, w->slot.l, &acc);
-        val_release(w->slot);
+        if (lists)
+            lists[cnt++] = w->slot;
+        else
+            val_release(w->slot);
         w->slot = val_none();
-        cnt++;
     }
-    if (st != ST_OK)
-        return st;
-    if (c->model_avg) {
-        TRY(ps_list_scale_take(&run->SI, acc, 1.0 / cnt, &acc));
-        val_release(run->model);
-        run->model = acc;
-        run->updates++;
-        run->epoch_updates++;
-    } else {
-        st = apply_agg(run, acc);
-        val_release(acc);
-        TRY(st);
+    if (!lists)
+        return err_set(&run->SI, "out of memory");
+    /* BSP: every worker waits for this round's model, so the sum and the
+     * update may use all their threads; SBP: the pushers'. */
+    update_threads_begin(run, round_e >= 0 ? run->k : cnt);
+    Value acc;
+    double t0 = clock_now_sec();
+    Status st = ps_list_sum_take(&run->SI, lists, cnt, &acc);
+    run->sum_time += clock_now_sec() - t0;
+    if (lists != few)
+        free(lists);
+    if (st == ST_OK) {
+        if (c->model_avg) {
+            st = ps_list_scale_take(&run->SI, acc, 1.0 / cnt, &acc);
+            if (st == ST_OK) {
+                val_release(run->model);
+                run->model = acc;
+                run->updates++;
+                run->epoch_updates++;
+            }
+        } else {
+            st = apply_agg(run, acc);
+            val_release(acc);
+        }
     }
+    update_threads_end(run);
+    TRY(st);
     int64_t next_e = round_e, next_r = round_r + 1;
     if (round_e >= 0) {
         int64_t maxg = 0;
@@ -230,7 +267,9 @@ static Status handle_ssp_take(PsRun *run, PsWorker *w, Value payload)
             val_release(part);
         }
     } else {
+        update_threads_begin(run, 1);       /* the pusher waits for its model */
         st = apply_agg(run, payload);
+        update_threads_end(run);
         val_release(payload);
     }
     TRY(st);
@@ -287,7 +326,9 @@ static Status handle(PsRun *run, PsMsg *msg)
     Status st = ST_OK;
     switch (c->utype) {
     case PS_UTYPE_ASP:
+        update_threads_begin(run, 1);       /* the pusher waits for its model */
         st = apply_agg(run, msg->payload);
+        update_threads_end(run);
         val_release(msg->payload);
         if (st == ST_OK && more_pulls(run, w))
             ps_deliver(run, w);

@@ -36,6 +36,9 @@ void ps_report_stats(PsRun *run, double total)
                   blas_budget_total(), run->k);
     sb_printf(b, "Paramserv grad compute time:\t%.3f secs.\n", sum.compute);
     sb_printf(b, "Paramserv model update time:\t%.3f/%.3f secs.\n", sum.local_agg, run->agg_time);
+    if (!run->remote)
+        sb_printf(b, "Paramserv server updates:\t%.3f secs adding gradients; kernel threads per update: %d.\n",
+                  run->sum_time, run->update_threads > 0 ? run->update_threads : 1);
     sb_printf(b, "Paramserv batch slice time:\t%.3f secs.\n", sum.slice);
     sb_printf(b, "Paramserv valdiation time:\t%.3f secs.\n", run->val_time);
     sb_printf(b, "Paramserv checkpoint time:\t%.3f secs.\n", run->ckpt_time);
@@ -44,6 +47,9 @@ void ps_report_stats(PsRun *run, double total)
         sb_printf(b, "Paramserv RPC request time:\t%.3f secs.\n", run->rpc_time);
         sb_printf(b, "Paramserv network bytes:\t%llu pulled, %llu pushed (Open MPI, %d worker ranks).\n",
                   (unsigned long long)sum.bytes_pulled, (unsigned long long)sum.bytes_pushed, run->k);
+        if (run->pull_entries >= 0)
+            sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
+                      (long long)run->pull_entries, (long long)run->cfg->model->n);
     } else {
         sb_printf(b, "Paramserv network bytes:\t%llu pulled, %llu pushed (what a distributed run would send).\n",
                   (unsigned long long)sum.bytes_pulled, (unsigned long long)sum.bytes_pushed);

@@ -141,6 +141,7 @@ static Value get_value(WRead *r, int depth, bool data)
     if (r->bad)
         return val_none();
     switch (kind) {
+    case WIRE_NONE: return val_none();     /* a list entry a pull leaves out (readset.c) */
     case WIRE_BOOL: return val_bool(wr_i64(r) != 0);
     case WIRE_INT: return val_int(wr_i64(r));
     case WIRE_DOUBLE: return val_double(wr_f64(r));

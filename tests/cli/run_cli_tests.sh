@@ -83,6 +83,25 @@ printf 'A = matrix(0, rows=1000, cols=1000)\nfor (i in 1:50) {\n  A[nrow(A), nco
 check "left indexing reading its target updates in place" 0 '^Peak matrix memory:[[:space:]]+8\.000 MB' \
     "$DML" run "$tmp/inplace.dml" --stats
 
+# ---- paramserv's server lends an update the threads of the workers waiting ----
+# A BSP round keeps every worker waiting, so its update gets the whole budget;
+# an ASP update keeps only its pusher waiting (1 of 2 threads at k=2).
+cat >"$tmp/ps_threads.dml" <<'DML'
+source("tests/paramserv/lib/linreg.dml") as lin
+[X, y] = lin::make_data(200, 3)
+utype = $utype
+M = paramserv(model=lin::init_model(), features=X, labels=y, upd="./tests/paramserv/lib/linreg.dml::gradients",
+              agg="./tests/paramserv/lib/linreg.dml::aggregation", epochs=1, batchsize=16, k=2,
+              utype=utype, hyperparams=list(lr=0.05), verbose=FALSE)
+print(length(M))
+DML
+check "paramserv BSP updates use the waiting workers' threads" 0 \
+    '^Paramserv server updates:.*kernel threads per update: 2\.$' \
+    sh -c "cd '$root' && '$DML' run '$tmp/ps_threads.dml' --threads 2 --stats -nvargs utype=BSP"
+check "paramserv ASP updates use the pusher's threads" 0 \
+    '^Paramserv server updates:.*kernel threads per update: 1\.$' \
+    sh -c "cd '$root' && '$DML' run '$tmp/ps_threads.dml' --threads 2 --stats -nvargs utype=ASP"
+
 # ---- carets under errors ----------------------------------------------------------
 # The whole message (position, source line, caret) of a parse error, a resolve
 # error and a run-time error: one renderer (base/diag.c) draws all three, and

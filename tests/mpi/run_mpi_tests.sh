@@ -8,7 +8,7 @@
 # transports; the asynchronous utypes train; a worker's DML error, a killed
 # rank, a stopped rank, different builds and bad modes end the job with the
 # right message; upd's prints reach rank 0; progress lines; --stats;
-# chunked messages.
+# chunked messages; pulls carry only the model entries upd reads.
 # Ends with "N passed, N failed". Skips (0 passed, 0 failed) only when
 # mpirun is not installed (tools/install-deps.sh installs it), or under
 # ThreadSanitizer, which does not instrument Open MPI.
@@ -102,6 +102,45 @@ bits 4 self,vader EPOCH DISJOINT_CONTIGUOUS TRUE gradients_dropout
 bits 3 self,tcp BATCH DISJOINT_RANDOM TRUE gradients
 # Chunked messages: 1000-byte chunks carry every model, push and partition.
 DML_MPI_CHUNK=1000 bits 3 self,tcp BATCH DISJOINT_RANDOM FALSE gradients_dropout
+
+# ---- pulls carry only the model entries the worker's functions read -------
+# pulls BTL UPD AVG BYTES: readset.dml (a 4-entry model: W, b and their
+# velocities) on 2 worker ranks is bit-identical to local threads, and a
+# pull carries BYTES (32: W and b; 64: the whole model). A function that
+# reads an entry any other way than by a literal index gets every entry.
+pulls() {
+    btl=$1 upd=$2 avg=$3 want=$4
+    name="pulls $btl $upd avg=$avg carry $want bytes, bit-identical"
+    set -- k=2 avg="$avg" upd="$upd"
+    if ! $GUARD "$DML" run readset.dml -nvargs mode=LOCAL "$@" out="$tmp/local" >"$tmp/local.out" 2>"$tmp/err"; then
+        bad "$name (local run)"
+        return
+    fi
+    if ! mpi 3 "$btl" readset.dml --stats -nvargs mode=REMOTE_MPI "$@" out="$tmp/mpi" >"$tmp/mpi.out" 2>"$tmp/err"; then
+        bad "$name (mpirun)"
+        return
+    fi
+    same=1
+    for i in 1 2 3 4; do cmp -s "$tmp/local.$i" "$tmp/mpi.$i" || same=0; done
+    # --stats says how many entries a pull carries when it is not all of them.
+    entries=absent
+    [ "$want" -eq 32 ] && entries="Paramserv pulled entries:	2 of the model's 4 (those the workers' functions read)."
+    if [ $same -eq 1 ] && [ "$(sed -n 1p "$tmp/local.out")" = "$(sed -n 1p "$tmp/mpi.out")" ] &&
+        grep -q "^Paramserv bytes per update:	$want pulled + [0-9]* pushed (model: 64 bytes)" "$tmp/mpi.out" &&
+        [ "$(grep "^Paramserv pulled entries:" "$tmp/mpi.out" || echo absent)" = "$entries" ]; then
+        ok "$name"
+    else
+        sed -n 1p "$tmp/local.out"
+        grep -e "^W" -e "bytes per update" -e "pulled entries" "$tmp/mpi.out"
+        bad "$name"
+    fi
+}
+pulls self,vader gradients FALSE 32
+pulls self,tcp gradients FALSE 32
+pulls self,vader gradients_loop FALSE 64
+pulls self,vader gradients_helper FALSE 64
+# modelAvg: the workers call agg too, which reads every entry.
+pulls self,tcp gradients TRUE 64
 
 # ---- scripts that check themselves under mpirun ---------------------------
 # runs NAME N SCRIPT [ARGS]: exit 0 and the last stdout line EXPECT.

@@ -351,6 +351,7 @@ static void test_fuzz_tables(Interp *I)
 
 int main(void)
 {
+    builtin_registry_install();
     Interp I;
     interp_init(&I, NULL, 1);
     test_registry();

@@ -7,38 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtins/registry.h"
 #include "check.h"
-#include "runtime/eval.h"
-#include "runtime/program.h"
-#include "runtime/resolve.h"
+#include "run_src.h"
 
 /* Runs 'src' as a whole program; returns NULL when it ran without error,
  * else the malloc'd diagnostic (load error or runtime error). */
 static char *run_program(const char *src)
 {
-    Program *p = program_new();
-    Node **stmts = NULL;
-    int n = 0;
-    char *err = program_load_main(p, "deep.dml", src, strlen(src), &stmts, &n);
-    if (err) {
-        program_free(p);
-        return err;
-    }
-    Interp I;
-    interp_init(&I, p, 42);
-    I.out = fopen("/dev/null", "w");
-    Frame top = {0};
-    I.frame = &top;
-    exec_sync_top(&I, &top);
-    char *msg = NULL;
-    if (exec_block(&I, stmts, n) != ST_OK)
-        msg = err_format(&I);
-    for (int i = 0; i < top.nslots; i++)
-        val_release(top.slots[i]);
-    free(top.slots);
-    fclose(I.out);
-    interp_destroy(&I);
-    program_free(p);
+    char *msg;
+    run_src(&(RunOpts){.name = "deep.dml"}, src, strlen(src), &msg);
     return msg;
 }
 
@@ -125,6 +103,7 @@ static void test_list_nested_1e6(void)
 
 int main(void)
 {
+    builtin_registry_install();
     test_index_chain_1e5();
     test_plus_chain_3e5();
     test_chain_in_other_places();

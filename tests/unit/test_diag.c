@@ -180,6 +180,42 @@ static void test_records(void)
     CHECK_INT(strlen(e.msg), DIAG_MSG_MAX - 1);
 }
 
+/* A record is drawn only when shown: its position, the line of the text
+ * given for its file, the caret; no position, the message alone; a text
+ * without that line, the first line alone. */
+static void test_render_records(void)
+{
+    const char *src = "x = 1\ny = x +\n";
+    DiagErr e;
+    Loc at = {.file = "f.dml", .line = 2, .col = 8, .end_line = 2, .end_col = 8};
+    diag_fail_at(&e, &at, "syntax error: unexpected end of input");
+    char *s = diag_render_err(&e, src, strlen(src), true);
+    CHECK_STR(s, "f.dml:2:8: syntax error: unexpected end of input\n    y = x +\n           ^\n");
+    free(s);
+    s = diag_render_err(&e, src, strlen(src), false);
+    CHECK_STR(s, "f.dml:2:8: syntax error: unexpected end of input\n    y = x +\n           ^");
+    free(s);
+    s = diag_render_err(&e, NULL, 0, true);
+    CHECK_STR(s, "f.dml:2:8: syntax error: unexpected end of input\n");
+    free(s);
+    s = diag_render_err(&e, "x = 1", 5, false);
+    CHECK_STR(s, "f.dml:2:8: syntax error: unexpected end of input");
+    free(s);
+    diag_fail(&e, "out of memory");
+    s = diag_render_err(&e, src, strlen(src), true);
+    CHECK_STR(s, "out of memory\n");
+    free(s);
+    /* A resolver message past 512 bytes (a call's unknown arguments and
+     * every parameter the builtin takes) is kept whole. */
+    char big[900];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    diag_fail_at(&e, &at, "%s", big);
+    s = diag_render_err(&e, NULL, 0, false);
+    CHECK_INT(strlen(s), strlen("f.dml:2:8: ") + sizeof big - 1);
+    free(s);
+}
+
 typedef struct Captured {
     char text[4096];
     size_t n;
@@ -227,6 +263,7 @@ int main(void)
     test_long_lines();
     test_render();
     test_records();
+    test_render_records();
     test_sink();
     return CHECK_DONE();
 }

@@ -11,45 +11,16 @@
 #include <unistd.h>
 
 #include "base/failalloc.h"
+#include "builtins/registry.h"
 #include "check.h"
-#include "runtime/eval.h"
-#include "runtime/program.h"
-#include "runtime/resolve.h"
+#include "run_src.h"
 
 /* Loads and runs 'src'; returns 0 on success, 1 on a DML error with a
  * message, 2 on an error without one. */
 static int run_once(const char *src)
 {
-    Program *p = program_new();
-    if (!p)
-        return 1;       /* main reports "out of memory" */
     CmdArg args[1] = {{"n", "3"}};
-    program_set_args(p, args, 1);
-    Node **stmts = NULL;
-    int n = 0;
-    char *err = program_load_main(p, "fa.dml", src, strlen(src), &stmts, &n);
-    if (err) {
-        int rc = err[0] ? 1 : 2;
-        free(err);
-        program_free(p);
-        return rc;
-    }
-    Interp I;
-    interp_init(&I, p, 42);
-    I.out = fopen("/dev/null", "w");
-    Frame top = {0};
-    I.frame = &top;
-    int rc = 0;
-    if (exec_sync_top(&I, &top) != ST_OK || exec_block(&I, stmts, n) != ST_OK)
-        rc = I.err.msg && I.err.msg[0] ? 1 : 2;
-    for (int i = 0; i < top.nslots; i++)
-        val_release(top.slots[i]);
-    free(top.slots);
-    if (I.out)
-        fclose(I.out);
-    interp_destroy(&I);
-    program_free(p);
-    return rc;
+    return (int)run_src(&(RunOpts){.name = "fa.dml", .args = args, .nargs = 1}, src, strlen(src), NULL);
 }
 
 /* Sweeps the failing allocation over every allocation 'src' makes; 'want'
@@ -147,6 +118,7 @@ static void test_env_switch(void)
 
 int main(void)
 {
+    builtin_registry_install();
     sweep("values", script_values, 0);
     sweep("errors", script_errors, 1);
     sweep("parfor", script_parfor, 0);

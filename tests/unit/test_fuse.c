@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtins/registry.h"
 #include "check.h"
 #include "runtime/blas.h"
 #include "runtime/eval.h"
@@ -46,10 +47,11 @@ static bool env_load(Env *e, const char *text, Node ***stmts, int *n)
 {
     memset(e, 0, sizeof *e);
     e->p = program_new();
-    char *err = program_load_main(e->p, "fuse_test.dml", text, strlen(text), stmts, n);
-    if (err) {
-        check_report_(false, __FILE__, __LINE__, "load failed: %s", err);
-        free(err);
+    DiagErr err;
+    if (!program_load_main(e->p, "fuse_test.dml", text, strlen(text), stmts, n, &err)) {
+        char *msg = program_render_err(e->p, &err, false);
+        check_report_(false, __FILE__, __LINE__, "load failed: %s", msg ? msg : err.msg);
+        free(msg);
         program_free(e->p);
         return false;
     }
@@ -486,6 +488,7 @@ static void test_budget(void)
 
 int main(void)
 {
+    builtin_registry_install();
     test_vmath();
     test_vmath_exp_accuracy();
     test_pool_parts();

@@ -262,6 +262,16 @@ static void sx_stmts(Sx *s, Node *const *v, int n)
 
 /* ==== helpers ==== */
 
+/* The failed parse's error as users see it (malloc'd), while the arena
+ * holding its file name is alive. */
+static char *shown(const ParseOut *out, const char *src)
+{
+    char *s = diag_render_err(&out->err, src, strlen(src), false);
+    if (!s)
+        abort();
+    return s;
+}
+
 /* Parses a program and returns its S-expression (static buffer), or
  * "ERROR: <first line of the message>". */
 static const char *prog(const char *src)
@@ -274,9 +284,10 @@ static const char *prog(const char *src)
     if (parse_source(a, "t.dml", src, strlen(src), PARSE_PROGRAM, &out)) {
         sx_stmts(&s, out.stmts, out.n);
     } else {
-        const char *nl = strchr(out.error, '\n');
-        sx_add(&s, "ERROR: %.*s", nl ? (int)(nl - out.error) : (int)strlen(out.error), out.error);
-        free(out.error);
+        char *e = shown(&out, src);
+        const char *nl = strchr(e, '\n');
+        sx_add(&s, "ERROR: %.*s", nl ? (int)(nl - e) : (int)strlen(e), e);
+        free(e);
     }
     arena_free(a);
     return s.buf;
@@ -293,9 +304,10 @@ static const char *expr(const char *src)
     if (parse_source(a, "t.dml", src, strlen(src), PARSE_EXPR, &out)) {
         sx_expr(&s, out.expr);
     } else {
-        const char *nl = strchr(out.error, '\n');
-        sx_add(&s, "ERROR: %.*s", nl ? (int)(nl - out.error) : (int)strlen(out.error), out.error);
-        free(out.error);
+        char *e = shown(&out, src);
+        const char *nl = strchr(e, '\n');
+        sx_add(&s, "ERROR: %.*s", nl ? (int)(nl - e) : (int)strlen(e), e);
+        free(e);
     }
     arena_free(a);
     return s.buf;
@@ -307,12 +319,11 @@ static char *error_of(const char *src, ParseMode mode, bool *incomplete)
     Arena *a = arena_new();
     ParseOut out;
     bool ok = parse_source(a, "t.dml", src, strlen(src), mode, &out);
+    char *e = ok ? strdup("") : shown(&out, src);
     arena_free(a);
     if (incomplete)
         *incomplete = out.incomplete;
-    if (ok)
-        return strdup("");
-    return out.error;
+    return e;
 }
 
 static bool incomplete(const char *src)
@@ -749,7 +760,6 @@ static void *thread_main(void *arg)
         if (!parse_source(a, "t.dml", lenet_like, strlen(lenet_like), PARSE_PROGRAM, &out) ||
             out.n != 2 || out.stmts[1]->kind != N_FUNCDEF || out.stmts[1]->func->nbody != 3)
             *ok = 0;
-        free(out.error);
         arena_free(a);
     }
     return NULL;
@@ -785,8 +795,12 @@ static void stress_one(const char *data, size_t len, ParseMode mode, int *bad)
     Arena *a = arena_new();
     ParseOut out;
     bool ok = parse_source(a, "s.dml", data, len, mode, &out);
-    if (ok == (out.error != NULL) || (!ok && strncmp(out.error, "s.dml:", 6) != 0))
-        (*bad)++;
+    if (!ok) {      /* the message must be drawn, caret and all, whatever the input */
+        char *e = diag_render_err(&out.err, data, len, false);
+        if (!e || !out.err.has_loc || strncmp(e, "s.dml:", 6) != 0 || !out.err.msg[0])
+            (*bad)++;
+        free(e);
+    }
     if (ok && mode == PARSE_PROGRAM) {  /* the dump must walk any tree */
         FILE *f = fopen("/dev/null", "w");
         if (f) {
@@ -794,7 +808,6 @@ static void stress_one(const char *data, size_t len, ParseMode mode, int *bad)
             fclose(f);
         }
     }
-    free(out.error);
     arena_free(a);
 }
 

@@ -462,6 +462,7 @@ static void test_terminal(void)
 
 int main(void)
 {
+    builtin_registry_install();
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
         return 1;

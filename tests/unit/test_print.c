@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0
- * Unit tests of runtime/print.c: Java's Double.toString (a table of outputs
+ * Unit tests of runtime/fmt.c and runtime/tostring.c: Java's Double.toString (a table of outputs
  * Java gives), DecimalFormat-style fixed notation with HALF_EVEN rounding,
  * toString() of scalars, matrices and lists, and StrBuf. */
 #include <math.h>
@@ -9,7 +9,8 @@
 
 #include "check.h"
 #include "runtime/interp.h"
-#include "runtime/print.h"
+#include "runtime/fmt.h"
+#include "runtime/tostring.h"
 #include "base/value.h"
 
 static void test_double_java(void)
@@ -126,7 +127,7 @@ static const char *tostr(Interp *I, Value v, const ToStringOpts *o)
 {
     static char out[1024];
     Str *s = NULL;
-    if (val_tostring(I, v, o, &s) != ST_OK) {
+    if (tostring_value(I, v, o, &s) != ST_OK) {
         err_clear(I);
         return "(error)";
     }
@@ -220,13 +221,13 @@ static void test_strbuf(void)
     str_release(s);
 }
 
-/* The REPL's display of a matrix (matrix_display_sb), as a static copy. */
+/* The REPL's display of a matrix (tostring_matrix_display_sb), as a static copy. */
 static const char *shown(Value v, int64_t maxr, int64_t maxc)
 {
     static char out[1024];
     StrBuf b;
     sb_init(&b);
-    matrix_display_sb(&b, v.m, maxr, maxc);
+    tostring_matrix_display_sb(&b, v.m, maxr, maxc);
     snprintf(out, sizeof out, "%s", b.p ? b.p : "");
     sb_free(&b);
     val_release(v);

@@ -9,10 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "builtins/registry.h"
 #include "check.h"
-#include "runtime/eval.h"
-#include "runtime/program.h"
-#include "runtime/resolve.h"
+#include "run_src.h"
 
 /* Six rows for k=8 workers: the partition warning; two epochs: two lines. */
 static const char *src =
@@ -55,35 +54,11 @@ static void capture(void *ctx, DiagLevel level, const char *text, size_t n)
 /* Runs 'src' with 'sink' on the Interp; true when it ran without error. */
 static bool run_with(DiagSink sink)
 {
-    Program *p = program_new();
-    Node **stmts = NULL;
-    int n = 0;
-    char *err = program_load_main(p, "sink.dml", src, strlen(src), &stmts, &n);
-    if (err) {
-        fprintf(stderr, "%s\n", err);
-        free(err);
-        program_free(p);
-        return false;
-    }
-    Interp I;
-    interp_init(&I, p, 42);
-    I.sink = sink;
-    I.out = fopen("/dev/null", "w");
-    Frame top = {0};
-    I.frame = &top;
-    exec_sync_top(&I, &top);
-    bool ok = exec_block(&I, stmts, n) == ST_OK;
-    if (!ok) {
-        char *msg = err_format(&I);
+    char *msg;
+    bool ok = run_src(&(RunOpts){.name = "sink.dml", .sink = sink}, src, strlen(src), &msg) == RUN_OK;
+    if (!ok)
         fprintf(stderr, "%s\n", msg ? msg : "?");
-        free(msg);
-    }
-    for (int i = 0; i < top.nslots; i++)
-        val_release(top.slots[i]);
-    free(top.slots);
-    fclose(I.out);
-    interp_destroy(&I);
-    program_free(p);
+    free(msg);
     return ok;
 }
 
@@ -122,6 +97,7 @@ static void test_no_sink_prints_nothing(void)
 
 int main(void)
 {
+    builtin_registry_install();
     test_paramserv_lines_reach_the_sink();
     test_no_sink_prints_nothing();
     return CHECK_DONE();

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Unit tests for builtins/paramserv/wire.c, the byte format of values sent
  * between Open MPI ranks: scalars, strings, matrices (bit for bit: -0, NaN,
- * denormals), named and nested lists round-trip; a layout plus the cells
+ * denormals), named and nested lists, entries left out round-trip; a layout plus the cells
  * sent apart rebuilds the same value; every truncation of a valid buffer
  * and garbage in it are refused ('bad'), never a crash or a leak. Prints
  * "N passed, N failed"; exits non-zero on failure. */
@@ -48,7 +48,8 @@ static bool same_value(Value a, Value b)
 }
 
 /* A model-like value: named list of matrices with awkward doubles, a
- * scalar of each kind, a string, an empty matrix and a nested list. */
+ * scalar of each kind, a string, an empty matrix, an entry left out and a
+ * nested list. */
 static Value sample(void)
 {
     List *l = list_new(8, true);
@@ -61,6 +62,7 @@ static Value sample(void)
     list_push_take(l, val_double(-0.0), "d");
     list_push_take(l, val_bool(true), "b");
     list_push_take(l, val_str_take(str_from("lr=0.01, \"quoted\"")), "s");
+    list_push_take(l, val_none(), "left out");      /* an entry a pull does not carry (readset.c) */
     List *inner = list_new(2, false);
     Matrix *v = mat_new_raw(1, 1);
     v->data[0] = 42;

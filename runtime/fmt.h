@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Numbers in upstream's text forms (Java's Double.toString and
+ * DecimalFormat). Pure functions, thread-safe. */
+#ifndef DML_RUNTIME_FMT_H
+#define DML_RUNTIME_FMT_H
+
+#include "../base/strbuf.h"
+
+/* Java Double.toString(d): "NaN", "Infinity", "-0.0", "1.0", "0.1",
+ * "1.0E-4", "1.2345E7": shortest digits that round-trip; plain notation
+ * when 1e-3 <= |d| < 1e7. buf must hold 32 bytes. Returns strlen. */
+int fmt_double_java(double d, char *buf);
+/* Java DecimalFormat with exactly 'decimal' fraction digits, HALF_EVEN. */
+void fmt_fixed(StrBuf *b, double d, int decimal);
+
+#endif
