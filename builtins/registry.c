@@ -20,6 +20,7 @@ static const BuiltinDef *const family_tables[] = {
     bi_distinct_table,  bi_fft_table,       bi_misc_natives_table, bi_sqrtm_table,
     bi_frame_table,
     bi_transform_table,
+    bi_frame_clean_table,
 };
 #define NTABLES (sizeof family_tables / sizeof family_tables[0])
 

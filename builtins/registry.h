@@ -69,6 +69,7 @@ extern const BuiltinDef bi_fft_table[];         /* builtins/fft.c: fft, ifft, *_
 extern const BuiltinDef bi_misc_natives_table[]; /* builtins/misc_natives.c: roll, ppred, compress, local */
 extern const BuiltinDef bi_sqrtm_table[];       /* builtins/sqrtm.c: sqrtMatrixJava */
 extern const BuiltinDef bi_frame_table[];       /* builtins/frame.c: as.frame, typeof, colnames, applySchema */
+extern const BuiltinDef bi_frame_clean_table[]; /* builtins/frame_clean.c: detectSchema, dropInvalidType/Length, map */
 extern const BuiltinDef bi_transform_table[];   /* builtins/transform.c: transformencode/apply/decode/colmap */
 
 #endif
