@@ -540,7 +540,23 @@ static bool cell_token(const FrameBlock *f, int64_t i, int64_t j, StrBuf *b, con
     if (c->type == FT_DOUBLE && isnan(c->d[i]))
         return false;
     b->len = 0;
-    frame_cell_text(b, f, i, j);
+    double d = c->type == FT_DOUBLE ? c->d[i] : 0.5;
+    if (d == trunc(d) && fabs(d) < 1e7 && !(d == 0 && signbit(d))) {
+        /* An integral FP64 (categories coded as numbers) without the
+         * general Double.toString: "12.0", as it would write it. */
+        char tmp[24], *p = tmp + sizeof tmp;
+        int64_t v = (int64_t)fabs(d);
+        *--p = '0';
+        *--p = '.';
+        do
+            *--p = (char)('0' + v % 10);
+        while ((v /= 10) > 0);
+        if (d < 0)
+            *--p = '-';
+        sb_putn(b, p, (size_t)(tmp + sizeof tmp - p));
+    } else {
+        frame_cell_text(b, f, i, j);
+    }
     *s = b->p ? b->p : "";
     *n = b->len;
     return !b->oom;
