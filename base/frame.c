@@ -42,8 +42,12 @@ void frame_free(FrameBlock *f)
     if (f->names)
         for (int64_t j = 0; j < f->cols; j++)
             str_release(f->names[j]);
+    if (f->mv)
+        for (int64_t j = 0; j < f->cols; j++)
+            str_release(f->mv[j]);
     free(f->col);
     free(f->names);
+    free(f->mv);
     free(f);
 }
 
@@ -106,7 +110,7 @@ FrameBlock *frame_slice_raw(const FrameBlock *f, int64_t r0, int64_t r1, int64_t
             for (int64_t i = 0; i < r1 - r0; i++)
                 if (d->s[i])
                     obj_retain(&d->s[i]->h);
-        if (f->names && !frame_set_name(r, j - c0, f->names[j])) {
+        if ((f->names && !frame_set_name(r, j - c0, f->names[j])) || (f->mv && !frame_set_mv(r, j - c0, f->mv[j]))) {
             frame_free(r);
             return NULL;
         }
@@ -120,21 +124,33 @@ FrameBlock *frame_clone_raw(const FrameBlock *f)
     return frame_slice_raw(f, 0, f->rows, 0, f->cols);
 }
 
+/* Sets entry j of the per-column array *a (allocated on first use). */
+static bool set_col_str(Str ***a, int64_t cols, int64_t j, Str *s)
+{
+    if (!*a) {
+        if (!s)
+            return true;
+        *a = calloc((size_t)cols, sizeof **a);
+        if (!*a)
+            return false;
+    }
+    if (s)
+        obj_retain(&s->h);
+    str_release((*a)[j]);
+    (*a)[j] = s;
+    return true;
+}
+
 /* Contract in frame.h. */
 bool frame_set_name(FrameBlock *f, int64_t j, Str *name)
 {
-    if (!f->names) {
-        if (!name)
-            return true;
-        f->names = calloc((size_t)f->cols, sizeof *f->names);
-        if (!f->names)
-            return false;
-    }
-    if (name)
-        obj_retain(&name->h);
-    str_release(f->names[j]);
-    f->names[j] = name;
-    return true;
+    return set_col_str(&f->names, f->cols, j, name);
+}
+
+/* Contract in frame.h. */
+bool frame_set_mv(FrameBlock *f, int64_t j, Str *mv)
+{
+    return set_col_str(&f->mv, f->cols, j, mv);
 }
 
 /* Contract in frame.h. */

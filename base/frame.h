@@ -42,6 +42,9 @@ struct FrameBlock {
     int64_t rows, cols;
     FrameCol *col;      /* 'cols' entries; NULL when cols == 0 */
     Str **names;        /* 'cols' entries or NULL; a NULL entry is the default name */
+    Str **mv;           /* 'cols' entries or NULL: upstream's column metadata
+                         * "mvValue", the value transformencode imputed for
+                         * missing cells (kept by slicing and binding) */
 };
 
 /* New frame of rows x cols with the given column types (NULL: all FT_STRING),
@@ -60,6 +63,9 @@ void frame_free(FrameBlock *f);
 /* Sets column j's name (NULL: the default); takes a new reference to 'name'.
  * False on allocation failure (the frame is unchanged). */
 bool frame_set_name(FrameBlock *f, int64_t j, Str *name);
+/* Sets column j's imputed value (NULL: none); takes a new reference.
+ * False on allocation failure (the frame is unchanged). */
+bool frame_set_mv(FrameBlock *f, int64_t j, Str *mv);
 /* Column j's name written into buf (the stored one, else "C<j+1>"). */
 const char *frame_col_name(const FrameBlock *f, int64_t j, char *buf, size_t cap);
 /* True when every column has the default name. */

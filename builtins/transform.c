@@ -266,8 +266,12 @@ static const Js *js_get(const Js *o, const char *key)
  * The plan: what each input column becomes, and its mapping.
  * ================================================================== */
 
+enum { IMP_NONE, IMP_MEAN, IMP_MODE, IMP_CONST };
+
 typedef struct TfCol {
     bool rc, dc, bin, omit;
+    int imp;            /* IMP_*: how missing cells are imputed */
+    Str *impv;          /* the imputed value (text), once known */
     int64_t nbins;
     /* recode: tok[k] is the token of code k+1; slot[] hashes into tok */
     Str **tok;
@@ -283,19 +287,24 @@ typedef struct Tf {
     int64_t n;
     TfCol *c;
     int64_t out_cols;
+    bool apply;         /* transformapply: impute needs the meta's values */
 } Tf;
+
+static void col_free(TfCol *c)
+{
+    for (int64_t k = 0; k < c->ntok; k++)
+        str_release(c->tok[k]);
+    free(c->tok);
+    free(c->slot);
+    free(c->bmin);
+    free(c->bmax);
+    str_release(c->impv);
+}
 
 static void tf_free(Tf *t)
 {
-    for (int64_t j = 0; j < t->n; j++) {
-        TfCol *c = &t->c[j];
-        for (int64_t k = 0; k < c->ntok; k++)
-            str_release(c->tok[k]);
-        free(c->tok);
-        free(c->slot);
-        free(c->bmin);
-        free(c->bmax);
-    }
+    for (int64_t j = 0; t->c && j < t->n; j++)
+        col_free(&t->c[j]);
     free(t->c);
     t->c = NULL;
 }
@@ -424,6 +433,42 @@ static Status tf_list(Interp *I, Tf *t, const Js *spec, const char *key, const F
     return ST_OK;
 }
 
+/* One entry of the spec's "impute": {name (or id), method: global_mean,
+ * global_mode or constant, value (constant)}. */
+static Status tf_impute_entry(Interp *I, Tf *t, const Js *b, const FrameBlock *names, bool ids)
+{
+    const Js *ref = b->k == JS_OBJ ? js_get(b, ids ? "id" : "name") : NULL;
+    if (!ref)
+        return err_set(I, "%s(): each entry of the spec's \"impute\" must be an object with \"%s\"", t->fn,
+                       ids ? "id" : "name");
+    int64_t j = tf_col_ref(I, t, names, ids, ref);
+    if (j < 0)
+        return ST_ERR;
+    const Js *m = js_get(b, "method");
+    const char *method = m && m->s ? m->s : "";
+    TfCol *c = &t->c[j];
+    if (!strcasecmp(method, "global_mean")) {
+        c->imp = IMP_MEAN;
+    } else if (!strcasecmp(method, "global_mode")) {
+        c->imp = IMP_MODE;
+    } else if (!strcasecmp(method, "constant")) {
+        const Js *v = js_get(b, "value");
+        if (!v || !v->s || v->k == JS_NULL) {
+            char nm[256];
+            return err_set(I, "%s(): imputing column '%s' by a constant needs a \"value\"", t->fn,
+                           frame_col_name(names, j, nm, sizeof nm));
+        }
+        c->imp = IMP_CONST;
+        str_release(c->impv);
+        if (!(c->impv = str_from(v->s)))
+            return err_set(I, "%s(): out of memory", t->fn);
+    } else {
+        return err_set(I, "%s(): Unsupported imputation method: %s (expected global_mean, global_mode or constant)",
+                       t->fn, m && m->s ? m->s : "none");
+    }
+    return ST_OK;
+}
+
 /* Builds the plan of the spec text for a frame of t->n columns named as
  * 'names' (the target, or the meta frame). */
 static Status tf_spec(Interp *I, Tf *t, const char *text, const FrameBlock *names)
@@ -445,12 +490,12 @@ static Status tf_spec(Interp *I, Tf *t, const char *text, const FrameBlock *name
     Status st = ST_OK;
     if (spec.k != JS_OBJ)
         st = err_set(I, "%s(): the spec must be a JSON object, e.g. {\"recode\": [\"a\"]}", t->fn);
-    static const char *const unsupported[] = {"hash", "impute", "udf", "word_embedding", "bag_of_words", NULL};
+    static const char *const unsupported[] = {"hash", "udf", "word_embedding", "bag_of_words", NULL};
     for (int k = 0; st == ST_OK && unsupported[k]; k++) {
         const Js *u = js_get(&spec, unsupported[k]);
         if (u && !(u->k == JS_ARR && u->n == 0) && u->k != JS_NULL)
             st = err_set(I, "%s(): the spec's \"%s\" is not supported by dml (supported: ids, recode, dummycode, "
-                         "bin, omit)", t->fn, unsupported[k]);
+                         "bin, omit, impute)", t->fn, unsupported[k]);
     }
     const Js *idv = st == ST_OK ? js_get(&spec, "ids") : NULL;
     bool ids = idv && ((idv->k == JS_BOOL && idv->b) || (idv->k == JS_STR && !strcasecmp(idv->s, "true")));
@@ -493,6 +538,11 @@ static Status tf_spec(Interp *I, Tf *t, const char *text, const FrameBlock *name
         t->c[j].bin = true;
         t->c[j].nbins = (int64_t)n;
     }
+    const Js *imps = st == ST_OK ? js_get(&spec, "impute") : NULL;
+    if (imps && imps->k != JS_ARR && imps->k != JS_NULL)
+        st = err_set(I, "%s(): the spec's \"impute\" must be a list of objects", t->fn);
+    for (int64_t i = 0; imps && imps->k == JS_ARR && st == ST_OK && i < imps->n; i++)
+        st = tf_impute_entry(I, t, &imps->item[i], names, ids);
     for (int64_t j = 0; st == ST_OK && j < t->n; j++) {
         TfCol *c = &t->c[j];
         char buf[256];
@@ -568,6 +618,19 @@ static bool cell_missing(const FrameBlock *f, int64_t i, int64_t j)
     return c->type == FT_STRING ? !c->s[i] || c->s[i]->len == 0 : c->type == FT_DOUBLE && isnan(c->d[i]);
 }
 
+/* The value imputed for cell (i, j) when it is missing, else NULL. */
+static const Str *imputed(const TfCol *c, const FrameBlock *f, int64_t i, int64_t j)
+{
+    return c->impv && cell_missing(f, i, j) ? c->impv : NULL;
+}
+
+static bool parse_num(const char *s, double *out)
+{
+    char *e;
+    *out = strtod(s, &e);
+    return e != s && !*e;
+}
+
 /* The cell as a number; an error naming it when it is a string that is no
  * number. */
 static Status cell_num(Interp *I, const Tf *t, const FrameBlock *f, int64_t i, int64_t j, double *out)
@@ -577,6 +640,32 @@ static Status cell_num(Interp *I, const Tf *t, const FrameBlock *f, int64_t i, i
     char where[300];
     return err_set(I, "%s(): the cell at %s holds '%s', which is not a number (recode it in the spec)", t->fn,
                    frame_cell_where(f, i, j, where, sizeof where), f->col[j].s[i]->s);
+}
+
+/* The cell as a number after imputation. */
+static Status col_num(Interp *I, const Tf *t, const TfCol *c, const FrameBlock *f, int64_t i, int64_t j,
+                      double *out)
+{
+    const Str *iv = imputed(c, f, i, j);
+    if (!iv)
+        return cell_num(I, t, f, i, j, out);
+    if (parse_num(iv->s, out))
+        return ST_OK;
+    char nm[256];
+    return err_set(I, "%s(): column '%s' imputes '%s', which is not a number (recode it in the spec)", t->fn,
+                   frame_col_name(f, j, nm, sizeof nm), iv->s);
+}
+
+/* The recode token of a cell after imputation; false when missing. */
+static bool col_token(const TfCol *c, const FrameBlock *f, int64_t i, int64_t j, StrBuf *b, const char **s,
+                      size_t *n)
+{
+    const Str *iv = imputed(c, f, i, j);
+    if (!iv)
+        return cell_token(f, i, j, b, s, n);
+    *s = iv->s;
+    *n = (size_t)iv->len;
+    return iv->len > 0;
 }
 
 /* The bin (1..nbins) of v: the first bin whose maximum is >= v, as
@@ -600,8 +689,74 @@ static double bin_code(const TfCol *c, double v)
  * Building the mapping (encode) and reading it back (apply, decode)
  * ================================================================== */
 
+/* The value global_mean or global_mode imputes in column j: the mean of
+ * its numbers (Kahan sum; NaN when there are none) in Java's text, or its
+ * most frequent token (the first to reach the count; none when the column
+ * is all missing). */
+static Status tf_impute_build(Interp *I, const Tf *t, TfCol *c, const FrameBlock *f, int64_t j)
+{
+    if (c->imp == IMP_MEAN) {
+        double sum = 0, comp = 0;
+        int64_t cnt = 0;
+        for (int64_t i = 0; i < f->rows; i++) {
+            double v;
+            TRY(cell_num(I, t, f, i, j, &v));
+            if (isnan(v))
+                continue;
+            double y = v - comp, s2 = sum + y;
+            comp = (s2 - sum) - y;
+            sum = s2;
+            cnt++;
+        }
+        char buf[32];
+        fmt_double_java(cnt ? sum / (double)cnt : NAN, buf);
+        return (c->impv = str_from(buf)) ? ST_OK : err_set(I, "%s(): out of memory", t->fn);
+    }
+    TfCol tmp = {0};
+    int64_t *cnt = NULL, best = 0;
+    StrBuf b;
+    sb_init(&b);
+    bool oom = false;
+    for (int64_t i = 0; i < f->rows && !oom; i++) {
+        const char *s;
+        size_t n;
+        if (!cell_token(f, i, j, &b, &s, &n)) {
+            oom = b.oom;
+            continue;
+        }
+        int64_t had = tmp.ntok;
+        if (!rc_add(&tmp, s, n, 0)) {
+            oom = true;
+            break;
+        }
+        if (tmp.ntok > had) {
+            int64_t *g = realloc(cnt, (size_t)tmp.captok * sizeof *g);
+            if (!g) {
+                oom = true;
+                break;
+            }
+            cnt = g;
+            cnt[tmp.ntok - 1] = 0;
+        }
+        int64_t code = rc_find(&tmp, s, n);
+        if (++cnt[code - 1] > (best ? cnt[best - 1] : 0))
+            best = code;
+    }
+    if (!oom && best) {
+        c->impv = tmp.tok[best - 1];
+        val_retain(val_str_take(c->impv));
+    }
+    free(cnt);
+    col_free(&tmp);
+    sb_free(&b);
+    return oom ? err_set(I, "%s(): out of memory", t->fn) : ST_OK;
+}
+
 static Status tf_build(Interp *I, Tf *t, const FrameBlock *f)
 {
+    for (int64_t j = 0; j < t->n; j++)
+        if (t->c[j].imp == IMP_MEAN || t->c[j].imp == IMP_MODE)
+            TRY(tf_impute_build(I, t, &t->c[j], f, j));
     StrBuf b;
     sb_init(&b);
     for (int64_t j = 0; j < t->n; j++) {
@@ -610,7 +765,7 @@ static Status tf_build(Interp *I, Tf *t, const FrameBlock *f)
             for (int64_t i = 0; i < f->rows; i++) {
                 const char *s;
                 size_t n;
-                if (!cell_token(f, i, j, &b, &s, &n)) {
+                if (!col_token(c, f, i, j, &b, &s, &n)) {
                     if (b.oom)
                         break;
                     continue;
@@ -628,7 +783,7 @@ static Status tf_build(Interp *I, Tf *t, const FrameBlock *f)
             double lo = INFINITY, hi = -INFINITY;
             for (int64_t i = 0; i < f->rows; i++) {
                 double v;
-                if (cell_num(I, t, f, i, j, &v) != ST_OK) {
+                if (col_num(I, t, c, f, i, j, &v) != ST_OK) {
                     sb_free(&b);
                     return ST_ERR;
                 }
@@ -676,13 +831,6 @@ static bool meta_split(const Str *s, size_t *alen, const char **b)
     return false;
 }
 
-static bool parse_num(const char *s, double *out)
-{
-    char *e;
-    *out = strtod(s, &e);
-    return e != s && !*e;
-}
-
 /* The mapping from the meta frame M (one column per input column). */
 static Status tf_read_meta(Interp *I, Tf *t, const FrameBlock *M)
 {
@@ -691,6 +839,17 @@ static Status tf_read_meta(Interp *I, Tf *t, const FrameBlock *M)
                        (long long)t->n);
     for (int64_t j = 0; j < t->n; j++) {
         TfCol *c = &t->c[j];
+        /* global_mean and global_mode impute what transformencode found,
+         * kept in the meta frame's column metadata as upstream does. */
+        if (t->apply && (c->imp == IMP_MEAN || c->imp == IMP_MODE)) {
+            char nm[256];
+            if (!M->mv || !M->mv[j])
+                return err_set(I, "%s(): the meta frame holds no imputed value for column '%s' (only the meta frame "
+                               "transformencode returned carries them; one read from a file does not)", t->fn,
+                               frame_col_name(M, j, nm, sizeof nm));
+            c->impv = M->mv[j];
+            val_retain(val_str_take(c->impv));
+        }
         if (!c->rc && !c->bin)
             continue;
         if (M->col[j].type != FT_STRING)
@@ -750,7 +909,7 @@ static Status tf_apply(Interp *I, const Tf *t, const FrameBlock *f, Matrix **out
     for (int64_t i = 0; i < f->rows; i++) {
         keep[i] = 1;
         for (int64_t j = 0; j < t->n && keep[i]; j++)
-            if (t->c[j].omit && cell_missing(f, i, j))
+            if (t->c[j].omit && cell_missing(f, i, j) && !t->c[j].impv)
                 keep[i] = 0;
         rows += keep[i];
     }
@@ -772,12 +931,12 @@ static Status tf_apply(Interp *I, const Tf *t, const FrameBlock *f, Matrix **out
             if (c->rc) {
                 const char *s;
                 size_t n;
-                int64_t code = cell_token(f, i, j, &b, &s, &n) ? rc_find(c, s, n) : 0;
+                int64_t code = col_token(c, f, i, j, &b, &s, &n) ? rc_find(c, s, n) : 0;
                 if (b.oom)
                     st = err_set(I, "%s(): out of memory", t->fn);
                 v = code ? (double)code : NAN;
             } else {
-                st = cell_num(I, t, f, i, j, &v);
+                st = col_num(I, t, c, f, i, j, &v);
                 if (c->bin)
                     v = bin_code(c, v);
             }
@@ -812,7 +971,7 @@ static Status tf_meta(Interp *I, const Tf *t, const FrameBlock *f, FrameBlock **
         return ST_ERR;
     for (int64_t j = 0; j < t->n; j++) {
         const TfCol *c = &t->c[j];
-        bool ok = !f->names || frame_set_name(M, j, f->names[j]);
+        bool ok = (!f->names || frame_set_name(M, j, f->names[j])) && (!c->impv || frame_set_mv(M, j, c->impv));
         for (int64_t k = 0; ok && c->rc && k < c->ntok; k++) {
             const Str *s = c->tok[k];
             char code[32];
@@ -857,7 +1016,7 @@ static Status bi_transformencode(Interp *I, const BArgs *a, Value *out)
     const FrameBlock *f;
     const char *spec;
     TRY(args_frame_spec(I, a, &f, &spec));
-    Tf t = {"transformencode", f->cols, NULL, 0};
+    Tf t = {.fn = "transformencode", .n = f->cols};
     Matrix *X = NULL;
     FrameBlock *M = NULL;
     Status st = tf_spec(I, &t, spec, f);
@@ -885,7 +1044,7 @@ static Status bi_transformapply(Interp *I, const BArgs *a, Value *out)
     TRY(args_frame_spec(I, a, &f, &spec));
     if (a->v[A_META].kind != VAL_FRAME)
         return arg_type_error(I, a, A_META, "a frame (transformencode's meta frame)");
-    Tf t = {"transformapply", f->cols, NULL, 0};
+    Tf t = {.fn = "transformapply", .n = f->cols, .apply = true};
     Matrix *X = NULL;
     Status st = tf_spec(I, &t, spec, f);
     if (st == ST_OK)
@@ -945,7 +1104,7 @@ static Status bi_transformdecode(Interp *I, const BArgs *a, Value *out)
     if (a->v[A_META].kind != VAL_FRAME)
         return arg_type_error(I, a, A_META, "a frame (transformencode's meta frame)");
     const FrameBlock *M = a->v[A_META].f;
-    Tf t = {"transformdecode", M->cols, NULL, 0};
+    Tf t = {.fn = "transformdecode", .n = M->cols};
     Status st = tf_spec(I, &t, a->v[A_SPEC].s->s, M);
     if (st == ST_OK)
         st = tf_read_meta(I, &t, M);
@@ -978,7 +1137,7 @@ static Status bi_transformcolmap(Interp *I, const BArgs *a, Value *out)
     const FrameBlock *M;
     const char *spec;
     TRY(args_frame_spec(I, a, &M, &spec));
-    Tf t = {"transformcolmap", M->cols, NULL, 0};
+    Tf t = {.fn = "transformcolmap", .n = M->cols};
     Status st = tf_spec(I, &t, spec, M);
     if (st == ST_OK)
         st = tf_read_meta(I, &t, M);

@@ -330,10 +330,12 @@ Status frame_bind(Interp *I, const char *fname, const Value *v, int n, bool by_c
         for (int64_t j = 0; j < f->cols; j++)
             for (int64_t i = 0; i < f->rows; i++)
                 frame_copy_cell(r, by_cols ? i : off + i, by_cols ? off + j : j, f, i, j);
-        /* Names: cbind concatenates them, rbind keeps the first frame's. */
+        /* Names and imputed values: cbind concatenates them, rbind keeps
+         * the first frame's. */
         if (by_cols || k == 0)
             for (int64_t j = 0; j < f->cols; j++)
-                if (f->names && !frame_set_name(r, by_cols ? off + j : j, f->names[j])) {
+                if ((f->names && !frame_set_name(r, by_cols ? off + j : j, f->names[j])) ||
+                    (f->mv && !frame_set_mv(r, by_cols ? off + j : j, f->mv[j]))) {
                     frame_release(r);
                     return err_set(I, "%s(): out of memory", fname);
                 }
