@@ -105,7 +105,7 @@ static bool js_string(JsP *P, char **out)
             case 'b': c = '\b'; break;
             case 'f': c = '\f'; break;
             case 'u': {
-                /* \uXXXX: ASCII only (spec keys and column names). */
+                /* \uXXXX of the Basic Multilingual Plane. */
                 unsigned cp = 0;
                 for (int k = 0; k < 4; k++) {
                     if (P->p >= P->end || !isxdigit((unsigned char)*P->p)) {
@@ -115,9 +115,26 @@ static bool js_string(JsP *P, char **out)
                     char h = *P->p++;
                     cp = cp * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower(h) - 'a' + 10));
                 }
-                if (cp == 0 || cp > 0x7f) {
+                if (cp == 0 || (cp >= 0xD800 && cp <= 0xDFFF)) {
                     free(s);
-                    return js_fail(P, "a \\u escape beyond ASCII");
+                    return js_fail(P, "a \\u escape of NUL or of half a surrogate pair");
+                }
+                /* As UTF-8: up to two leading bytes now, the last below. */
+                if (n + 4 > cap) {
+                    char *g = realloc(s, cap *= 2);
+                    if (!g) {
+                        free(s);
+                        return js_fail(P, "out of memory");
+                    }
+                    s = g;
+                }
+                if (cp >= 0x800) {
+                    s[n++] = (char)(0xE0 | (cp >> 12));
+                    s[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                    cp = 0x80 | (cp & 0x3F);
+                } else if (cp >= 0x80) {
+                    s[n++] = (char)(0xC0 | (cp >> 6));
+                    cp = 0x80 | (cp & 0x3F);
                 }
                 c = (char)cp;
                 break;
@@ -149,6 +166,8 @@ static bool is_word_char(char c)
 static bool js_word(JsP *P, char **out)
 {
     const char *s = P->p;
+    if (P->p >= P->end)
+        return js_fail(P, "an unexpected end of the text");
     while (P->p < P->end && is_word_char(*P->p))
         P->p++;
     if (P->p == s)
