@@ -92,7 +92,7 @@ void failalloc_reserve(void)
         free(r);
 }
 
-char *diag_dup(const char *msg)
+char *failalloc_msg_dup(const char *msg)
 {
     size_t n = strlen(msg) + 1;
     char *s = malloc(n);

@@ -22,7 +22,7 @@ bool failalloc_fired(void);
  * diagnostic even when memory has run out. If the copy cannot be made, the
  * process-wide reserve (made by failalloc_reserve) is handed out instead,
  * holding the text "out of memory". NULL only when both are gone. */
-char *diag_dup(const char *msg);
+char *failalloc_msg_dup(const char *msg);
 /* Makes the reserve if there is none (called when a Program is made). */
 void failalloc_reserve(void);
 

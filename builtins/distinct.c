@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "../runtime/matrix.h"
+#include "../runtime/rng.h"
 
 enum { DIR_RC, DIR_R, DIR_C };
 
@@ -37,13 +38,9 @@ static int64_t count_distinct(const double *v, int64_t n, int64_t step, uint64_t
         uint64_t b = 0x7ff8000000000000ULL;     /* every NaN is one value */
         if (d == d)
             memcpy(&b, &d, sizeof d);
-        /* splitmix64's finaliser: doubles of small integers differ in their
-         * top bits only, so every bit must reach the slot index */
-        uint64_t h = b ^ (b >> 30);
-        h *= 0xbf58476d1ce4e5b9ULL;
-        h ^= h >> 27;
-        h *= 0x94d049bb133111ebULL;
-        h ^= h >> 31;
+        /* doubles of small integers differ in their top bits only, so
+         * every bit must reach the slot index */
+        uint64_t h = rng_mix64(b);
         for (uint64_t s = h;; s++) {
             s &= cap - 1;
             if (tab[s] == b)

@@ -327,7 +327,7 @@ static Status bi_read(Interp *I, const BArgs *a, Value *out)
     const char *path;
     TRY(arg_string(I, a, R_FILE, NULL, &path));
     char data_path[4096];
-    if (program_find_data(I->prog, path, data_path, sizeof data_path))
+    if (loader_find_data(I->prog, path, data_path, sizeof data_path))
         path = data_path;       /* the examples' data, from any folder */
     char *mtd_path = mtd_path_of(path);
     if (!mtd_path)

@@ -14,13 +14,11 @@
 /* Every family table, in lookup order (the first row with a name wins). */
 static const BuiltinDef *const family_tables[] = {
     bi_core_table,      bi_construct_table, bi_elementwise_table, bi_aggregate_table,
-    bi_reorg_table,     bi_linalg_table,    bi_io_table,          bi_list_string_table,
+    bi_reorg_table,     bi_linalg_table,    bi_io_table,          bi_list_table,
     bi_dnn_table,       bi_stats_table,     bi_paramserv_table,   bi_interp_table,
     bi_plot_table,      bi_help_table,      bi_dnn_norm_table,    bi_dnn_lstm_table,
     bi_distinct_table,  bi_fft_table,       bi_misc_natives_table, bi_sqrtm_table,
-    bi_frame_table,
-    bi_transform_table,
-    bi_frame_clean_table,
+    bi_frame_table,     bi_transform_table, bi_frame_clean_table,
 };
 #define NTABLES (sizeof family_tables / sizeof family_tables[0])
 

@@ -47,29 +47,30 @@ typedef struct OutShape { int64_t rows, cols; bool zero; } OutShape;
  * made is released and ST_ERR returned. */
 Status bi_alloc_outs(Interp *I, const OutShape *shape, int n, Value *res, Matrix **m);
 
-/* Family tables, each terminated by a row with name == NULL. */
-extern const BuiltinDef bi_core_table[];        /* builtins/core.c: print, stop, assert, list, conversions, ... */
-extern const BuiltinDef bi_construct_table[];   /* builtins/construct.c: matrix, rand, seq, sample, table, ... */
-extern const BuiltinDef bi_elementwise_table[];
-extern const BuiltinDef bi_aggregate_table[];
-extern const BuiltinDef bi_reorg_table[];       /* builtins/reorg.c: t, rev, unique, cbind/rbind, removeEmpty, order */
-extern const BuiltinDef bi_linalg_table[];
-extern const BuiltinDef bi_io_table[];
-extern const BuiltinDef bi_list_string_table[];
-extern const BuiltinDef bi_dnn_table[];
-extern const BuiltinDef bi_dnn_norm_table[];    /* builtins/dnn_norm.c: batch_norm2d, backward */
-extern const BuiltinDef bi_dnn_lstm_table[];    /* builtins/dnn_lstm.c: lstm, lstm_backward */
-extern const BuiltinDef bi_stats_table[];
-extern const BuiltinDef bi_paramserv_table[];
-extern const BuiltinDef bi_interp_table[];      /* builtins/interp_bi.c (lead): exists, eval */
-extern const BuiltinDef bi_plot_table[];        /* builtins/plot.c: plot */
-extern const BuiltinDef bi_help_table[];        /* builtins/help.c: help, ls, describe */
-extern const BuiltinDef bi_distinct_table[];    /* builtins/distinct.c: countDistinct and its variants */
-extern const BuiltinDef bi_fft_table[];         /* builtins/fft.c: fft, ifft, *_linearized, stft */
-extern const BuiltinDef bi_misc_natives_table[]; /* builtins/misc_natives.c: roll, ppred, compress, local */
-extern const BuiltinDef bi_sqrtm_table[];       /* builtins/sqrtm.c: sqrtMatrixJava */
-extern const BuiltinDef bi_frame_table[];       /* builtins/frame.c: as.frame, typeof, colnames, applySchema */
-extern const BuiltinDef bi_frame_clean_table[]; /* builtins/frame_clean.c: detectSchema, dropInvalidType/Length, map */
-extern const BuiltinDef bi_transform_table[];   /* builtins/transform.c: transformencode/apply/decode/colmap */
+/* Family tables, each terminated by a row with name == NULL; one per file,
+ * named after it. */
+extern const BuiltinDef bi_core_table[];        /* core.c: print, stop, assert, toString, as.*, nrow/ncol/length, ifelse, time, is.na, ... */
+extern const BuiltinDef bi_construct_table[];   /* construct.c: matrix, rand, seq, sample, diag, table, toOneHot, outer, replace, lower.tri */
+extern const BuiltinDef bi_elementwise_table[]; /* elementwise.c: exp, log, round, trig, sigmoid, min/max, pmin/pmax, xor, bitw* */
+extern const BuiltinDef bi_aggregate_table[];   /* aggregate.c: sum, mean, var, sd, prod, trace, row and column aggregates, cum* */
+extern const BuiltinDef bi_reorg_table[];       /* reorg.c: t, rev, unique, cbind/append/rbind, removeEmpty, order */
+extern const BuiltinDef bi_linalg_table[];      /* linalg.c: solve, inv, det, cholesky, eigen, lu, qr, svd */
+extern const BuiltinDef bi_io_table[];          /* io.c: read, readMM, write (the formats: io/) */
+extern const BuiltinDef bi_list_table[];        /* list.c: list, remove */
+extern const BuiltinDef bi_dnn_table[];         /* dnn.c: conv2d and backward, max/avg pooling and backward, bias_add, bias_multiply */
+extern const BuiltinDef bi_dnn_norm_table[];    /* dnn_norm.c: batch_norm2d, backward */
+extern const BuiltinDef bi_dnn_lstm_table[];    /* dnn_lstm.c: lstm, lstm_backward */
+extern const BuiltinDef bi_stats_table[];       /* stats.c: moment, cov, median, quantile, cdf/icdf, pnorm ... qt, aggregate, contains */
+extern const BuiltinDef bi_paramserv_table[];   /* paramserv/paramserv.c: paramserv */
+extern const BuiltinDef bi_interp_table[];      /* interp_bi.c: exists, eval, evalList */
+extern const BuiltinDef bi_plot_table[];        /* plot.c: plot */
+extern const BuiltinDef bi_help_table[];        /* help.c: help, ls, describe */
+extern const BuiltinDef bi_distinct_table[];    /* distinct.c: countDistinct and its variants */
+extern const BuiltinDef bi_fft_table[];         /* fft.c: fft, ifft, *_linearized, stft */
+extern const BuiltinDef bi_misc_natives_table[]; /* misc_natives.c: roll, ppred, compress, decompress, local */
+extern const BuiltinDef bi_sqrtm_table[];       /* sqrtm.c: sqrtMatrixJava */
+extern const BuiltinDef bi_frame_table[];       /* frame.c: as.frame, typeof, colnames, applySchema */
+extern const BuiltinDef bi_frame_clean_table[]; /* frame_clean.c: detectSchema, dropInvalidType, dropInvalidLength, map */
+extern const BuiltinDef bi_transform_table[];   /* transform.c: transformencode, transformapply, transformdecode, transformcolmap */
 
 #endif

@@ -54,9 +54,37 @@ static const char usage_text[] =
     "affine.dml\") works from any folder.\n"
     "\n"
     "In the REPL: help() lists the topics, help(rowSums) or ?rowSums shows one,\n"
-    "ls() the variables, describe(x) a one-line summary of a value.\n"
-    "\n"
-    "environment: DML_PATH, DML_STDLIB, DML_THREADS, OPENBLAS_CORETYPE.\n";
+    "ls() the variables, describe(x) a one-line summary of a value.\n";
+
+/* The environment part of --help: every DML_* variable, named by the
+ * entries of doc/environment.md (tests/unit/test_env_doc.c keeps those
+ * complete), so the list cannot fall behind the code. */
+typedef struct EnvList { int col; } EnvList;
+
+static void env_name(const char *name, void *ctx)
+{
+    EnvList *l = ctx;
+    int n = (int)strlen(name);
+    if (l->col == 0) {
+        printf("  %s", name);
+        l->col = 2 + n;
+    } else if (l->col + 2 + n > 78) {
+        printf(",\n  %s", name);
+        l->col = 2 + n;
+    } else {
+        printf(", %s", name);
+        l->col += 2 + n;
+    }
+}
+
+static void print_usage(void)
+{
+    fputs(usage_text, stdout);
+    fputs("\nenvironment (dml help NAME says what each does; doc/environment.md):\n", stdout);
+    EnvList l = {0};
+    help_each_name("doc/environment.md", env_name, &l);
+    fputs(".\nOpenBLAS's own OPENBLAS_CORETYPE is honoured too (dml help DML_BLAS_CORETYPE).\n", stdout);
+}
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -220,7 +248,7 @@ static int run_script(RunOpts *o)
         name = "<inline>";
     } else {
         DiagErr err;
-        text = program_read_file(o->file, &len, &err);
+        text = loader_read_file(o->file, &len, &err);
         if (!text) {
             fprintf(stderr, "dml: %s\n", err.msg);
             return 1;
@@ -357,7 +385,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && (is_help_flag(argv[1]) || strcmp(argv[1], "help") == 0 ||
                       ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "-f") == 0) && argc >= 3 &&
                        is_help_flag(argv[2])))) {
-        fputs(usage_text, stdout);
+        print_usage();
         return 0;
     }
     if (argc >= 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-version") == 0)) {

@@ -19,6 +19,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "../base/strbuf.h"
 #include "../builtins/help.h"
 #include "../builtins/registry.h"
 #include "../parser/parse.h"
@@ -42,8 +43,7 @@ typedef struct Repl {
     Frame top;              /* the persistent top-level frame; its slots are ours */
     bool tty;               /* stdin is a terminal: readline, prompts, history */
     int ninput;             /* inputs loaded so far (names them "<repl#N>") */
-    char *buf;              /* the input being accumulated (lines joined by '\n') */
-    size_t len, cap;
+    StrBuf in;              /* the input being accumulated (lines joined by '\n') */
     char *histfile;         /* malloc'd path, or NULL for no history file */
     int hist_added;         /* entries added this session (appended on exit) */
     bool had_error;         /* any input failed (piped mode exit status) */
@@ -650,8 +650,8 @@ static bool repl_help(Repl *r, const char *text)
  * (the input ends inside an open construct). */
 static bool handle_input(Repl *r)
 {
-    const char *text = r->buf;
-    size_t len = r->len;
+    const char *text = r->in.p;
+    size_t len = r->in.len;
     char name[32];
     snprintf(name, sizeof name, "<%s#%d>", r->tty ? "repl" : "stdin", r->ninput + 1);
     bool einc = false, pinc = false;
@@ -707,23 +707,13 @@ static bool only_blank(const char *s)
 /* False when out of memory (the input so far is dropped). */
 static bool buf_append(Repl *r, const char *line)
 {
-    size_t n = strlen(line);
-    size_t need = r->len + n + 2;
-    if (need > r->cap) {
-        size_t cap = r->cap ? r->cap : 256;
-        while (cap < need)
-            cap *= 2;
-        char *b = realloc(r->buf, cap);
-        if (!b)
-            return false;
-        r->buf = b;
-        r->cap = cap;
+    if (r->in.len)
+        sb_putn(&r->in, "\n", 1);
+    sb_puts(&r->in, line);
+    if (r->in.oom) {
+        sb_free(&r->in);
+        return false;
     }
-    if (r->len)
-        r->buf[r->len++] = '\n';
-    memcpy(r->buf + r->len, line, n);
-    r->len += n;
-    r->buf[r->len] = '\0';
     return true;
 }
 
@@ -810,13 +800,13 @@ int repl_main(Program *prog, uint64_t seed)
 
     for (;;) {
         char *line = NULL;
-        int got = r.tty ? read_line_tty(r.len ? PROMPT_MORE : PROMPT, &line) : read_line_pipe(&line);
+        int got = r.tty ? read_line_tty(r.in.len ? PROMPT_MORE : PROMPT, &line) : read_line_pipe(&line);
         if (got == READ_INTERRUPTED) {
-            r.len = 0;      /* Ctrl-C abandons the whole (multi-line) input */
+            r.in.len = 0;      /* Ctrl-C abandons the whole (multi-line) input */
             continue;
         }
         if (got == READ_EOF) {
-            if (r.len) {
+            if (r.in.len) {
                 /* EOF inside an open construct: say what is missing. On a
                  * terminal this was Ctrl-D at the continuation prompt: drop
                  * the input but keep the session (its variables) alive. */
@@ -826,13 +816,13 @@ int repl_main(Program *prog, uint64_t seed)
                 snprintf(name, sizeof name, "<%s#%d>", r.tty ? "repl" : "stdin", r.ninput + 1);
                 if (r.tty)
                     putchar('\n');
-                if (try_parse(name, r.buf, r.len, PARSE_EXPR, &einc, &eerr))
+                if (try_parse(name, r.in.p, r.in.len, PARSE_EXPR, &einc, &eerr))
                     diag_fail(&eerr, "syntax error");   /* cannot happen: it failed before */
-                if (try_parse(name, r.buf, r.len, PARSE_PROGRAM, &pinc, &perr))
+                if (try_parse(name, r.in.p, r.in.len, PARSE_PROGRAM, &pinc, &perr))
                     diag_fail(&perr, "syntax error");
-                report_parse_error(pick_error(&eerr, einc, &perr, pinc), r.buf, r.len);
+                report_parse_error(pick_error(&eerr, einc, &perr, pinc), r.in.p, r.in.len);
                 r.had_error = true;
-                r.len = 0;
+                r.in.len = 0;
                 if (r.tty)
                     continue;
             } else if (r.tty) {
@@ -840,22 +830,22 @@ int repl_main(Program *prog, uint64_t seed)
             }
             break;
         }
-        if (r.len == 0 && only_blank(line)) {
+        if (r.in.len == 0 && only_blank(line)) {
             free(line);
             continue;
         }
         if (!buf_append(&r, line)) {
             free(line);
             fputs("out of memory: input dropped\n", stderr);
-            r.len = 0;
+            r.in.len = 0;
             continue;
         }
         free(line);
         if (!handle_input(&r))
             continue;
         if (r.tty)
-            history_add(&r, r.buf);
-        r.len = 0;
+            history_add(&r, r.in.p);
+        r.in.len = 0;
         if (r.quit)
             break;
     }
@@ -866,7 +856,7 @@ int repl_main(Program *prog, uint64_t seed)
         remove_signals();
         cb_repl = NULL;
     }
-    free(r.buf);
+    sb_free(&r.in);
     for (int i = 0; i < r.top.nslots; i++)
         val_release(r.top.slots[i]);
     free(r.top.slots);

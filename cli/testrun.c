@@ -49,7 +49,7 @@ static int parse_opts(int argc, char **argv, Opts *o)
         const char *a = argv[i];
         const char *val = NULL;
         if (only_operands || a[0] != '-' || a[1] == '\0') {
-            tr_sl_push(&o->operands, tr_xstrdup(a));
+            tr_sl_push_take(&o->operands, tr_xstrdup(a));
             continue;
         }
         if (strcmp(a, "--") == 0) {

@@ -76,7 +76,7 @@ bool tr_ctx_init(RunCtx *c, const char *self_exe, const StrList *wrap)
         return false;
     }
     for (size_t i = 0; i < wrap->n; i++)
-        tr_sl_push(&c->wrap, tr_xstrdup(wrap->v[i]));
+        tr_sl_push_take(&c->wrap, tr_xstrdup(wrap->v[i]));
     if (c->wrap.n > 0) {
         char *full = find_in_path(c->wrap.v[0]);
         if (!full) {

@@ -48,7 +48,7 @@ static void walk_dir(const char *dir, int depth, StrList *out)
             walk_dir(p, depth + 1, out);
             free(p);
         } else if (S_ISREG(st.st_mode) && tr_ends_with(e->d_name, ".dml")) {
-            tr_sl_push(out, p);
+            tr_sl_push_take(out, p);
         } else {
             free(p);
         }
@@ -199,8 +199,8 @@ bool tr_collect(const Opts *o, Test **tests, size_t *ntests, StrList *skipped)
         } else if (S_ISDIR(st.st_mode)) {
             walk_dir(op, 0, &found);
         } else if (tr_ends_with(op, ".dml")) {
-            tr_sl_push(&explicit_files, tr_xstrdup(op));
-            tr_sl_push(&found, tr_xstrdup(op));
+            tr_sl_push_take(&explicit_files, tr_xstrdup(op));
+            tr_sl_push_take(&found, tr_xstrdup(op));
         } else {
             fprintf(stderr, "dml test: %s: not a directory or a .dml file\n", op);
             ok = false;
@@ -229,7 +229,7 @@ bool tr_collect(const Opts *o, Test **tests, size_t *ntests, StrList *skipped)
         } else {
             tr_test_free(&v[k]);
             if (!expl)
-                tr_sl_push(skipped, tr_xstrdup(found.v[i]));
+                tr_sl_push_take(skipped, tr_xstrdup(found.v[i]));
         }
     }
     tr_sl_free(&found);

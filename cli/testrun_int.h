@@ -26,7 +26,9 @@
 /* A growable list of strings (testrun_util.c); text is built in a StrBuf. */
 typedef struct StrList { char **v; size_t n, cap; } StrList;
 
-bool tr_sl_push(StrList *l, char *s);
+/* Appends s (malloc'd, taken: freed when it cannot be kept); false when
+ * s is NULL or memory ran out. */
+bool tr_sl_push_take(StrList *l, char *s);
 void tr_sl_free(StrList *l);
 char *tr_xstrdup(const char *s);
 char *tr_path_join(const char *dir, const char *name);

@@ -15,7 +15,7 @@
  * String lists
  * ====================================================================== */
 
-bool tr_sl_push(StrList *l, char *s)
+bool tr_sl_push_take(StrList *l, char *s)
 {
     if (!s)
         return false;
@@ -154,7 +154,7 @@ bool tr_split_words(const char *text, StrList *out)
             sb_free(&w);
             return false;
         }
-        if (!tr_sl_push(out, w.p))
+        if (!tr_sl_push_take(out, w.p))
             return false;
     }
 }

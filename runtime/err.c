@@ -22,7 +22,7 @@ static Status err_vset(Interp *I, const Loc *loc, const char *fmt, va_list ap)
     if (msg)
         vsnprintf(msg, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
-    I->err.msg = msg ? msg : diag_dup("out of memory");   /* no room for the real message */
+    I->err.msg = msg ? msg : failalloc_msg_dup("out of memory");   /* no room for the real message */
     if (loc) {
         I->err.loc = *loc;
         I->err.has_loc = loc->file != NULL;

@@ -159,7 +159,7 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
         }
         return eval_call(I, n, out, 1, false);
     case N_INDEX:
-        return eval_index(I, n, out);
+        return index_get(I, n, out);
     case N_EXPRLIST:
         return eval_exprlist(I, n, out);
     default:

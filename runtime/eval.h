@@ -9,12 +9,12 @@
 #include "interp.h"
 #include "program.h"
 
+/* ---- index.c ---- */
 /* X[...] on a matrix or list. */
-Status eval_index(Interp *I, const Node *n, Value *out);
+Status index_get(Interp *I, const Node *n, Value *out);
 /* target[...] = v (v owned), or += when 'accum'. */
-Status exec_left_index_take(Interp *I, const Lhs *l, Value v, bool accum, const Loc *loc);
-/* Predicate of if/while as a boolean. */
-Status eval_pred(Interp *I, const Node *n, bool *out);
+Status index_set_take(Interp *I, const Lhs *l, Value v, bool accum, const Loc *loc);
+
 /* Store v (owned) in slot s of the current frame. */
 static inline void slot_set_take(Interp *I, int s, Value v)
 {
@@ -23,7 +23,5 @@ static inline void slot_set_take(Interp *I, int s, Value v)
     *p = v;
     val_release(old);
 }
-/* A scalar as a 1-based index (ints, integral doubles truncated as doc/language.md, "types"). */
-Status eval_index_value(Interp *I, Value v, int64_t *out);
 
 #endif

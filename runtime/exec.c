@@ -24,7 +24,8 @@ Status exec_sync_top(Interp *I, Frame *top)
     return ST_OK;
 }
 
-Status eval_pred(Interp *I, const Node *n, bool *out)
+/* Predicate of if/while as a boolean. */
+static Status exec_pred(Interp *I, const Node *n, bool *out)
 {
     Value v;
     TRY(eval_expr(I, n, &v));
@@ -59,7 +60,7 @@ static Status exec_assign(Interp *I, const Node *s)
     Value v;
     TRY(eval_expr(I, s->assign.value, &v));
     if (l->indexed)
-        return exec_left_index_take(I, l, v, s->assign.accum, &s->loc);
+        return index_set_take(I, l, v, s->assign.accum, &s->loc);
     if (s->assign.accum) {
         Value cur = I->frame->slots[l->slot];
         if (cur.kind == VAL_NONE) {
@@ -151,7 +152,7 @@ static Status exec_for(Interp *I, const Node *s)
     if (s->loop.parfor) {
         if (last >= (uint64_t)INT64_MAX)
             return err_at(I, &s->loc, "parfor: more than 2^63-1 iterations");
-        return exec_parfor(I, s, a, inc, (int64_t)last + 1);
+        return parfor_run(I, s, a, inc, (int64_t)last + 1);
     }
     int slot = s->loop.var_slot;
     int64_t i = a;
@@ -172,7 +173,7 @@ static Status exec_while(Interp *I, const Node *s)
         if (interp_interrupted(I))
             return eval_raise_interrupt(I, &s->loc);
         bool go;
-        TRY(eval_pred(I, s->loop.cond, &go));
+        TRY(exec_pred(I, s->loop.cond, &go));
         if (!go)
             return ST_OK;
         TRY(exec_block(I, s->loop.body, s->loop.nbody));
@@ -203,7 +204,7 @@ static Status exec_stmt(Interp *I, const Node *s)
     }
     case N_IF: {
         bool c;
-        TRY(eval_pred(I, s->ifs.cond, &c));
+        TRY(exec_pred(I, s->ifs.cond, &c));
         return c ? exec_block(I, s->ifs.then_b, s->ifs.nthen) : exec_block(I, s->ifs.else_b, s->ifs.nelse);
     }
     case N_FOR:

@@ -15,7 +15,8 @@ typedef struct Span {
     int64_t lo, hi;         /* 0-based, half-open [lo, hi) */
 } Span;
 
-Status eval_index_value(Interp *I, Value v, int64_t *out)
+/* A scalar as a 1-based index (ints, integral doubles truncated as doc/language.md, "types"). */
+static Status index_value(Interp *I, Value v, int64_t *out)
 {
     switch (v.kind) {
     case VAL_INT: *out = v.i; return ST_OK;
@@ -41,7 +42,7 @@ static Status part_bound(Interp *I, const Node *n, int64_t *out)
 {
     Value v;
     TRY(eval_expr(I, n, &v));
-    Status st = eval_index_value(I, v, out);
+    Status st = index_value(I, v, out);
     val_release(v);
     if (st != ST_OK)
         return err_stamp(I, &n->loc);
@@ -143,7 +144,7 @@ static Status list_pos(Interp *I, const List *l, const Node *n, int64_t *pos, bo
         return ST_OK;
     }
     int64_t k;
-    Status st = eval_index_value(I, v, &k);
+    Status st = index_value(I, v, &k);
     val_release(v);
     if (st != ST_OK)
         return err_stamp(I, &n->loc);
@@ -193,7 +194,7 @@ static Status index_list(Interp *I, const Node *n, const List *l, Value *out)
     return ST_OK;
 }
 
-Status eval_index(Interp *I, const Node *n, Value *out)
+Status index_get(Interp *I, const Node *n, Value *out)
 {
     Value t;
     TRY(eval_expr(I, n->index.target, &t));
@@ -376,7 +377,7 @@ static Status assign_list_take(Interp *I, List *L, ListTarget *t, Value v, const
     return ST_OK;
 }
 
-Status exec_left_index_take(Interp *I, const Lhs *l, Value v, bool accum, const Loc *loc)
+Status index_set_take(Interp *I, const Lhs *l, Value v, bool accum, const Loc *loc)
 {
     Value *slot = &I->frame->slots[l->slot];
     if (slot->kind == VAL_NONE) {

@@ -15,7 +15,7 @@
 
 /* ---- reading files ---- */
 
-char *program_read_file(const char *path, size_t *len, DiagErr *err)
+char *loader_read_file(const char *path, size_t *len, DiagErr *err)
 {
     DiagErr scratch;
     if (!err)
@@ -76,7 +76,7 @@ static bool try_path(char *out, size_t cap, const char *dir, const char *rel)
  * fallback), the sourcing file's folder, each folder of DML_PATH, then the
  * stdlib installed with dml (a leading "scripts/" is dropped there, so
  * upstream's source("scripts/nn/...") finds our stdlib too). */
-bool program_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap)
+bool loader_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap)
 {
     if (path[0] == '/')
         return try_path(out, cap, NULL, path);
@@ -97,10 +97,10 @@ bool program_find_source(const Program *p, const char *path, const char *from_di
         }
         free(copy);
     }
-    return program_find_stdlib(p, path, out, cap);
+    return loader_find_stdlib(p, path, out, cap);
 }
 
-bool program_find_stdlib(const Program *p, const char *path, char *out, size_t cap)
+bool loader_find_stdlib(const Program *p, const char *path, char *out, size_t cap)
 {
     const char *rel = path;
     while (rel[0] == '.' && rel[1] == '/')
@@ -126,7 +126,7 @@ bool program_find_stdlib(const Program *p, const char *path, char *out, size_t c
     return false;
 }
 
-bool program_find_data(const Program *p, const char *path, char *out, size_t cap)
+bool loader_find_data(const Program *p, const char *path, char *out, size_t cap)
 {
     if (strncmp(path, "data/", 5) != 0 || is_file(path) || !p->exe_dir)
         return false;
@@ -170,7 +170,7 @@ static bool find_builtin_file(const Program *p, const char *name, char *out, siz
             return true;
         }
     }
-    return program_find_stdlib(p, rel + strlen("scripts/"), out, cap);
+    return loader_find_stdlib(p, rel + strlen("scripts/"), out, cap);
 }
 
 /* ---- parsing files into modules ---- */
@@ -207,7 +207,7 @@ static bool load_text(Program *p, const char *key, const char *found, const char
 static bool load_file(Program *p, const char *key, const char *found, Loaded *out, DiagErr *e)
 {
     size_t len;
-    char *text = program_read_file(found, &len, e);
+    char *text = loader_read_file(found, &len, e);
     if (!text)
         return false;
     bool ok = load_text(p, key, found, text, len, out, e);
@@ -252,7 +252,7 @@ bool loader_source(Program *p, const Module *from, const char *path, Loaded *out
         while (rel[0] == '.' && rel[1] == '/')
             rel += 2;
         struct stat st;
-        bool found_ok = program_find_source(p, rel, from->dir, found, sizeof found);
+        bool found_ok = loader_find_source(p, rel, from->dir, found, sizeof found);
         if (!found_ok && stat(rel, &st) == 0 && S_ISDIR(st.st_mode)) {
             ok = diag_fail(e, "cannot source '%s': is a directory", path);
         } else if (!found_ok) {

@@ -15,24 +15,24 @@
 
 /* Whole file as a NUL-terminated malloc'd buffer; NULL on failure, with
  * the reason (no position) in *err when 'err' is not NULL. */
-char *program_read_file(const char *path, size_t *len, DiagErr *err);
+char *loader_read_file(const char *path, size_t *len, DiagErr *err);
 /* Find the file for source("path"); writes the path to read into out. */
-bool program_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap);
+bool loader_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap);
 /* Find 'path' in the stdlib folders only (DML_STDLIB, next to the executable,
  * under the install prefix). */
-bool program_find_stdlib(const Program *p, const char *path, char *out, size_t cap);
+bool loader_find_stdlib(const Program *p, const char *path, char *out, size_t cap);
 /* read("data/..."): when the relative path 'path' starts with "data/" and
  * is not there in the working directory, the embedded data installed with
  * dml (share/dml/data, or the source tree's data/ next to a build) is used,
  * so the example scripts run from any folder. True (and the full path in
  * 'out') when such a file exists; false leaves 'path' to be read as given. */
-bool program_find_data(const Program *p, const char *path, char *out, size_t cap);
+bool loader_find_data(const Program *p, const char *path, char *out, size_t cap);
 
 /* A module found by the loader: 'stmts' are the statements to declare when
  * the file was parsed just now; none (n == 0) when it was loaded before. */
 typedef struct Loaded { Module *mod; Node **stmts; int n; } Loaded;
 /* The module of source(path) written in module 'from': the one already
- * loaded under its namespace key, or the file found (program_find_source,
+ * loaded under its namespace key, or the file found (loader_find_source,
  * or the files rank 0 shipped) and parsed. False on failure, with *e set: a
  * syntax error at its position in the file (whose text the Program keeps),
  * or, with no position, what went wrong, to be reported at the source(). */

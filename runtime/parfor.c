@@ -200,7 +200,7 @@ static int option_int(Interp *I, const Node *s, const char *name, int dflt)
     return dflt;
 }
 
-Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t count)
+Status parfor_run(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t count)
 {
     uint64_t seed = rng_next(&I->rng);
     /* Default parallelism: the thread budget (--threads / DML_THREADS). */

@@ -6,7 +6,7 @@
 #include "interp.h"
 
 /* Run the parfor loop 's' for iteration values a, a+inc, ... (count of them). */
-Status exec_parfor(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t count);
+Status parfor_run(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t count);
 
 /* Upstream's message for a loop-carried dependency; %s names the variable. */
 #define PARFOR_DEP_FMT                                                                                        \

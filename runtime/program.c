@@ -242,5 +242,5 @@ char *program_render_err(const Program *p, const DiagErr *e, bool nl)
     size_t len = 0;
     const char *text = e->has_loc && e->loc.file ? program_file_text(p, e->loc.file, &len) : NULL;
     char *s = diag_render_err(e, text, len, nl);
-    return s ? s : diag_dup(e->msg);    /* the reserve "out of memory" at worst */
+    return s ? s : failalloc_msg_dup(e->msg);    /* the reserve "out of memory" at worst */
 }

@@ -119,4 +119,22 @@ const char *program_file_text(const Program *p, const char *file, size_t *len);
 /* The line 'line' (1-based) of a loaded file, for carets; NULL if unknown. */
 const char *program_source_line(const Program *p, const char *file, int line, size_t *len);
 
+/* ---- loading: parse a text, then resolve it (program_load.c) ---- */
+/* Each returns false on error with *err set (base/diag.h): a syntax error,
+ * or a load or resolve error, at its position in a file whose text the
+ * Program keeps (program_render_err shows it with the caret), or without
+ * position ("out of memory"). */
+
+/* Load and resolve the main script (and everything it sources). Sets
+ * *stmts and *n to its top-level statements. */
+bool program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n,
+                       DiagErr *err);
+/* REPL: parse and resolve one more chunk of input against the main module.
+ * Sets *incomplete when the text ends inside an open construct. */
+bool program_load_chunk(Program *p, const char *name, const char *text, size_t len, Node ***stmts, int *n,
+                        bool *incomplete, DiagErr *err);
+/* REPL: parse and resolve a single bare expression (PARSE_EXPR); never
+ * reports "incomplete". */
+bool program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr, DiagErr *err);
+
 #endif

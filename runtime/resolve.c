@@ -17,7 +17,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../parser/parse.h"
 #include "builtin_api.h"
 #include "dtcheck.h"
 #include "liveness.h"
@@ -1192,65 +1191,4 @@ Module *resolve_builtin_module(Program *p, const char *name, DiagErr *err)
         return NULL;
     }
     return m;
-}
-
-/* ---- loading: parse a text, then resolve it ---- */
-
-bool program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n,
-                       DiagErr *err)
-{
-    const char *file = program_add_text(p, path, text, len);
-    if (!file)
-        return diag_fail(err, "out of memory");
-    p->main->path = file;
-    const char *slash = strrchr(path, '/');
-    p->main->dir = slash ? arena_strndup(p->arena, path, (size_t)(slash - path)) : ".";
-    if (!p->main->dir)
-        return diag_fail(err, "out of memory");
-    ParseOut po = {0};
-    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
-        *err = po.err;
-        return false;
-    }
-    if (!resolve_chunk(p, p->main, po.stmts, po.n, false, err))
-        return false;
-    *stmts = po.stmts;
-    *n = po.n;
-    return true;
-}
-
-bool program_load_chunk(Program *p, const char *name, const char *text, size_t len, Node ***stmts, int *n,
-                        bool *incomplete, DiagErr *err)
-{
-    *incomplete = false;
-    const char *file = program_add_text(p, name, text, len);
-    if (!file)
-        return diag_fail(err, "out of memory");
-    ParseOut po = {0};
-    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
-        *incomplete = po.incomplete;
-        *err = po.err;
-        return false;
-    }
-    if (!resolve_chunk(p, p->main, po.stmts, po.n, true, err))
-        return false;
-    *stmts = po.stmts;
-    *n = po.n;
-    return true;
-}
-
-bool program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr, DiagErr *err)
-{
-    const char *file = program_add_text(p, name, text, len);
-    if (!file)
-        return diag_fail(err, "out of memory");
-    ParseOut po = {0};
-    if (!parse_source(p->arena, file, text, len, PARSE_EXPR, &po)) {
-        *err = po.err;
-        return false;
-    }
-    if (!resolve_expr(p, p->main, po.expr, err))
-        return false;
-    *expr = po.expr;
-    return true;
 }

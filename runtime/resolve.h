@@ -9,24 +9,6 @@
 
 #include "program.h"
 
-/* ---- the front door: parse a text, then resolve it ---- */
-/* Each returns false on error with *err set (base/diag.h): a syntax error,
- * or a load or resolve error, at its position in a file whose text the
- * Program keeps (program_render_err shows it with the caret), or without
- * position ("out of memory"). */
-
-/* Load and resolve the main script (and everything it sources). Sets
- * *stmts and *n to its top-level statements. */
-bool program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n,
-                       DiagErr *err);
-/* REPL: parse and resolve one more chunk of input against the main module.
- * Sets *incomplete when the text ends inside an open construct. */
-bool program_load_chunk(Program *p, const char *name, const char *text, size_t len, Node ***stmts, int *n,
-                        bool *incomplete, DiagErr *err);
-/* REPL: parse and resolve a single bare expression (PARSE_EXPR); never
- * reports "incomplete". */
-bool program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr, DiagErr *err);
-
 /* ---- the pass itself ---- */
 /* Resolve the statements of one chunk of module 'm' (a whole main script, or
  * one REPL input when 'repl' is set, which allows redefining functions).

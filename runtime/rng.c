@@ -10,29 +10,22 @@
 #include <time.h>
 
 /* splitmix64 (Steele, Lea & Flood): a Weyl sequence with step GAMMA, each
- * term passed through mix(), a bijection of 64-bit words. */
+ * term passed through rng_mix64 (rng.h), a bijection of 64-bit words. */
 #define GAMMA 0x9e3779b97f4a7c15ULL
-
-static inline uint64_t mix(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 static uint64_t splitmix64(uint64_t *x)
 {
-    return mix(*x += GAMMA);
+    return rng_mix64(*x += GAMMA);
 }
 
 uint64_t rng_split(uint64_t seed, uint64_t k)
 {
-    return mix(seed + GAMMA * k);
+    return rng_mix64(seed + GAMMA * k);
 }
 
 uint64_t rng_mix3(uint64_t a, uint64_t b, uint64_t c)
 {
-    return mix(a ^ (b + GAMMA) * 0xbf58476d1ce4e5b9ULL ^ (c + 0x632be59bd9b4e019ULL) * 0x94d049bb133111ebULL);
+    return rng_mix64(a ^ (b + GAMMA) * 0xbf58476d1ce4e5b9ULL ^ (c + 0x632be59bd9b4e019ULL) * 0x94d049bb133111ebULL);
 }
 
 static inline uint64_t rotl(uint64_t x, int k)

@@ -36,4 +36,14 @@ uint64_t rng_split(uint64_t seed, uint64_t k);
 /* One seed from three words, e.g. (seed, worker + 1, epoch): */
 uint64_t rng_mix3(uint64_t a, uint64_t b, uint64_t c);
 
+/* splitmix64's finaliser: a bijection of 64-bit words in which every input
+ * bit reaches every output bit. The mixer behind the seeds above; also a
+ * hash of doubles' bit patterns (countDistinct's table). */
+static inline uint64_t rng_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 #endif

@@ -32,7 +32,7 @@ static void broadcast_all(PsRun *run)
 
 /* With run->mu held: records 'msg' (malloc'd, taken; NULL: none) as the
  * failure unless there is one already, and stops everyone. */
-static void fail_locked(PsRun *run, char *msg)
+static void fail_locked_take(PsRun *run, char *msg)
 {
     if (!run->failure && msg) {
         size_t l = strlen(msg);
@@ -49,7 +49,7 @@ static void fail_locked(PsRun *run, char *msg)
 void ps_fail_msg(PsRun *run, const char *msg)
 {
     pthread_mutex_lock(&run->mu);
-    fail_locked(run, run->failure ? NULL : strdup(msg ? msg : "unknown error"));
+    fail_locked_take(run, run->failure ? NULL : strdup(msg ? msg : "unknown error"));
     pthread_mutex_unlock(&run->mu);
 }
 
@@ -65,7 +65,7 @@ void ps_fail(PsRun *run, Interp *I, const char *who)
         if (failure)
             snprintf(failure, len, "%s%s%s", who, *who ? ": " : "", msg ? msg : "unknown error");
     }
-    fail_locked(run, failure);
+    fail_locked_take(run, failure);
     pthread_mutex_unlock(&run->mu);
     free(msg);
 }

@@ -217,7 +217,7 @@ typedef struct PsRun {
     _Atomic double prog_last, prog_epoch_t0;
     /* server-thread-only state */
     Interp SI;
-    Frame stop;
+    Frame server_top;           /* the server Interp's bottom frame */
     Value model;                /* the global model (owned) */
     int64_t epoch_pushes_needed;
     PsEpochs epochs;            /* pushes received per epoch */
@@ -233,7 +233,6 @@ typedef struct PsRun {
     int64_t ninbox, capinbox;
     atomic_int abort;           /* set on failure; polled by every Interp */
     char *failure;              /* first failure message (malloc'd) */
-    int workers_done;
 } PsRun;
 
 /* ---- channel.c: the seam between server and workers ---- */

@@ -75,7 +75,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     workers_begin(&ws, run->remote ? 0 : run->k);
     worker_interp_init(&run->SI, I->prog, rng_mix3(c->seed, 0, 0), &run->abort, 0, I->out);
     run->SI.sink = I->sink;
-    run->SI.frame = &run->stop;
+    run->SI.frame = &run->server_top;
     for (int i = 0; i < run->k; i++) {
         PsWorker *w = &run->w[i];
         w->run = run;

@@ -37,6 +37,10 @@ check() {
 check "dml --help" 0 '^usage: dml run FILE' "$DML" --help
 check "dml run --help prints help" 0 '^usage: dml run FILE' "$DML" run --help
 check "dml run -h prints help" 0 '^usage: dml run FILE' "$DML" run -h
+# Every DML_* variable the sources read is listed by dml --help.
+for v in $(cd "$root" && grep -rhoE '"DML_[A-Z0-9_]+"' base parser lexer runtime builtins cli | tr -d '"' | sort -u); do
+    check "dml --help lists $v" 0 "[ ,]$v[,.]" "$DML" --help
+done
 check "dml help TOPIC" 0 '^  rowSums\(X\) -> matrix nrow\(X\) x 1$' "$DML" help rowSums
 check "dml help of an nn layer" 0 '^  forward\(X, W, b\) -> out$' "$DML" help nn/layers/affine.dml
 check "dml help of an unknown topic" 1 "^no help for 'rowsum' \(did you mean rowSums\?\)" "$DML" help rowsum

@@ -45,7 +45,7 @@ RunResult run_src(const RunOpts *o, const char *src, size_t len, char **msg)
     Program *p = program_new();
     if (!p) {
         if (msg)
-            *msg = diag_dup("out of memory");
+            *msg = failalloc_msg_dup("out of memory");
         return RUN_ERROR;
     }
     program_set_args(p, o->args, o->nargs);

@@ -67,7 +67,7 @@ oom:
     return err_set(I, "remove(): out of memory");
 }
 
-const BuiltinDef bi_list_string_table[] = {
+const BuiltinDef bi_list_table[] = {
     {"list", bi_list, "", 0, BIND_VARIADIC, 1, 0},
     {"remove", bi_remove, "list,index", 2, BIND_POS, 2, BF_MULTI},
     {NULL, NULL, NULL, 0, 0, 0, 0},

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The front door of the runtime (program.h, "loading"): a text is parsed
+ * (parser/) and then resolved against the Program (resolve.c), for the main
+ * script, a REPL chunk or a REPL expression. Apart from both, so that the
+ * resolver and the loader never call back up into their caller. */
+#include "program.h"
+
+#include <string.h>
+
+#include "../base/arena.h"
+#include "../base/diag.h"
+#include "../parser/parse.h"
+#include "resolve.h"
+
+bool program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n,
+                       DiagErr *err)
+{
+    const char *file = program_add_text(p, path, text, len);
+    if (!file)
+        return diag_fail(err, "out of memory");
+    p->main->path = file;
+    const char *slash = strrchr(path, '/');
+    p->main->dir = slash ? arena_strndup(p->arena, path, (size_t)(slash - path)) : ".";
+    if (!p->main->dir)
+        return diag_fail(err, "out of memory");
+    ParseOut po = {0};
+    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
+        *err = po.err;
+        return false;
+    }
+    if (!resolve_chunk(p, p->main, po.stmts, po.n, false, err))
+        return false;
+    *stmts = po.stmts;
+    *n = po.n;
+    return true;
+}
+
+bool program_load_chunk(Program *p, const char *name, const char *text, size_t len, Node ***stmts, int *n,
+                        bool *incomplete, DiagErr *err)
+{
+    *incomplete = false;
+    const char *file = program_add_text(p, name, text, len);
+    if (!file)
+        return diag_fail(err, "out of memory");
+    ParseOut po = {0};
+    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
+        *incomplete = po.incomplete;
+        *err = po.err;
+        return false;
+    }
+    if (!resolve_chunk(p, p->main, po.stmts, po.n, true, err))
+        return false;
+    *stmts = po.stmts;
+    *n = po.n;
+    return true;
+}
+
+bool program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr, DiagErr *err)
+{
+    const char *file = program_add_text(p, name, text, len);
+    if (!file)
+        return diag_fail(err, "out of memory");
+    ParseOut po = {0};
+    if (!parse_source(p->arena, file, text, len, PARSE_EXPR, &po)) {
+        *err = po.err;
+        return false;
+    }
+    if (!resolve_expr(p, p->main, po.expr, err))
+        return false;
+    *expr = po.expr;
+    return true;
+}

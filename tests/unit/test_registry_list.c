@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * builtins/registry.h's list of family tables tells the truth: each line
+ *     extern const BuiltinDef bi_X_table[];   / * file.c: what it holds * /
+ * names the file under builtins/ that defines bi_X_table, registry.c looks
+ * the table up, and every table defined under builtins/ has such a line.
+ * Run from the repository root (tests/run.sh does): it reads the sources. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/strbuf.h"
+#include "check.h"
+
+enum { MAX_TABLES = 64, NAME_LEN = 64, PATH_LEN = 256 };
+
+typedef struct Table {
+    char name[NAME_LEN];
+    char file[PATH_LEN];        /* registry.h's comment: "builtins/<file>" */
+} Table;
+
+/* The whole file, NUL-terminated (malloc'd), or NULL. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    StrBuf b;
+    sb_init(&b);
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sb_putn(&b, chunk, got);
+    fclose(f);
+    if (b.oom || !b.p) {
+        sb_free(&b);
+        return NULL;
+    }
+    return b.p;
+}
+
+/* Copies the identifier at s (letters, digits, '_') into out. */
+static void ident(const char *s, char *out, size_t cap)
+{
+    size_t n = 0;
+    while (n + 1 < cap && (s[n] == '_' || (s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
+                           (s[n] >= '0' && s[n] <= '9')))
+        n++;
+    memcpy(out, s, n);
+    out[n] = '\0';
+}
+
+/* True when builtins/<file> defines 'table' ("const BuiltinDef name[] = {"). */
+static bool defines(const char *path, const char *table)
+{
+    char *text = slurp(path);
+    if (!text)
+        return false;
+    char want[NAME_LEN + 32];
+    snprintf(want, sizeof want, "const BuiltinDef %s[] = {", table);
+    bool ok = strstr(text, want) != NULL;
+    free(text);
+    return ok;
+}
+
+/* Checks every table defined in the .c files of folder 'dir' against the list. */
+static void check_folder(const char *dir, const Table *t, int n)
+{
+    DIR *d = opendir(dir);
+    if (!check_report_(d != NULL, __FILE__, __LINE__, "cannot open folder %s", dir))
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 3 || strcmp(e->d_name + len - 2, ".c") != 0)
+            continue;
+        char path[PATH_LEN * 2];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char *text = slurp(path);
+        if (!check_report_(text != NULL, __FILE__, __LINE__, "cannot read %s", path))
+            continue;
+        for (const char *p = strstr(text, "\nconst BuiltinDef bi_"); p; p = strstr(p + 1, "\nconst BuiltinDef bi_")) {
+            char name[NAME_LEN];
+            ident(p + strlen("\nconst BuiltinDef "), name, sizeof name);
+            int k = 0;
+            while (k < n && strcmp(t[k].name, name) != 0)
+                k++;
+            char file[PATH_LEN * 2];
+            snprintf(file, sizeof file, "builtins/%s", k < n ? t[k].file : "");
+            check_report_(k < n && strcmp(file, path) == 0, __FILE__, __LINE__,
+                          "%s defines %s, which builtins/registry.h %s", path, name,
+                          k < n ? "says is in another file" : "does not list");
+        }
+        free(text);
+    }
+    closedir(d);
+}
+
+int main(void)
+{
+    char *reg_h = slurp("builtins/registry.h");
+    char *reg_c = slurp("builtins/registry.c");
+    if (!CHECK(reg_h != NULL) || !CHECK(reg_c != NULL))
+        return CHECK_DONE();
+    static Table t[MAX_TABLES];
+    int n = 0;
+    const char *decl = "extern const BuiltinDef ";
+    for (const char *p = strstr(reg_h, decl); p && n < MAX_TABLES; p = strstr(p + 1, decl)) {
+        Table *x = &t[n];
+        ident(p + strlen(decl), x->name, sizeof x->name);
+        const char *eol = strchr(p, '\n');
+        const char *c = strstr(p, "/* ");
+        const char *colon = c ? strchr(c, ':') : NULL;
+        if (!check_report_(c && colon && (!eol || colon < eol), __FILE__, __LINE__,
+                           "registry.h: %s has no '/* file.c: ...' comment", x->name))
+            continue;
+        snprintf(x->file, sizeof x->file, "%.*s", (int)(colon - c - 3), c + 3);
+        char path[PATH_LEN + 16];
+        snprintf(path, sizeof path, "builtins/%s", x->file);
+        check_report_(defines(path, x->name), __FILE__, __LINE__, "registry.h: %s is not defined in %s", x->name,
+                      path);
+        char row[NAME_LEN + 2];
+        snprintf(row, sizeof row, "%s,", x->name);
+        check_report_(strstr(reg_c, row) != NULL, __FILE__, __LINE__,
+                      "builtins/registry.c's family_tables leaves out %s", x->name);
+        n++;
+    }
+    CHECK(n >= 20);     /* the list was found at all */
+    check_folder("builtins", t, n);
+    check_folder("builtins/io", t, n);
+    check_folder("builtins/paramserv", t, n);
+    free(reg_h);
+    free(reg_c);
+    return CHECK_DONE();
+}
