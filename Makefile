@@ -164,7 +164,8 @@ build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c tests/unit/run_src.c $(LIB_SRCS) $(GE
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $< tests/unit/run_src.c $(LIB_SRCS) \
 	    $(GEN_SRCS) $(LIBS)
-build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c base/value.c base/strbuf.c runtime/fmt.c \
+build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c base/value.c base/frame.c base/strbuf.c \
+                    runtime/fmt.c runtime/frame_print.c \
                     base/diag.c
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"

@@ -6,6 +6,8 @@
  * Thread-safe: no shared state; an object is only mutated by its sole owner. */
 #include "value.h"
 
+#include "frame.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -142,6 +144,9 @@ void obj_free(ValKind kind, Obj *o)
     }
     case VAL_LIST:
         list_free((List *)o);
+        break;
+    case VAL_FRAME:
+        frame_free((FrameBlock *)o);
         break;
     default:
         break;
@@ -444,6 +449,7 @@ const char *val_kind_name(ValKind k)
     case VAL_STRING: return "string";
     case VAL_MATRIX: return "matrix";
     case VAL_LIST: return "list";
+    case VAL_FRAME: return "frame";
     default: return "none";
     }
 }
@@ -458,6 +464,7 @@ const char *val_data_type_name(ValKind k)
     case VAL_STRING: return "scalar";
     case VAL_MATRIX: return "matrix";
     case VAL_LIST: return "list";
+    case VAL_FRAME: return "frame";
     default: return "none";
     }
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Values: the scalars (int, double, boolean) travel unboxed inside a Value;
- * strings, matrices and lists are heap objects with an atomic reference count.
+ * strings, matrices, lists and frames (frame.h) are heap objects with an
+ * atomic reference count.
  *
  * Ownership rule, written once: ARGUMENTS ARE BORROWED, RESULTS ARE OWNED,
  * and a function whose name ends in _take consumes the argument it names.
@@ -27,6 +28,7 @@ typedef enum ValKind {
     VAL_STRING,
     VAL_MATRIX,
     VAL_LIST,
+    VAL_FRAME,      /* FrameBlock (frame.h) */
 } ValKind;
 
 /* Reference count at or above this value marks an immortal object. */
@@ -51,6 +53,7 @@ typedef struct Matrix {
 } Matrix;
 
 typedef struct Value Value;
+typedef struct FrameBlock FrameBlock;     /* frame.h */
 
 /* Ordered list; 'names' is NULL for an unnamed list, else n entries. */
 typedef struct List {
@@ -71,6 +74,7 @@ struct Value {
         Str *s;
         Matrix *m;
         List *l;
+        FrameBlock *f;
     };
 };
 
@@ -83,6 +87,7 @@ static inline Value val_double(double d) { Value v = {.kind = VAL_DOUBLE}; v.d =
 static inline Value val_str_take(Str *s) { Value v = {.kind = VAL_STRING}; v.s = s; return v; }
 static inline Value val_matrix_take(Matrix *m) { Value v = {.kind = VAL_MATRIX}; v.m = m; return v; }
 static inline Value val_list_take(List *l) { Value v = {.kind = VAL_LIST}; v.l = l; return v; }
+static inline Value val_frame_take(FrameBlock *f) { Value v = {.kind = VAL_FRAME}; v.f = f; return v; }
 
 static inline bool val_is_obj(Value v) { return v.kind >= VAL_STRING; }
 static inline bool val_is_scalar(Value v) { return v.kind >= VAL_BOOL && v.kind <= VAL_STRING; }
@@ -119,6 +124,7 @@ static inline void val_release(Value v)
 static inline void str_release(Str *s) { if (s) val_release(val_str_take(s)); }
 static inline void mat_release(Matrix *m) { if (m) val_release(val_matrix_take(m)); }
 static inline void list_release(List *l) { if (l) val_release(val_list_take(l)); }
+static inline void frame_release(FrameBlock *f) { if (f) val_release(val_frame_take(f)); }
 /* Returns v with one more reference (for storing a borrowed value). */
 static inline Value val_ref(Value v) { val_retain(v); return v; }
 /* True when the caller holds the only reference (safe to mutate in place). */
@@ -168,9 +174,9 @@ List *list_clone(const List *l);
 int64_t list_find(const List *l, const char *name);
 
 /* Human-readable type name for messages: "int", "double", "boolean",
- * "string", "matrix", "list". */
+ * "string", "matrix", "list", "frame". */
 const char *val_kind_name(ValKind k);
-/* "scalar", "matrix", "list" (the DML data type). */
+/* "scalar", "matrix", "list", "frame" (the DML data type). */
 const char *val_data_type_name(ValKind k);
 
 #endif

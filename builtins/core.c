@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../runtime/frame.h"
 #include "../runtime/ops.h"
 #include "../runtime/fmt.h"
 #include "../runtime/tostring.h"
@@ -178,6 +179,12 @@ static const char *sign_for(const FmtSpec *f, bool neg)
     return f->plus ? "+" : f->space ? " " : "";
 }
 
+/* Upstream's name of a non-scalar data type, for the print() errors. */
+static const char *dt_upper(ValKind k)
+{
+    return k == VAL_LIST ? "LIST" : k == VAL_FRAME ? "FRAME" : "MATRIX";
+}
+
 /* Java String.valueOf of a DML scalar (booleans are lower case there). */
 static Status java_string_of(Interp *I, Value v, StrBuf *b)
 {
@@ -189,7 +196,7 @@ static Status java_string_of(Interp *I, Value v, StrBuf *b)
     case VAL_STRING: sb_puts(b, v.s->s); return ST_OK;
     default:
         return err_set(I, "Print statements can only print scalars. To print a %s, please wrap it in a "
-                       "toString() function.", v.kind == VAL_LIST ? "LIST" : "MATRIX");
+                       "toString() function.", dt_upper(v.kind));
     }
 }
 
@@ -390,7 +397,7 @@ static Status dml_string_of(Interp *I, Value v, StrBuf *b)
 {
     if (!val_is_scalar(v))
         return err_set(I, "Print statements can only print scalars. To print a %s, please wrap it in a "
-                       "toString() function.", v.kind == VAL_LIST ? "LIST" : "MATRIX");
+                       "toString() function.", dt_upper(v.kind));
     Str *s = NULL;
     TRY(ops_to_str(I, v, &s));
     sb_putn(b, s->s, (size_t)s->len);
@@ -418,7 +425,7 @@ static Status bi_print(Interp *I, const BArgs *a, Value *out)
             if (!val_is_scalar(a->v[i])) {
                 sb_free(&b);
                 return err_set(I, "Print statements can only print scalars. To print a %s, please wrap it in "
-                               "a toString() function.", a->v[i].kind == VAL_LIST ? "LIST" : "MATRIX");
+                               "a toString() function.", dt_upper(a->v[i].kind));
             }
         st = java_format(I, a->v[0].s->s, a->v + 1, a->n - 1, &b);
     }
@@ -545,8 +552,15 @@ static Status bi_as_scalar(Interp *I, const BArgs *a, Value *out)
         *out = val_double(v.m->data[0]);
         return ST_OK;
     }
+    if (v.kind == VAL_FRAME) {
+        if (v.f->rows != 1 || v.f->cols != 1)
+            return err_set(I, "Dimension mismatch - unable to cast frame of dimension (%lld x %lld) to scalar.",
+                           (long long)v.f->rows, (long long)v.f->cols);
+        *out = frame_get(v.f, 0, 0);
+        return out->kind == VAL_NONE ? err_set(I, "as.scalar(): out of memory") : ST_OK;
+    }
     if (!val_is_scalar(v))
-        return arg_type_error(I, a, 0, "a matrix, list or scalar");
+        return arg_type_error(I, a, 0, "a matrix, frame, list or scalar");
     *out = val_ref(v);
     return ST_OK;
 }
@@ -558,6 +572,11 @@ static Status bi_as_matrix(Interp *I, const BArgs *a, Value *out)
     Matrix *m;
     if (v.kind == VAL_MATRIX) {
         *out = val_ref(v);
+        return ST_OK;
+    }
+    if (v.kind == VAL_FRAME) {
+        TRY(frame_to_matrix(I, v.f, "as.matrix", &m));
+        *out = val_matrix_take(m);
         return ST_OK;
     }
     if (v.kind == VAL_LIST) {
@@ -664,8 +683,9 @@ static Status bi_nrow(Interp *I, const BArgs *a, Value *out)
 {
     Value v = a->v[0];
     if (v.kind == VAL_MATRIX) *out = val_int(v.m->rows);
+    else if (v.kind == VAL_FRAME) *out = val_int(v.f->rows);
     else if (v.kind == VAL_LIST) *out = val_int(v.l->n);
-    else return arg_type_error(I, a, 0, "a matrix or list");
+    else return arg_type_error(I, a, 0, "a matrix, frame or list");
     return ST_OK;
 }
 
@@ -674,8 +694,9 @@ static Status bi_ncol(Interp *I, const BArgs *a, Value *out)
 {
     Value v = a->v[0];
     if (v.kind == VAL_MATRIX) *out = val_int(v.m->cols);
+    else if (v.kind == VAL_FRAME) *out = val_int(v.f->cols);
     else if (v.kind == VAL_LIST) *out = val_int(1);
-    else return arg_type_error(I, a, 0, "a matrix or list");
+    else return arg_type_error(I, a, 0, "a matrix, frame or list");
     return ST_OK;
 }
 
@@ -684,8 +705,9 @@ static Status bi_length(Interp *I, const BArgs *a, Value *out)
 {
     Value v = a->v[0];
     if (v.kind == VAL_MATRIX) *out = val_int(mat_len(v.m));
+    else if (v.kind == VAL_FRAME) *out = val_int(v.f->rows * v.f->cols);
     else if (v.kind == VAL_LIST) *out = val_int(v.l->n);
-    else return arg_type_error(I, a, 0, "a matrix or list");
+    else return arg_type_error(I, a, 0, "a matrix, frame or list");
     return ST_OK;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/frame.h"
 #include "../runtime/fmt.h"
 #include "../runtime/program.h"
 #include "../runtime/suggest.h"
@@ -544,6 +545,9 @@ static void describe_sb(StrBuf *b, Value v, int depth)
             sb_printf(b, ", %lld NaN", (long long)nan);
         break;
     }
+    case VAL_FRAME:
+        sb_printf(b, "frame %lldx%lld", (long long)v.f->rows, (long long)v.f->cols);
+        break;
     case VAL_LIST: {
         const List *l = v.l;
         sb_printf(b, "list of %lld", (long long)l->n);

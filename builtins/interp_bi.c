@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/frame.h"
 #include "../runtime/program.h"
 #include "../runtime/resolve.h"
 #include "registry.h"
@@ -75,7 +76,8 @@ static Status eval_find(Interp *I, const char *name, Value first, const FuncDef 
             if (bm) {
                 f = module_find_func(bm, name);
                 if (!f) {
-                    pfx = first.kind == VAL_MATRIX || first.kind == VAL_LIST ? 'm' : 's';
+                    pfx = first.kind == VAL_MATRIX || first.kind == VAL_LIST ? 'm'
+                        : first.kind == VAL_FRAME ? 'f' : 's';
                     char vn[512];
                     snprintf(vn, sizeof vn, "%c_%s", pfx, name);
                     f = module_find_func(bm, vn);
@@ -177,6 +179,14 @@ static Status bi_eval(Interp *I, const BArgs *a, Value *out)
     TRY(eval_invoke(I, f, a->v + 1, a->n - 1, &r, 1, a->loc));
     if (r.kind == VAL_MATRIX) {
         *out = r;
+        return ST_OK;
+    }
+    if (r.kind == VAL_FRAME) {
+        Matrix *m;
+        Status st = frame_to_matrix(I, r.f, "eval", &m);
+        val_release(r);
+        TRY(st);
+        *out = val_matrix_take(m);
         return ST_OK;
     }
     if (r.kind == VAL_INT || r.kind == VAL_DOUBLE || r.kind == VAL_BOOL) {

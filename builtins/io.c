@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "../base/strbuf.h"
 #include "../runtime/loader.h"
 #include "io/io_formats.h"
 #include "mtd.h"
@@ -262,6 +263,63 @@ static Status read_matrix(Interp *I, const ReadSpec *s, Value *out)
     return ST_OK;
 }
 
+/* The column types named by a schema "STRING,FP64,..." (malloc'd into
+ * *out, their number in *n). */
+static Status parse_schema(Interp *I, const char *schema, FrameType **out, int64_t *n)
+{
+    int64_t cnt = 1;
+    for (const char *p = schema; *p; p++)
+        cnt += *p == ',';
+    FrameType *t = malloc((size_t)cnt * sizeof *t);
+    if (!t)
+        return err_set(I, "read(): out of memory");
+    int64_t k = 0;
+    for (const char *p = schema;; k++) {
+        const char *q = strchr(p, ',');
+        size_t len = q ? (size_t)(q - p) : strlen(p);
+        const char *s = p;
+        while (len && (*s == ' ' || *s == '\t'))
+            s++, len--;
+        while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+            len--;
+        if (!frame_type_parse(s, len, &t[k])) {
+            free(t);
+            return err_set(I, "read(): the schema's value type %lld, '%.*s', is not one of STRING, FP64, INT64, "
+                           "BOOLEAN (or FP32, INT32)", (long long)k + 1, (int)(len > 40 ? 40 : len), s);
+        }
+        if (!q)
+            break;
+        p = q + 1;
+    }
+    *out = t;
+    *n = k + 1;
+    return ST_OK;
+}
+
+/* read(file, data_type="frame", ...): csv only. */
+static Status read_frame(Interp *I, const char *path, const char *format, const char *schema, IoFrameCsvOpts *o,
+                         Value *out)
+{
+    if (strcasecmp(format, "csv"))
+        return err_set(I, "read(): format \"%s\" is not supported for frames (supported: csv)", format);
+    FrameType *types = NULL;
+    if (schema)
+        TRY(parse_schema(I, schema, &types, &o->nschema));
+    o->schema = types;
+    IoBuf b;
+    IoErr e;
+    FrameBlock *f = NULL;
+    if (io_read_file(path, &b, &e)) {
+        f = io_parse_frame_csv(b.p, b.len, path, o, &e);
+        io_buf_free(&b);
+    }
+    free(types);
+    if (!f)
+        return err_take(I, &e);
+    *out = val_frame_take(f);
+    return ST_OK;
+}
+
 /* read(file, format=, data_type=, value_type=, rows=, cols=, nnz=, header=,
  *      sep=, fill=, default=, naStrings=, schema=, rows_in_block=, cols_in_block=) */
 static Status bi_read(Interp *I, const BArgs *a, Value *out)
@@ -335,9 +393,13 @@ static Status bi_read(Interp *I, const BArgs *a, Value *out)
         s.csv.cols = cols;
         st = read_matrix(I, &s, out);
     } else if (!strcasecmp(dtype, "frame")) {
-        st = err_set(I, "read(): data_type \"frame\" is not supported (frames are not implemented)");
+        const char *schema = NULL;
+        st = merge_str(I, a, R_SCHEMA, "schema", md.schema, mtd_path, false, &schema);
+        IoFrameCsvOpts fo = {header, sep ? sep : ",", fill, na.v, na.n, rows, cols, NULL, 0};
+        if (st == ST_OK)
+            st = read_frame(I, path, format ? format : guess_format(path), schema, &fo, out);
     } else {
-        st = err_set(I, "read(): unknown data_type \"%s\" (expected matrix or scalar)", dtype);
+        st = err_set(I, "read(): unknown data_type \"%s\" (expected matrix, frame or scalar)", dtype);
     }
 done:
     (void)nnz;  /* declared nnz is metadata only; it need not be exact */
@@ -367,6 +429,23 @@ static const char *scalar_vtype(ValKind k)
     case VAL_STRING: return "string";
     default: return "double";
     }
+}
+
+/* "FP64,STRING,..." of a frame's columns (malloc'd; NULL when out of memory). */
+static char *schema_string(const FrameBlock *f)
+{
+    StrBuf b;
+    sb_init(&b);
+    for (int64_t j = 0; j < f->cols; j++) {
+        if (j)
+            sb_putn(&b, ",", 1);
+        sb_puts(&b, frame_type_name(f->col[j].type));
+    }
+    if (b.oom || (!b.p && !(b.p = calloc(1, 1)))) {
+        sb_free(&b);
+        return NULL;
+    }
+    return b.p;
 }
 
 /* Options of one write() call; 'fmt' is lower-case. */
@@ -448,8 +527,12 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
         return write_list(I, x.l, path, o, depth);
     if (x.kind == VAL_NONE)
         return err_set(I, "write(): nothing to write");
-    bool is_matrix = x.kind == VAL_MATRIX;
+    bool is_matrix = x.kind == VAL_MATRIX, is_frame = x.kind == VAL_FRAME;
     bool svm = !strcmp(fmt, "libsvm");
+    if (is_frame && strcmp(fmt, "csv"))
+        return err_set(I, "write(): format \"%s\" is not supported for frames (supported: csv)", o->format);
+    if (is_frame && !*o->sep)
+        return err_set(I, "write(): the csv separator must not be empty");
     if (is_matrix && strcmp(fmt, "text") && strcmp(fmt, "csv") && strcmp(fmt, "mm") && strcmp(fmt, "binary") &&
         !svm)
         return err_set(I, "write(): format \"%s\" is not supported (supported: text, csv, mm, binary, libsvm)",
@@ -467,10 +550,18 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
     mtd_init(&md);
     /* The metadata strings point into the stack or the arguments; they are
      * detached before mtd_free below, which frees only what mtd_stamp made. */
-    md.data_type = (char *)(is_matrix ? "matrix" : "scalar");
-    md.value_type = (char *)(is_matrix ? "double" : scalar_vtype(x.kind));
-    md.format = (char *)(is_matrix ? fmt : "text");
+    md.data_type = (char *)(is_matrix ? "matrix" : is_frame ? "frame" : "scalar");
+    md.value_type = (char *)(is_matrix ? "double" : is_frame ? NULL : scalar_vtype(x.kind));
+    md.format = (char *)(is_matrix || is_frame ? fmt : "text");
     md.description = (char *)o->desc;
+    char *schema = NULL;
+    if (is_frame) {
+        md.rows = x.f->rows;
+        md.cols = x.f->cols;
+        md.header = o->header;
+        md.sep = (char *)o->sep;
+        md.schema = schema = schema_string(x.f);
+    }
     if (is_matrix) {
         md.rows = x.m->rows;
         md.cols = x.m->cols;
@@ -488,7 +579,7 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
     }
     md.author = md.created = NULL;
     Status st = ST_OK;
-    if (!mtd_stamp(&md))
+    if (!mtd_stamp(&md) || (is_frame && !schema))
         st = err_set(I, "write(): out of memory");
     char *mtd_path = mtd_path_of(path);
     if (st == ST_OK && !mtd_path)
@@ -502,7 +593,10 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
     if (ok) {
         bool wrote;
         errno = 0;
-        if (!is_matrix)
+        if (is_frame) {
+            IoCsvWriteOpts co = {o->header, o->sep, false};
+            wrote = io_write_frame_csv(data.f, x.f, &co);
+        } else if (!is_matrix)
             wrote = io_write_scalar(data.f, x);
         else if (!strcmp(fmt, "text"))
             wrote = io_write_text(data.f, x.m);
@@ -548,9 +642,10 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
         ok = io_tmp_rename(&meta, mtd_path, &e);
     if (st == ST_OK && !ok)
         st = err_take(I, &e);
-    md.data_type = md.value_type = md.format = md.description = md.sep = md.indsep = NULL;
+    md.data_type = md.value_type = md.format = md.description = md.sep = md.indsep = md.schema = NULL;
     mtd_free(&md);
     free(mtd_path);
+    free(schema);
     return st;
 }
 

@@ -29,6 +29,7 @@ void mtd_free(Mtd *m)
     free(m->sep);
     free(m->created);
     free(m->indsep);
+    free(m->schema);
     mtd_init(m);
 }
 
@@ -392,6 +393,8 @@ static bool apply_key(J *j, const char *key, JVal *v, Mtd *m)
         return v->kind != J_STR || key_string(j, key, v, &m->author);
     if (strcmp(key, "indSep") == 0)
         return key_string(j, key, v, &m->indsep);
+    if (strcmp(key, "schema") == 0)
+        return key_string(j, key, v, &m->schema);
     if (strcmp(key, "sep") == 0)
         return key_string(j, key, v, &m->sep);
     if (strcmp(key, "created") == 0)
@@ -408,7 +411,7 @@ static bool apply_key(J *j, const char *key, JVal *v, Mtd *m)
         return key_int(j, key, v, &m->cols_in_block);
     if (strcmp(key, "header") == 0)
         return key_bool(j, key, v, &m->header);
-    return true;    /* unknown keys (blocksize, schema, ...) are ignored */
+    return true;    /* unknown keys (blocksize, ...) are ignored */
 }
 
 bool mtd_parse(const char *buf, size_t len, const char *name, Mtd *m, IoErr *e)
@@ -549,6 +552,7 @@ bool mtd_write(FILE *f, const Mtd *m)
     put_str(f, &first, "value_type", m->value_type);
     put_int(f, &first, "rows", m->rows);
     put_int(f, &first, "cols", m->cols);
+    put_str(f, &first, "schema", m->schema);
     put_int(f, &first, "rows_in_block", m->rows_in_block);
     put_int(f, &first, "cols_in_block", m->cols_in_block);
     put_int(f, &first, "nnz", m->nnz);

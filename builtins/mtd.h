@@ -26,6 +26,7 @@ typedef struct Mtd {
     char *sep;              /* csv */
     char *created;          /* "yyyy-MM-dd HH:mm:ss z" */
     char *indsep;           /* libsvm: index/value separator ("indSep") */
+    char *schema;           /* frames: the column value types, "STRING,FP64,..." */
 } Mtd;
 
 void mtd_init(Mtd *m);

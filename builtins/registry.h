@@ -69,5 +69,8 @@ extern const BuiltinDef bi_distinct_table[];    /* distinct.c: countDistinct and
 extern const BuiltinDef bi_fft_table[];         /* fft.c: fft, ifft, *_linearized, stft */
 extern const BuiltinDef bi_misc_natives_table[]; /* misc_natives.c: roll, ppred, compress, decompress, local */
 extern const BuiltinDef bi_sqrtm_table[];       /* sqrtm.c: sqrtMatrixJava */
+extern const BuiltinDef bi_frame_table[];       /* frame.c: as.frame, typeof, colnames, applySchema */
+extern const BuiltinDef bi_frame_clean_table[]; /* frame_clean.c: detectSchema, dropInvalidType, dropInvalidLength, map */
+extern const BuiltinDef bi_transform_table[];   /* transform.c: transformencode, transformapply, transformdecode, transformcolmap */
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../runtime/frame.h"
 #include "../runtime/matrix.h"
 #include "../runtime/ops.h"
 
@@ -323,6 +324,8 @@ static Status bind_common(Interp *I, const BArgs *a, Value *out, bool by_cols)
         }
         return list_append_args(I, a, out);
     }
+    if (a->v[0].kind == VAL_FRAME)
+        return frame_bind(I, fname, a->v, a->n, by_cols, out);
     if (a->n == 2 && a->v[0].kind == VAL_STRING && a->v[1].kind == VAL_STRING) {
         Str *s = str_printf("%s\n%s", a->v[0].s->s, a->v[1].s->s);
         if (!s)

@@ -70,7 +70,7 @@ static Dt builtin_dt(const Chk *c, const Dt *env, const Node *e, int depth)
         "rowSums", "colSums", "rowMeans", "colMeans", "rowMaxs", "colMaxs", "rowMins", "colMins", "rowVars",
         "colVars", "rowSds", "colSds", "rowProds", "colProds", "rowIndexMax", "rowIndexMin", "cumsum", "cumprod",
         "cummin", "cummax", "rowcumsum", "matrix", "rand", "seq", "sample", "diag", "table", "ctable", "toOneHot",
-        "cbind", "rbind", "outer", "removeEmpty", "order", "replace", "lower.tri", "upper.tri", "as.matrix",
+        "outer", "removeEmpty", "order", "replace", "lower.tri", "upper.tri", "as.matrix",
         "max_pool", "avg_pool", "max_pool_backward", "avg_pool_backward", "bias_add", "bias_multiply", "solve",
         "inv", "inverse", "cholesky", "t", "rev", "aggregate", "readMM", NULL};
     /* Elementwise: the type of the first argument. */
@@ -80,6 +80,15 @@ static Dt builtin_dt(const Chk *c, const Dt *env, const Node *e, int depth)
     const char *name = e->call.name;
     if (strcmp(name, "list") == 0)
         return DT_LIST;
+    if (strcmp(name, "as.frame") == 0 || strcmp(name, "typeof") == 0 || strcmp(name, "colnames") == 0 ||
+        strcmp(name, "applySchema") == 0)
+        return DT_FRAME;
+    /* cbind/rbind: frames bind to a frame, matrices and numbers to a
+     * matrix (a list first appends to the list). */
+    if ((strcmp(name, "cbind") == 0 || strcmp(name, "rbind") == 0) && e->call.nargs > 0) {
+        Dt t = expr_dt(c, env, e->call.args[0], depth + 1);
+        return t == DT_MATRIX || t == DT_FRAME ? t : DT_UNKNOWN;
+    }
     if (name_in(name, scalar))
         return DT_SCALAR;
     if (name_in(name, matrix))

@@ -184,6 +184,7 @@ static const char *value_word(Value v)
     switch (v.kind) {
     case VAL_MATRIX: return "matrix";
     case VAL_LIST: return "list";
+    case VAL_FRAME: return "frame";
     case VAL_STRING: return "string";
     case VAL_INT: return "int";
     case VAL_DOUBLE: return "double";
@@ -200,7 +201,7 @@ static Status bind_param_take(Interp *I, const FuncDef *f, const Param *p, Value
     switch (p->type) {
     case TY_MATRIX: ok = v.kind == VAL_MATRIX; break;
     case TY_LIST: ok = v.kind == VAL_LIST; break;
-    case TY_FRAME: ok = false; break;
+    case TY_FRAME: ok = v.kind == VAL_FRAME; break;
     default: ok = val_is_scalar(v); break;
     }
     if (!ok) {
@@ -228,7 +229,7 @@ static Status check_output(Interp *I, const FuncDef *f, const Param *o, Value *v
     switch (o->type) {
     case TY_MATRIX: ok = v->kind == VAL_MATRIX; break;
     case TY_LIST: ok = v->kind == VAL_LIST; break;
-    case TY_FRAME: ok = false; break;
+    case TY_FRAME: ok = v->kind == VAL_FRAME; break;
     default: ok = val_is_scalar(*v); break;
     }
     if (!ok)
@@ -475,6 +476,11 @@ static Status call_variant(Interp *I, const Node *n, Value *outs, int nout)
     if (n->call.nargs > 0)
         TRY(eval_expr(I, n->call.args[0], &first));
     int v = first.kind == VAL_MATRIX || first.kind == VAL_LIST ? 0 : 1;
+    if (first.kind == VAL_FRAME) {
+        val_release(first);
+        return err_at(I, &n->loc, "Builtin function 'f_%s': the frame variants of DML-bodied builtins are not "
+                      "supported yet", cv->name);
+    }
     if (!cv->fn[v]) {
         val_release(first);
         return err_at(I, &n->loc, "Builtin function '%s_%s': script loaded but function not found. Is there a "

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0
- * Indexing (doc/language.md, "indexing"): right indexing X[r, c] of matrices and L[i] of lists,
- * and left indexing X[r, c] = v / L[i] = v. Index parts are 1-based and
- * inclusive; an empty part means "all". Left indexing mutates in place when
+ * Indexing (doc/language.md, "indexing"): right indexing X[r, c] of matrices
+ * and frames and L[i] of lists, and left indexing X[r, c] = v / L[i] = v.
+ * Index parts are 1-based and inclusive; an empty part means "all". Left indexing mutates in place when
  * the variable holds the only reference, else it copies (value semantics). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eval.h"
+#include "frame.h"
 #include "ops.h"
 
 typedef struct Span {
@@ -50,7 +51,7 @@ static Status part_bound(Interp *I, const Node *n, int64_t *out)
 
 /* One index part against a dimension of size 'dim'. */
 static Status eval_span(Interp *I, const IndexPart *ip, int64_t dim, const char *what, int64_t rows, int64_t cols,
-                        const Loc *loc, Span *sp)
+                        const char *noun, const Loc *loc, Span *sp)
 {
     if (ip->kind == IX_ALL) {
         sp->lo = 0;
@@ -68,27 +69,34 @@ static Status eval_span(Interp *I, const IndexPart *ip, int64_t dim, const char 
                       (long long)hi);
     if (lo < 1 || hi > dim) {
         if (lo == hi)
-            return err_at(I, loc, "%s index %lld out of bounds for a %lldx%lld matrix", what, (long long)lo,
-                          (long long)rows, (long long)cols);
-        return err_at(I, loc, "%s range %lld:%lld out of bounds for a %lldx%lld matrix", what, (long long)lo,
-                      (long long)hi, (long long)rows, (long long)cols);
+            return err_at(I, loc, "%s index %lld out of bounds for a %lldx%lld %s", what, (long long)lo,
+                          (long long)rows, (long long)cols, noun);
+        return err_at(I, loc, "%s range %lld:%lld out of bounds for a %lldx%lld %s", what, (long long)lo,
+                      (long long)hi, (long long)rows, (long long)cols, noun);
     }
     sp->lo = lo - 1;
     sp->hi = hi;
     return ST_OK;
 }
 
+/* The row and column spans of X[rows, cols] over a nr x nc 'noun'. */
+static Status dim_spans(Interp *I, int64_t nr, int64_t nc, const char *noun, const IndexPart *rows,
+                        const IndexPart *cols, bool has_cols, const Loc *loc, Span *rs, Span *cs)
+{
+    TRY(eval_span(I, rows, nr, "row", nr, nc, noun, loc, rs));
+    if (has_cols)
+        TRY(eval_span(I, cols, nc, "column", nr, nc, noun, loc, cs));
+    else {
+        cs->lo = 0;
+        cs->hi = nc;
+    }
+    return ST_OK;
+}
+
 static Status matrix_spans(Interp *I, const Matrix *m, const IndexPart *rows, const IndexPart *cols, bool has_cols,
                            const Loc *loc, Span *rs, Span *cs)
 {
-    TRY(eval_span(I, rows, m->rows, "row", m->rows, m->cols, loc, rs));
-    if (has_cols)
-        TRY(eval_span(I, cols, m->cols, "column", m->rows, m->cols, loc, cs));
-    else {
-        cs->lo = 0;
-        cs->hi = m->cols;
-    }
-    return ST_OK;
+    return dim_spans(I, m->rows, m->cols, "matrix", rows, cols, has_cols, loc, rs, cs);
 }
 
 static Matrix *slice(Interp *I, const Matrix *m, Span rs, Span cs)
@@ -203,8 +211,19 @@ Status index_get(Interp *I, const Node *n, Value *out)
         }
     } else if (t.kind == VAL_LIST) {
         st = index_list(I, n, t.l, out);
+    } else if (t.kind == VAL_FRAME) {
+        Span rs, cs;
+        st = dim_spans(I, t.f->rows, t.f->cols, "frame", &n->index.rows, &n->index.cols, n->index.has_cols,
+                       &n->loc, &rs, &cs);
+        if (st == ST_OK) {
+            FrameBlock *r = frame_slice_raw(t.f, rs.lo, rs.hi, cs.lo, cs.hi);
+            if (r)
+                *out = val_frame_take(r);
+            else
+                st = err_at(I, &n->loc, "out of memory indexing a frame");
+        }
     } else {
-        st = err_at(I, &n->loc, "cannot index %s %s (only matrices and lists can be indexed)",
+        st = err_at(I, &n->loc, "cannot index %s %s (only matrices, frames and lists can be indexed)",
                     t.kind == VAL_INT ? "an" : "a", val_kind_name(t.kind));
     }
     val_release(t);
@@ -405,7 +424,27 @@ Status index_set_take(Interp *I, const Lhs *l, Value v, bool accum, const Loc *l
         val_release(t.key);
         return st;
     }
+    if (slot->kind == VAL_FRAME) {
+        Span rs, cs;
+        if (accum) {
+            val_release(v);
+            return err_at(I, loc, "+= is not supported on frame cells");
+        }
+        if (dim_spans(I, slot->f->rows, slot->f->cols, "frame", &l->rows, &l->cols, l->has_cols, loc, &rs,
+                      &cs) != ST_OK) {
+            val_release(v);
+            return ST_ERR;
+        }
+        slot = &I->frame->slots[l->slot];
+        FrameBlock *f = slot->f;
+        *slot = val_none();
+        FrameBlock *res;
+        Status st = frame_assign_take(I, f, rs.lo, rs.hi, cs.lo, cs.hi, v, loc, &res);
+        if (res)
+            *slot = val_frame_take(res);
+        return st;
+    }
     val_release(v);
-    return err_at(I, loc, "cannot index '%s': it is %s %s, not a matrix or list", l->name,
+    return err_at(I, loc, "cannot index '%s': it is %s %s, not a matrix, frame or list", l->name,
                   slot->kind == VAL_INT ? "an" : "a", val_kind_name(slot->kind));
 }

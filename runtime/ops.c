@@ -564,7 +564,8 @@ done:
 static __attribute__((noinline)) Status binary_obj_take(Interp *I, BinOp op, Value a, Value b, Value *out)
 {
     Status st;
-    if (a.kind == VAL_LIST || b.kind == VAL_LIST || a.kind == VAL_NONE || b.kind == VAL_NONE) {
+    if (a.kind == VAL_LIST || b.kind == VAL_LIST || a.kind == VAL_FRAME || b.kind == VAL_FRAME ||
+        a.kind == VAL_NONE || b.kind == VAL_NONE) {
         st = err_bad_op(I, op, a.kind, b.kind);
     } else if (op == OP_MATMUL) {
         return matmul_take(I, a, b, out);

@@ -20,6 +20,7 @@
 #include "blas.h"
 #include "clock.h"
 #include "eval.h"
+#include "frame.h"
 #include "ops.h"
 #include "parfor.h"
 #include "workers.h"
@@ -137,6 +138,16 @@ static Status merge_one(Interp *I, Value orig, Value v, bool accum, Value *res, 
                     m->data[i] = x[i];
         }
         *res = val_matrix_take(m);
+        return ST_OK;
+    }
+    if (orig.kind == VAL_FRAME && v.kind == VAL_FRAME && res->kind == VAL_FRAME && !accum &&
+        frame_same_layout(orig.f, v.f) && frame_same_layout(orig.f, res->f)) {
+        FrameBlock *f = frame_make_unique_take(I, res->f);
+        *res = val_none();
+        if (!f)
+            return ST_ERR;
+        frame_merge_changed(f, orig.f, v.f);
+        *res = val_frame_take(f);
         return ST_OK;
     }
     val_release(*res);

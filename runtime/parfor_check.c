@@ -667,7 +667,7 @@ Status parfor_check_entry(Interp *I, const Node *s)
         bool dep;
         switch (v.kind) {
         case VAL_NONE: dep = false; break;
-        case VAL_MATRIX: case VAL_LIST: dep = s->loop.dep_nonscalar[j]; break;
+        case VAL_MATRIX: case VAL_LIST: case VAL_FRAME: dep = s->loop.dep_nonscalar[j]; break;
         default: dep = true; break;     /* scalars */
         }
         if (dep) {

@@ -1111,10 +1111,6 @@ static void func_bind(Res *r, FuncDef *f)
         if (d->params[i].type == TY_MATRIX && d->params[i].vtype != SCALAR_DOUBLE && d->params[i].vtype != SCALAR_UNKNOWN)
             rerr(r, &d->params[i].loc, "parameter '%s' of function '%s': matrix[%s] has an unsupported value type "
                  "(use matrix[double])", d->params[i].name, d->name, scalar_type_name(d->params[i].vtype));
-        /* A builtin file's frame variant (f_f) may sit next to the matrix
-         * one; it only fails if called (its argument is never a frame). */
-        if (d->params[i].type == TY_FRAME && !module_is_builtin(f->mod))
-            rerr(r, &d->params[i].loc, "frame parameters are not supported yet (parameter '%s')", d->params[i].name);
     }
     f->out_slots = calloc((size_t)d->nouts + 1, sizeof(int));
     if (!f->out_slots)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "frame.h"
 
 /* ==================================================================
  * toString
@@ -91,6 +92,10 @@ void tostring_value_sb(StrBuf *b, Value v, const ToStringOpts *o)
         matrix_tostring_sb(b, v.m, o);
         return;
     }
+    if (v.kind == VAL_FRAME) {
+        frame_tostring_sb(b, v.f, o);
+        return;
+    }
     if (v.kind != VAL_LIST) {
         scalar_tostring_sb(b, v);
         return;
@@ -114,6 +119,9 @@ void tostring_value_sb(StrBuf *b, Value v, const ToStringOpts *o)
         if (e.kind == VAL_MATRIX) {
             sb_puts(b, "\nMatrix:\n");
             matrix_tostring_sb(b, e.m, o);
+        } else if (e.kind == VAL_FRAME) {
+            sb_puts(b, "\nFrame:\n");
+            frame_tostring_sb(b, e.f, o);
         } else if (e.kind == VAL_LIST) {
             if (n == cap) {
                 Pos *g = st == small ? malloc(sizeof *g * cap * 2) : realloc(st, sizeof *g * cap * 2);

@@ -26,7 +26,8 @@ typedef struct CsvSep {
 static const char *field_end(const char *p, const char *le, CsvSep sep)
 {
     const char *q = p;
-    while (q < le && is_blank(*q))
+    /* A blank separator (tab) ends the field: it is not leading space. */
+    while (q < le && is_blank(*q) && !((size_t)(le - q) >= sep.n && memcmp(q, sep.s, sep.n) == 0))
         q++;
     if (q < le && *q == '"') {
         q++;
@@ -55,6 +56,11 @@ static const char *field_end(const char *p, const char *le, CsvSep sep)
         p++;
     }
     return le;
+}
+
+const char *io_csv_field_end(const char *p, const char *le, const char *sep, size_t sepn)
+{
+    return field_end(p, le, (CsvSep){sep, sepn});
 }
 
 static int64_t count_fields(const char *ls, const char *le, CsvSep sep)

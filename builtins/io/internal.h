@@ -23,6 +23,10 @@ static inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' 
  * so one absurd field cannot swamp the message. */
 const char *io_snippet(const char *s, const char *e, char *dst, size_t cap);
 
+/* csv.c: the end of the csv field starting at p in a line ending at le: the
+ * next separator (sep[0..sepn)) outside double quotes, or le. */
+const char *io_csv_field_end(const char *p, const char *le, const char *sep, size_t sepn);
+
 /* common.c: a matrix of uninitialised cells after io_check_dims; whether a
  * declared dimension agrees with the one found; integer fields. */
 Matrix *io_matrix_raw(int64_t rows, int64_t cols, const char *name, IoErr *e);

@@ -35,6 +35,7 @@
 #include <stdio.h>
 
 #include "../../base/diag.h"
+#include "../../base/frame.h"
 #include "../../base/value.h"
 
 /* A failed I/O operation: the diagnostics module's error record
@@ -149,6 +150,31 @@ bool io_write_libsvm_sep(FILE *f, const Matrix *m, const char *sep, const char *
 /* The DML string form of a scalar (ints plain, doubles as Java
  * Double.toString, booleans TRUE/FALSE, strings as is), no newline. */
 bool io_write_scalar(FILE *f, Value v);
+
+/* ---- frames (frame_csv.c) ---- */
+
+typedef struct IoFrameCsvOpts {
+    bool header;            /* the first line holds the column names */
+    const char *sep;        /* field separator, non-empty (default ",") */
+    bool fill;              /* empty fields are missing (else an error) */
+    const char *const *na;  /* strings read as missing (after trimming) */
+    int nna;
+    int64_t rows, cols;     /* expected dims, or -1 to infer */
+    const FrameType *schema;    /* 'nschema' column types, or NULL: all STRING */
+    int64_t nschema;
+} IoFrameCsvOpts;
+
+/* A frame from csv text (doc/frames.md, "csv"): fields as io_parse_csv
+ * splits them (trimmed, a double-quoted field may hold the separator and
+ * "" for a quote), each read as its column's type; an empty or NA field is
+ * a missing value (STRING), 0 or FALSE. Errors name the line and field:
+ * "f.csv:3: field 2 ('x') is not FP64". */
+FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, const IoFrameCsvOpts *o, IoErr *e);
+/* Writes a frame as csv: the column names first when o->header, then one
+ * line per row, cells in their text form (FP64 as Java's Double.toString),
+ * a missing string as nothing; a string holding the separator, a quote or a
+ * line break is written in double quotes so that it reads back. */
+bool io_write_frame_csv(FILE *f, const FrameBlock *fr, const IoCsvWriteOpts *o);
 
 /* ---- atomic replacement of a file ----
  * io_tmp_open creates "<path>.tmpXXXXXX" in the target's directory; the

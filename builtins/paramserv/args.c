@@ -23,6 +23,7 @@ static const char *type_upper(Value v)
     switch (v.kind) {
     case VAL_MATRIX: return "MATRIX";
     case VAL_LIST: return "LIST";
+    case VAL_FRAME: return "FRAME";
     default: return "SCALAR";
     }
 }
@@ -55,6 +56,19 @@ static Status want_kind(Interp *I, const BArgs *a, int i, const char *name, ValK
     const char *want = k == VAL_LIST ? "LIST" : "MATRIX";
     return err_set(I, "Input to PARAMSERV::%s must be of type '%s'. It should not be of type '%s'.", name, want,
                    type_upper(v));
+}
+
+/* Frames are not supported in paramserv: not in the model (ps_check_model
+ * says so), nor anywhere in hyperparams, which the wire codec could not
+ * ship to MPI workers. */
+static Status no_frames(Interp *I, Value v, const char *name, int depth)
+{
+    if (v.kind == VAL_FRAME)
+        return err_set(I, "frames are not supported in paramserv (found one in '%s')", name);
+    if (v.kind == VAL_LIST && depth < 64)
+        for (int64_t i = 0; i < v.l->n; i++)
+            TRY(no_frames(I, v.l->items[i], name, depth + 1));
+    return ST_OK;
 }
 
 static Status want_int(Interp *I, const BArgs *a, int i, const char *name, int64_t dflt, int64_t *out)
@@ -394,6 +408,7 @@ Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
     if (arg_given(a, A_HYPER)) {
         TRY(want_kind(I, a, A_HYPER, "hyperparams", VAL_LIST));
         c->hyper = a->v[A_HYPER].l;
+        TRY(no_frames(I, a->v[A_HYPER], "hyperparams", 0));
     }
     const char *upd = NULL, *agg = NULL, *val = NULL;
     TRY(want_string(I, a, A_UPD, "upd", NULL, &upd));

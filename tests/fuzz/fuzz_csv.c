@@ -2,7 +2,8 @@
  * libFuzzer target for the file parsers: the input is fed to the csv (with
  * option sets picked by the first byte), text, mm, libsvm, binary, idx,
  * gzip and .mtd parsers. A matrix that parses as csv is written back with
- * io_write_csv and must parse again to the same matrix. Any crash, leak,
+ * io_write_csv and must parse again to the same matrix; a frame (all
+ * STRING columns) likewise with io_write_frame_csv, cell for cell. Any crash, leak,
  * sanitizer report or round-trip mismatch is a bug.
  *
  * Build and run from the repository root (clang with libFuzzer):
@@ -53,6 +54,41 @@ static void csv_round_trip(const Matrix *m, const IoCsvOpts *o)
     free(buf);
 }
 
+/* The frame f (parsed with options o, no NA strings) written back and
+ * parsed again must give the same names and cells, missing ones included. */
+static void frame_round_trip(const FrameBlock *f, const IoFrameCsvOpts *o)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    if (!fp)
+        return;
+    IoCsvWriteOpts w = {o->header, o->sep, false};
+    bool ok = io_write_frame_csv(fp, f, &w);
+    fclose(fp);
+    if (ok && f->cols > 0) {
+        IoFrameCsvOpts back = *o;
+        back.rows = f->rows;
+        back.cols = f->cols;
+        IoErr e;
+        FrameBlock *r = io_parse_frame_csv(buf, len, "rt", &back, &e);
+        if (!r || r->rows != f->rows || r->cols != f->cols)
+            abort();
+        for (int64_t j = 0; j < f->cols; j++) {
+            char a[64], b[64];
+            if (o->header && strcmp(frame_col_name(f, j, a, sizeof a), frame_col_name(r, j, b, sizeof b)))
+                abort();
+            for (int64_t i = 0; i < f->rows; i++) {
+                const Str *x = f->col[j].s[i], *y = r->col[j].s[i];
+                if (!x != !y || (x && strcmp(x->s, y->s)))
+                    abort();
+            }
+        }
+        frame_release(r);
+    }
+    free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -79,6 +115,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (m && o.nna == 0 && (sel >> 6) & 1)
         csv_round_trip(m, &o);
     drop(m);
+
+    IoFrameCsvOpts fo = {o.header, o.sep, o.fill, o.na, o.nna, -1, -1, NULL, 0};
+    FrameBlock *fr = io_parse_frame_csv(buf, len, "f", &fo, &e);
+    if (fr && fo.nna == 0 && fo.fill)
+        frame_round_trip(fr, &fo);
+    if (fr)
+        frame_release(fr);
 
     drop(io_parse_text(buf, len, "f", 20, 20, &e));
     drop(io_parse_mm(buf, len, "f", -1, -1, &e));

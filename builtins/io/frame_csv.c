@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Frames as csv: the parser (column names from a header, a type per column
+ * from the schema, dims inferred) and the writer. Pure functions over
+ * buffers and FILE*, thread-safe; a failed parse returns no frame. */
+#include "internal.h"
+
+#include "../../base/frame.h"
+
+/* [*s, *e) without surrounding blanks and, when it is "...", without the
+ * quotes; *quoted says whether "" inside must become ". */
+static void field_bounds(const char **s, const char **e, bool *quoted)
+{
+    const char *p = *s, *q = *e;
+    while (p < q && is_blank(*p))
+        p++;
+    while (q > p && is_blank(q[-1]))
+        q--;
+    *quoted = q - p >= 2 && *p == '"' && q[-1] == '"';
+    if (*quoted) {
+        p++;
+        q--;
+    }
+    *s = p;
+    *e = q;
+}
+
+/* The text of a field: [s, e) itself, or, quoted with "" inside, a copy in
+ * *tmp (malloc'd, caller frees) with each "" made ". NULL on allocation
+ * failure. */
+static const char *field_text(const char *s, const char *e, bool quoted, char **tmp, size_t *n)
+{
+    *tmp = NULL;
+    *n = (size_t)(e - s);
+    if (!quoted || !memchr(s, '"', *n))
+        return s;
+    char *t = malloc(*n + 1);
+    if (!t)
+        return NULL;
+    size_t k = 0;
+    for (const char *p = s; p < e; p++) {
+        t[k++] = *p;
+        if (*p == '"' && p + 1 < e && p[1] == '"')
+            p++;
+    }
+    *n = k;
+    *tmp = t;
+    return t;
+}
+
+static bool is_na(const char *s, size_t n, const IoFrameCsvOpts *o)
+{
+    for (int k = 0; k < o->nna; k++)
+        if (strlen(o->na[k]) == n && memcmp(s, o->na[k], n) == 0)
+            return true;
+    return false;
+}
+
+/* Splits the header line into the frame's column names. */
+static bool read_names(FrameBlock *f, const char *ls, const char *le, const char *sep, size_t sepn,
+                       const char *name, IoErr *e)
+{
+    const char *p = ls;
+    for (int64_t j = 0; j < f->cols; j++) {
+        const char *fe = io_csv_field_end(p, le, sep, sepn);
+        const char *s = p, *t = fe;
+        bool quoted;
+        field_bounds(&s, &t, &quoted);
+        char *tmp;
+        size_t n;
+        const char *txt = field_text(s, t, quoted, &tmp, &n);
+        Str *nm = txt ? str_new(txt, n) : NULL;
+        free(tmp);
+        bool ok = nm && frame_set_name(f, j, nm);
+        str_release(nm);
+        if (!ok)
+            return io_fail(e, "%s: out of memory reading the header", name);
+        p = fe < le ? fe + sepn : le;
+    }
+    return true;
+}
+
+/* Reads the fields of one data line into row r. */
+static bool read_row(FrameBlock *f, int64_t r, const char *ls, const char *le, int64_t line, const char *sep,
+                     size_t sepn, const IoFrameCsvOpts *o, const char *name, IoErr *e)
+{
+    const char *p = ls;
+    int64_t c = 0;
+    for (;;) {
+        const char *fe = io_csv_field_end(p, le, sep, sepn);
+        if (c < f->cols) {
+            const char *s = p, *t = fe;
+            bool quoted;
+            field_bounds(&s, &t, &quoted);
+            if (s == t && !quoted && !o->fill)
+                return io_fail(e, "%s:%lld: field %lld is empty and fill is FALSE", name, (long long)line,
+                               (long long)c + 1);
+            /* Empty and NA fields stay as allocated: missing, 0 or FALSE. */
+            if (!(s == t && !quoted) && !is_na(s, (size_t)(t - s), o)) {
+                char *tmp;
+                size_t n;
+                const char *txt = field_text(s, t, quoted, &tmp, &n);
+                bool oom = !txt;
+                bool ok = txt && frame_put_text(f, r, c, txt, n, &oom);
+                free(tmp);
+                if (!ok) {
+                    if (oom)
+                        return io_fail(e, "%s:%lld: out of memory", name, (long long)line);
+                    char sn[64];
+                    return io_fail(e, "%s:%lld: field %lld ('%s') is not %s", name, (long long)line,
+                                   (long long)c + 1, io_snippet(s, t, sn, sizeof sn),
+                                   frame_type_name(f->col[c].type));
+                }
+            }
+        }
+        c++;
+        if (fe >= le)
+            break;
+        p = fe + sepn;
+    }
+    if (c != f->cols)
+        return io_fail(e, "%s:%lld: expected %lld fields, found %lld", name, (long long)line, (long long)f->cols,
+                       (long long)c);
+    return true;
+}
+
+FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, const IoFrameCsvOpts *o, IoErr *e)
+{
+    const char *sep = o->sep ? o->sep : ",";
+    size_t sepn = strlen(sep);
+    if (sepn == 0) {
+        io_fail(e, "%s: the csv separator must not be empty", name);
+        return NULL;
+    }
+    /* Strings hold no NUL byte (value.h); a text file has none either. */
+    const char *nul = memchr(buf, '\0', len);
+    if (nul) {
+        int64_t line = 1;
+        for (const char *q = buf; (q = memchr(q, '\n', (size_t)(nul - q))) != NULL; q++)
+            line++;
+        io_fail(e, "%s:%lld: a NUL byte (this is no csv text)", name, (long long)line);
+        return NULL;
+    }
+    Lines L = {buf, buf + len, 0};
+    const char *hs = NULL, *he = NULL, *ls = NULL, *le = NULL;
+    bool have_header = o->header && next_line(&L, &hs, &he);
+    const char *data = L.p;
+    int64_t first_line = L.lineno + 1;
+    /* Rows: every line up to the last one that is not empty. */
+    const char *last = buf + len;
+    while (last > data && (last[-1] == '\n' || last[-1] == '\r'))
+        last--;
+    int64_t rows = 0;
+    if (last > data) {
+        rows = 1;
+        for (const char *q = data; (q = memchr(q, '\n', (size_t)(last - q))) != NULL; q++)
+            rows++;
+    }
+    /* Trailing empty lines are rows when the declared row count says so (a
+     * 1-column frame ending in missing values), as for matrices. */
+    if (o->rows > rows) {
+        int64_t more = 0;
+        const char *q = last;
+        if (rows > 0 && q < buf + len && *q == '\r')
+            q++;
+        if (rows > 0 && q < buf + len && *q == '\n')
+            q++;
+        for (const char *t = q; t < buf + len; t++)
+            more += *t == '\n';
+        if (q < buf + len && buf[len - 1] != '\n')
+            more++;
+        if (rows + more >= o->rows) {
+            rows = o->rows;
+            last = buf + len;
+        }
+    }
+    int64_t cols;
+    if (rows > 0) {
+        Lines F = {data, last, 0};
+        next_line(&F, &ls, &le);
+        cols = 1;
+        for (const char *p = ls; (p = io_csv_field_end(p, le, sep, sepn)) < le; p += sepn)
+            cols++;
+    } else if (have_header && !line_is_blank(hs, he)) {
+        cols = 1;
+        for (const char *p = hs; (p = io_csv_field_end(p, he, sep, sepn)) < he; p += sepn)
+            cols++;
+    } else {
+        cols = o->cols >= 0 ? o->cols : o->schema ? o->nschema : 0;
+    }
+    if (o->cols >= 0 && cols != o->cols) {
+        io_fail(e, "%s:%lld: expected %lld fields, found %lld", name, (long long)(rows > 0 ? first_line : 1),
+                (long long)o->cols, (long long)cols);
+        return NULL;
+    }
+    if (!io_dim_agrees(name, "rows", o->rows, rows, e))
+        return NULL;
+    if (o->schema && o->nschema != cols) {
+        io_fail(e, "%s: the schema has %lld value types but the file has %lld columns", name,
+                (long long)o->nschema, (long long)cols);
+        return NULL;
+    }
+    /* Each row costs at least a line break in the file, so 'rows' cells per
+     * column are bounded by the input; the column count too. */
+    FrameBlock *f = frame_new_raw(rows, cols, o->schema);
+    if (!f) {
+        io_fail(e, "%s: out of memory reading a %lldx%lld frame", name, (long long)rows, (long long)cols);
+        return NULL;
+    }
+    if (have_header && !line_is_blank(hs, he)) {
+        int64_t hc = 1;
+        for (const char *p = hs; (p = io_csv_field_end(p, he, sep, sepn)) < he; p += sepn)
+            hc++;
+        if (hc != cols) {
+            io_fail(e, "%s:1: the header has %lld fields but the rows have %lld", name, (long long)hc,
+                    (long long)cols);
+            frame_release(f);
+            return NULL;
+        }
+        if (!read_names(f, hs, he, sep, sepn, name, e)) {
+            frame_release(f);
+            return NULL;
+        }
+    }
+    Lines D = {data, last, first_line - 1};
+    for (int64_t r = 0; r < rows; r++) {
+        next_line(&D, &ls, &le);
+        if (!read_row(f, r, ls, le, D.lineno, sep, sepn, o, name, e)) {
+            frame_release(f);
+            return NULL;
+        }
+    }
+    return f;
+}
+
+/* A string goes in quotes when it is empty (an empty field reads as a
+ * missing value), holds a character of the separator (with a separator
+ * of several characters, "::", a cell ":" next to one would split
+ * differently), a quote or a line break, or has blanks at its ends (which
+ * reading would trim). */
+static bool needs_quotes(const char *s, size_t n, const char *sep)
+{
+    if (n == 0 || is_blank(s[0]) || is_blank(s[n - 1]))
+        return true;
+    return strpbrk(s, sep) || strpbrk(s, "\"\n\r");
+}
+
+static void out_text(Out *o, const char *s, size_t n, const char *sep)
+{
+    if (!needs_quotes(s, n, sep)) {
+        out_put(o, s, n);
+        return;
+    }
+    out_put(o, "\"", 1);
+    for (size_t k = 0; k < n; k++) {
+        if (s[k] == '"')
+            out_put(o, "\"\"", 2);
+        else
+            out_put(o, s + k, 1);
+    }
+    out_put(o, "\"", 1);
+}
+
+static void out_cell(Out *o, const FrameBlock *fr, int64_t i, int64_t j, const char *sep)
+{
+    const FrameCol *c = &fr->col[j];
+    switch (c->type) {
+    case FT_DOUBLE: out_double(o, c->d[i]); break;
+    case FT_INT: out_int(o, c->i[i]); break;
+    case FT_BOOL: out_str(o, c->b[i] ? "true" : "false"); break;
+    case FT_STRING:
+        if (c->s[i])
+            out_text(o, c->s[i]->s, (size_t)c->s[i]->len, sep);
+        break;
+    }
+}
+
+bool io_write_frame_csv(FILE *f, const FrameBlock *fr, const IoCsvWriteOpts *opt)
+{
+    Out o;
+    if (!out_init(&o, f))
+        return false;
+    const char *sep = opt->sep ? opt->sep : ",";
+    size_t sl = strlen(sep);
+    if (opt->header) {
+        for (int64_t j = 0; j < fr->cols; j++) {
+            if (j)
+                out_put(&o, sep, sl);
+            if (fr->names && fr->names[j]) {
+                out_text(&o, fr->names[j]->s, (size_t)fr->names[j]->len, sep);
+            } else {
+                out_put(&o, "C", 1);
+                out_int(&o, j + 1);
+            }
+        }
+        out_put(&o, "\n", 1);
+    }
+    for (int64_t i = 0; i < fr->rows; i++) {
+        for (int64_t j = 0; j < fr->cols; j++) {
+            if (j)
+                out_put(&o, sep, sl);
+            out_cell(&o, fr, i, j, sep);
+        }
+        out_put(&o, "\n", 1);
+    }
+    return out_done(&o);
+}
