@@ -45,6 +45,7 @@ static bool same_value(Value a, Value b)
         return a.m->rows == b.m->rows && a.m->cols == b.m->cols &&
                (mat_len(a.m) == 0 || memcmp(a.m->data, b.m->data, sizeof(double) * (size_t)mat_len(a.m)) == 0);
     case VAL_LIST: return same_list(a.l, b.l);
+    case VAL_FRAME: return false; /* paramserv refuses frames before anything is sent (args.c) */
     }
     return false;
 }
