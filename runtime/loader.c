@@ -115,7 +115,10 @@ bool loader_find_stdlib(const Program *p, const char *path, char *out, size_t ca
         char dir[PATH_MAX];
         for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++) {
             snprintf(dir, sizeof dir, "%s/%s", p->exe_dir, rels[i]);
-            if (try_path(out, cap, dir, rel))
+            /* The folder without its "..": messages and stack traces name
+             * .../stdlib/builtin/glm.dml, not .../build/release/../../stdlib/... */
+            char canon[PATH_MAX];
+            if (realpath(dir, canon) && try_path(out, cap, canon, rel))
                 return true;
         }
     }
