@@ -42,26 +42,50 @@ ARGS="images=$IMAGES labels=$LABELS n=$N k=2 utype=BSP freq=BATCH"
 stat() { echo "$1" | tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR] = $1} END {
     m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f %.2f", v[1], m }'; }
 load() { cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo "?"; }
-secs() { awk '$1 == "lenet_ps" { print $2 }'; }
-local_run() { "$DML" run bench/dml/lenet_ps.dml -nvargs $ARGS mode=LOCAL 2>/dev/null | secs; }
-mpi_run() { $MPIRUN --mca btl "$1" -np 3 "$DML" run bench/dml/lenet_ps.dml -nvargs $ARGS mode=REMOTE_MPI 2>/dev/null | secs; }
+# "SECONDS CPU": the call's wall time (time() in the script) and its CPU
+# time from --stats (every thread; under MPI every rank, from its CALL on).
+secs() { awk '$1 == "lenet_ps" { s = $2 } /^Paramserv CPU time:/ { c = $4 } END { if (s != "") print s, c }'; }
+local_run() { "$DML" run bench/dml/lenet_ps.dml --stats -nvargs $ARGS mode=LOCAL 2>/dev/null | secs; }
+mpi_run() { $MPIRUN --mca btl "$1" -np 3 "$DML" run bench/dml/lenet_ps.dml --stats -nvargs $ARGS mode=REMOTE_MPI 2>/dev/null | secs; }
 
-lo=""; sm=""; tc=""
+# CPU seconds (user + system) of every process this shell has waited for:
+# a run's is the difference before and after it (mpirun waits for its
+# ranks, so theirs count). `times` must run in this shell and write to a
+# file: in $(...) it would report the subshell's. After 'cpu', $CPU holds it.
+TIMES=$(mktemp "${TMPDIR:-/tmp}/dml-bench-times.XXXXXX")
+trap 'rm -f "$TIMES"' EXIT
+cpu() {
+    times >"$TIMES"
+    CPU=$(sed -n 2p "$TIMES" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]);
+        t += a[1] * 60 + a[2] } printf "%.2f", t }')
+}
+lo=""; sm=""; tc=""; lo_c=""; sm_c=""; tc_c=""; lo_k=""; sm_k=""; tc_k=""
 load0=$(load)
 r=1
 while [ $r -le "$REPS" ]; do
     echo "bench: paramserv LeNet local vs MPI ranks, round $r/$REPS" >&2
+    cpu; c0=$CPU
     v=$(local_run); [ -n "$v" ] || { echo "mpi.sh: local run failed" >&2; exit 1; }
-    lo="$lo $v"
+    cpu; c1=$CPU
+    set -- $v; v=$1; lo_k="$lo_k $2"
+    lo="$lo $v"; lo_c="$lo_c $(awk "BEGIN{print $c1 - $c0}")"
     v=$(mpi_run self,vader); [ -n "$v" ] || { echo "mpi.sh: mpirun (vader) failed" >&2; exit 1; }
-    sm="$sm $v"
+    cpu; c0=$CPU
+    set -- $v; v=$1; sm_k="$sm_k $2"
+    sm="$sm $v"; sm_c="$sm_c $(awk "BEGIN{print $c0 - $c1}")"
     v=$(mpi_run self,tcp); [ -n "$v" ] || { echo "mpi.sh: mpirun (tcp) failed" >&2; exit 1; }
-    tc="$tc $v"
+    cpu; c1=$CPU
+    set -- $v; v=$1; tc_k="$tc_k $2"
+    tc="$tc $v"; tc_c="$tc_c $(awk "BEGIN{print $c1 - $c0}")"
     r=$((r + 1))
 done
 load1=$(load)
 set -- $(stat "$lo") $(stat "$sm") $(stat "$tc")
 lo=$1 lo_med=$2 sm=$3 sm_med=$4 tc=$5 tc_med=$6
+set -- $(stat "$lo_c") $(stat "$sm_c") $(stat "$tc_c")
+lo_c=$2 sm_c=$4 tc_c=$6
+set -- $(stat "$lo_k") $(stat "$sm_k") $(stat "$tc_k")
+lo_k=$2 sm_k=$4 tc_k=$6
 pct() { awk "BEGIN{printf \"%+.1f%%\", ($1 / $2 - 1) * 100}"; }
 
 # (b) bytes per update, from --stats of one remote run each
@@ -85,20 +109,24 @@ echo "LeNet (scripts/mnist_lenet.dml) one epoch on the first $N images of $DATA,
 echo "batch 64, k=2: two worker threads in one dml process vs two worker ranks under"
 echo "\`mpirun -np 3\` (rank 0 is the server) on this $(nproc)-core machine. Seconds of the paramserv"
 echo "call (time() in the script), min and median of $REPS runs, configurations interleaved;"
-echo "load average $load0 before, $load1 after."
+echo "load average $load0 before, $load1 after. Medians of CPU seconds (user + system): of the"
+echo "call (\`--stats\`: every thread, and under MPI every rank from the call's start), and of the"
+echo "whole job (every process: data loading, and for MPI mpirun, start-up and the worker ranks)."
+echo "On a loaded machine the wall times measure scheduler shares more than the transport."
 echo
-echo "| backend | min s | median s | overhead (min) | overhead (median) | target |"
-echo "|---|---|---|---|---|---|"
-echo "| k=2 threads (mode=LOCAL) | $lo | $lo_med | | | |"
-echo "| 2 worker ranks, shared memory (\`--mca btl self,vader\`) | $sm | $sm_med | $(pct "$sm" "$lo") | $(pct "$sm_med" "$lo_med") | <= +10% |"
-echo "| 2 worker ranks, TCP loopback (\`--mca btl self,tcp\`) | $tc | $tc_med | $(pct "$tc" "$lo") | $(pct "$tc_med" "$lo_med") | <= +10% |"
+echo "| backend | min s | median s | overhead (min) | overhead (median) | call CPU s | call CPU overhead | job CPU s | job CPU overhead | target |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| k=2 threads (mode=LOCAL) | $lo | $lo_med | | | $lo_k | | $lo_c | | |"
+echo "| 2 worker ranks, shared memory (\`--mca btl self,vader\`) | $sm | $sm_med | $(pct "$sm" "$lo") | $(pct "$sm_med" "$lo_med") | $sm_k | $(pct "$sm_k" "$lo_k") | $sm_c | $(pct "$sm_c" "$lo_c") | <= +10% |"
+echo "| 2 worker ranks, TCP loopback (\`--mca btl self,tcp\`) | $tc | $tc_med | $(pct "$tc" "$lo") | $(pct "$tc_med" "$lo_med") | $tc_k | $(pct "$tc_k" "$lo_k") | $tc_c | $(pct "$tc_c" "$lo_c") | <= +10% |"
 echo
-echo "Bytes per update (from \`--stats\`: one pull and one push per update and worker, each one copy"
-echo "of the model or gradients, plus a 48-byte header and the list's layout):"
+echo "Bytes per update (from \`--stats\`: one pull and one push per update and worker; a pull carries"
+echo "one copy of the model entries the workers' functions read, a push one copy of the gradients,"
+echo "each plus a 48-byte header and the list's layout):"
 echo
 echo "| model | model bytes | bytes pulled per update | bytes pushed per update |"
 echo "|---|---|---|---|"
-row "LeNet (16 matrices; 8 gradients pushed)" "$lenet"
+row "LeNet (17 entries: 8 weights, 8 momentum buffers, a step counter; upd reads the 8 weights; 8 gradients pushed)" "$lenet"
 row "linear model (3x1 + 1x1)" "$lin"
 echo
 echo "Scaling over k = 1, 2, 4, 8 ranks was not measured: no machine with 16 cores was available"
@@ -107,7 +135,7 @@ echo
 echo "Commands:"
 echo
 echo '```'
-echo "$DML run bench/dml/lenet_ps.dml -nvargs $ARGS mode=LOCAL"
-echo "$MPIRUN --mca btl self,vader -np 3 $DML run bench/dml/lenet_ps.dml -nvargs $ARGS mode=REMOTE_MPI"
-echo "$MPIRUN --mca btl self,tcp -np 3 $DML run bench/dml/lenet_ps.dml -nvargs $ARGS mode=REMOTE_MPI"
+echo "$DML run bench/dml/lenet_ps.dml --stats -nvargs $ARGS mode=LOCAL"
+echo "$MPIRUN --mca btl self,vader -np 3 $DML run bench/dml/lenet_ps.dml --stats -nvargs $ARGS mode=REMOTE_MPI"
+echo "$MPIRUN --mca btl self,tcp -np 3 $DML run bench/dml/lenet_ps.dml --stats -nvargs $ARGS mode=REMOTE_MPI"
 echo '```'

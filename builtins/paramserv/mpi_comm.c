@@ -313,7 +313,10 @@ int mpi_poll(MpiMsg *m)
         if (!mats) {
             val_release(v);
             mpi_msg_free(m);
-            snprintf(M.err, sizeof M.err, "malformed or too large message from rank %d", src);
+            if (rd.oom || n == hdr[5])
+                snprintf(M.err, sizeof M.err, "out of memory receiving a message from rank %d", src);
+            else
+                snprintf(M.err, sizeof M.err, "malformed message from rank %d", src);
             return -1;
         }
         wire_matrices(v, mats, n);
@@ -424,10 +427,19 @@ static double env_double(const char *name, double dflt)
     return *end || v <= 0 ? dflt : v;
 }
 
-/* Said at once through the front end's sink: an Abort may follow. */
+/* Said at once through the front end's sink: an Abort may follow. A
+ * worker rank names itself (its message reaches the user among mpirun's). */
 static int start_failed(const DiagSink *sink)
 {
-    diag_note(sink, DIAG_ERROR, "dml: %s\n", M.err);
+    if (M.rank > 0) {
+        char host[256];
+        if (gethostname(host, sizeof host) != 0)
+            snprintf(host, sizeof host, "?");
+        host[sizeof host - 1] = '\0';
+        diag_note(sink, DIAG_ERROR, "dml: rank %d on %s: %s\n", M.rank, host, M.err);
+    } else {
+        diag_note(sink, DIAG_ERROR, "dml: %s\n", M.err);
+    }
     return 1;
 }
 
@@ -440,8 +452,10 @@ static bool handshake(int *status)
         snprintf(host, sizeof host, "?");
     host[sizeof host - 1] = '\0';
     M.hosts = calloc((size_t)M.size, sizeof *M.hosts);
-    if (!M.hosts)
+    if (!M.hosts) {
+        snprintf(M.err, sizeof M.err, "out of memory at start-up");
         return false;
+    }
     M.hosts[M.rank] = strdup(host);
     uint64_t id = build_id();
     static const int hello[] = {MM_HELLO};
@@ -582,6 +596,16 @@ bool ps_mpi_launch(const DiagSink *sink, int *status)
     if (M.rank == 0)
         return false;
     *status = ps_mpi_worker_loop();
+    if (*status < 0) {
+        /* This rank cannot reach rank 0 any more (MPI failed, or memory
+         * ran out for a message): say why and end the job, since rank 0
+         * may be waiting for this rank and an orderly goodbye could hang. */
+        diag_note(sink, DIAG_ERROR, "dml: rank %d on %s: %s\n", M.rank, mpi_host(M.rank),
+                  M.err[0] ? M.err : "lost the connection to rank 0");
+        M.Abort(M.world, 1);
+        *status = 1;
+        return true;
+    }
     M.Finalize();
     teardown();
     return true;

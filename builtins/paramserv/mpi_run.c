@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../base/failalloc.h"
 #include "../../runtime/blas.h"
 #include "../../runtime/clock.h"
 #include "../../runtime/resolve.h"
@@ -270,6 +271,7 @@ static void xfer_stats(WIO *x, PsWorkerStats *s)
     wio_f64(x, &s->local_agg);
     wio_f64(x, &s->wait);
     wio_f64(x, &s->slice);
+    wio_f64(x, &s->cpu);
     wio_i64(x, &s->pulls);
     wio_i64(x, &s->pushes);
     wio_i64(x, &s->batches);
@@ -285,32 +287,6 @@ static void mpi_failed(PsRun *run, const char *what)
     snprintf(msg, sizeof msg, "paramserv: %s: %s", what, mpi_error());
     ps_fail_msg(run, msg);
     mpi_mark_broken();
-}
-
-/* The entries of the model that a pull must carry (readset.c): what upd
- * reads, and what agg reads when the workers call it too (modelAvg, or a
- * freq that steps the local model between pushes). NULL when that is every
- * entry (or out of memory); else a malloc'd array of n flags. */
-static bool *pull_entries(const PsConfig *c, int64_t n)
-{
-    bool *need = calloc((size_t)n + 1, sizeof *need), *agg = calloc((size_t)n + 1, sizeof *agg);
-    bool some = need && agg && ps_model_reads(c->upd, n, need);
-    if (some && (c->model_avg || c->freq != PS_FREQ_BATCH)) {
-        some = ps_model_reads(c->agg, n, agg);
-        for (int64_t i = 0; some && i < n; i++)
-            need[i] = need[i] || agg[i];
-    }
-    for (int64_t i = 0; some && i < n; i++)
-        if (!need[i])
-            break;
-        else if (i == n - 1)
-            some = false;   /* reads every entry */
-    free(agg);
-    if (!some) {
-        free(need);
-        return NULL;
-    }
-    return need;
 }
 
 /* The model as a pull carries it: the entries in need[] (NULL: all), the
@@ -397,8 +373,16 @@ static void on_message(PsRun *run, MpiMsg *m, int *ndone)
         break;
     case MM_FAIL: {
         char *msg = wr_str(&rd);
-        ps_fail_msg(run, msg ? msg : "paramserv: a worker rank failed");
-        free(msg);
+        if (msg) {
+            ps_fail_msg(run, msg);
+            free(msg);
+        } else {
+            /* A bare FAIL: the rank had no memory left for its message. */
+            char bare[400];
+            snprintf(bare, sizeof bare, "paramserv: worker %d (%s) failed: %s", w->id + 1, w->where,
+                     m->len ? "its message could not be read" : "out of memory there");
+            ps_fail_msg(run, bare);
+        }
         break;
     }
     case MM_DONE:
@@ -421,7 +405,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         return;
     }
     int64_t nneed = c->model->n;
-    bool *need = pull_entries(c, nneed);
+    bool *need = ps_pull_entries(c, nneed);
     run->pull_entries = need ? 0 : -1;
     for (int64_t i = 0; need && i < nneed; i++)
         run->pull_entries += need[i];
@@ -591,14 +575,19 @@ static void remote_free(Remote *r)
     wb_free(&r->prints);
 }
 
-/* Decode a CALL and rebuild the program from the shipped files. NULL on
- * success, else a malloc'd message. */
-static char *remote_setup(Remote *r, WRead *rd)
+/* Decode a CALL and rebuild the program from the shipped files. True on
+ * success; false with *err a malloc'd message, or NULL when memory ran out
+ * even for the reserved "out of memory" (so a failed allocation is never
+ * taken for success). */
+static bool remote_setup(Remote *r, WRead *rd, char **err)
 {
     CallMsg *m = &r->call;
     WIO x = {.r = rd};
-    if (!xfer_call(&x, m))
-        return strdup(rd->bad ? "malformed paramserv call" : "out of memory");
+    *err = NULL;
+    if (!xfer_call(&x, m)) {
+        *err = failalloc_msg_dup(rd->bad && !rd->oom ? "malformed paramserv call" : "out of memory");
+        return false;
+    }
     PsConfig *c = &r->cfg;
     c->agg_spec = m->agg_spec;
     c->utype = (PsUtype)m->utype;
@@ -619,32 +608,38 @@ static char *remote_setup(Remote *r, WRead *rd)
         id < 0 || id >= k) {
         val_release(X);
         val_release(Y);
-        return strdup("malformed paramserv call");
+        *err = failalloc_msg_dup(rd->oom ? "out of memory" : "malformed paramserv call");
+        return false;
     }
     r->w.part.X = X.m;
     r->w.part.Y = Y.m;
     r->prog = program_new();
-    if (!r->prog)
-        return strdup("out of memory");
+    if (!r->prog) {
+        *err = failalloc_msg_dup("out of memory");
+        return false;
+    }
     program_set_args(r->prog, m->args, (int)m->nargs);
     r->prog->shipped = m->files;
     r->prog->nshipped = (int)m->nfiles;
     Node **stmts;
     int nst;
     DiagErr lerr;
-    if (!program_load_main(r->prog, m->main_path, m->main_text, m->main_len, &stmts, &nst, &lerr))
-        return program_render_err(r->prog, &lerr, false);
-    char *err = NULL;
+    if (!program_load_main(r->prog, m->main_path, m->main_text, m->main_len, &stmts, &nst, &lerr)) {
+        *err = program_render_err(r->prog, &lerr, false);
+        return false;
+    }
     c->upd = program_find_func(r->prog, m->upd_key, m->upd_name);
     c->agg = program_find_func(r->prog, m->agg_key, m->agg_name);
-    if (!c->upd || !c->agg) {
-        size_t cap = strlen(m->upd_key) + strlen(m->upd_name) + strlen(m->agg_key) + strlen(m->agg_name) + 96;
-        err = malloc(cap);
-        if (err)
-            snprintf(err, cap, "cannot find %s::%s or %s::%s in the shipped program", m->upd_key, m->upd_name,
-                     m->agg_key, m->agg_name);
-    }
-    return err;
+    if (c->upd && c->agg)
+        return true;
+    size_t cap = strlen(m->upd_key) + strlen(m->upd_name) + strlen(m->agg_key) + strlen(m->agg_name) + 96;
+    *err = malloc(cap);
+    if (*err)
+        snprintf(*err, cap, "cannot find %s::%s or %s::%s in the shipped program", m->upd_key, m->upd_name,
+                 m->agg_key, m->agg_name);
+    else
+        *err = failalloc_msg_dup("out of memory");
+    return false;
 }
 
 /* Send the worker thread's pushes and prints; true if anything went. */
@@ -671,23 +666,30 @@ static bool send_pushes(Remote *r, bool *ok)
     return nmsg > 0 || prints.len > 0;
 }
 
-static void send_fail(const char *msg)
+/* Tell rank 0 that this rank's worker failed with 'msg'. With no message
+ * (memory ran out for it) or no memory to send it, a bare FAIL goes and
+ * rank 0 names the rank itself; false when not even that could be sent. */
+static bool send_fail(const char *msg)
 {
-    WBuf b = {0};
-    wb_str(&b, msg);
-    mpi_send_take(0, MM_FAIL, 0, 0, 0, &b);
+    if (msg) {
+        WBuf b = {0};
+        wb_str(&b, msg);
+        if (mpi_send_take(0, MM_FAIL, 0, 0, 0, &b))
+            return true;
+    }
+    return mpi_send_take(0, MM_FAIL, 0, 0, 0, NULL);
 }
 
-/* One paramserv call on a worker rank, from its CALL to rank 0's END. */
-static void serve_call(MpiMsg *call)
+/* One paramserv call on a worker rank, from its CALL to rank 0's END.
+ * False when this rank could not send to rank 0 (mpi_error says why). */
+static bool serve_call(MpiMsg *call)
 {
+    double cpu0 = ps_process_cpu();
     Remote *r = calloc(1, sizeof *r);
     char where[320];
     snprintf(where, sizeof where, "rank %d on %s", mpi_rank(), mpi_host(mpi_rank()));
-    if (!r) {
-        send_fail("paramserv: out of memory on a worker rank");
-        return;
-    }
+    if (!r)
+        return send_fail("paramserv: out of memory on a worker rank");
     PsRun *run = &r->run;
     run->cfg = &r->cfg;
     run->w = &r->w;
@@ -702,17 +704,22 @@ static void serve_call(MpiMsg *call)
     r->w.mailbox = val_none();
     r->w.slot = val_none();
     WRead rd = {.p = call->data, .len = call->len};
-    char *err = remote_setup(r, &rd);
+    char *err;
     bool started = false, ok = true;
     pthread_t th;
-    if (err) {
-        size_t cap = strlen(err) + 400;
+    if (!remote_setup(r, &rd, &err)) {
+        const char *why = err ? err : "out of memory";
+        char small[512];
+        size_t cap = strlen(why) + 400;
         char *msg = malloc(cap);
-        if (msg) {
-            snprintf(msg, cap, "paramserv: worker %d (%s) cannot load the program: %s", r->w.id + 1, where, err);
-            send_fail(msg);
+        if (!msg) {
+            msg = small;
+            cap = sizeof small;
         }
-        free(msg);
+        snprintf(msg, cap, "paramserv: worker %d (%s) cannot load the program: %s", r->w.id + 1, where, why);
+        ok = send_fail(msg);
+        if (msg != small)
+            free(msg);
         free(err);
     } else {
         PsWorker *w = &r->w;
@@ -732,7 +739,7 @@ static void serve_call(MpiMsg *call)
         w->I.frame = &w->top;
         started = worker_start(&th, remote_thread, r);
         if (!started)
-            send_fail("paramserv: a worker rank cannot start its thread");
+            ok = send_fail("paramserv: a worker rank cannot start its thread");
     }
     /* The bridge: pushes out, models in, heartbeats, until END. */
     double last_send = clock_now_sec();
@@ -751,10 +758,13 @@ static void serve_call(MpiMsg *call)
         pthread_mutex_unlock(&run->mu);
         if (fin && !reported) {
             send_pushes(r, &ok);    /* the last push and prints first */
-            if (run->failure)
-                send_fail(run->failure);
-            else if (!atomic_load(&run->abort)) {
+            /* Stopped with no message: its failure had no memory to say
+             * what went wrong, and rank 0 must still hear of it. */
+            if (run->failure || atomic_load(&run->abort))
+                ok = send_fail(run->failure) && ok;
+            else {
                 WBuf b = {0};
+                r->w.st.cpu = ps_process_cpu() - cpu0;
                 xfer_stats(&(WIO){.w = &b}, &r->w.st);
                 ok = ok && mpi_send_take(0, MM_DONE, r->w.id, 0, 0, &b);
                 wb_free(&b);
@@ -763,12 +773,16 @@ static void serve_call(MpiMsg *call)
             busy = true;
             last_send = clock_now_sec();
         }
-        if (!ok || !mpi_progress())
-            break;          /* rank 0 cannot be reached: mpirun ends the job */
+        if (!ok || !mpi_progress()) {
+            ok = false;     /* rank 0 cannot be told: the worker loop ends the job */
+            break;
+        }
         MpiMsg m;
         int got = mpi_poll(&m);
-        if (got < 0)
+        if (got < 0) {
+            ok = false;
             break;
+        }
         if (got) {
             busy = true;
             if (m.type == MM_MODEL) {
@@ -842,11 +856,12 @@ static void serve_call(MpiMsg *call)
     pthread_mutex_destroy(&run->mu);
     remote_free(r);
     free(r);
+    return ok;
 }
 
 int ps_mpi_worker_loop(void)
 {
-    int status = 1;
+    int status = -1;
     mpi_lock();
     MpiIdle idle = mpi_idle_init(BETWEEN_IDLE_MAX_US);
     for (;;) {
@@ -866,9 +881,11 @@ int ps_mpi_worker_loop(void)
             mpi_msg_free(&m);
             break;
         }
-        if (m.type == MM_CALL)
-            serve_call(&m);
-        else if (m.type == MM_END)
+        if (m.type == MM_CALL && !serve_call(&m)) {
+            mpi_msg_free(&m);
+            break;
+        }
+        if (m.type == MM_END)
             mpi_send_take(0, MM_ENDACK, m.worker, 0, 0, NULL);
         mpi_msg_free(&m);
     }

@@ -5,6 +5,7 @@
  * final block that starts at row n), and the random schemes honour 'seed'. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ps.h"
 #include "../../runtime/pool.h"
@@ -128,6 +129,14 @@ Status ps_check_model(Interp *I, const List *l, const char *what)
                            "gradients must be lists of matrices)", what, (long long)i + 1,
                            val_kind_name(l->items[i].kind));
     return ST_OK;
+}
+
+double ps_process_cpu(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 uint64_t ps_list_bytes(const List *l)

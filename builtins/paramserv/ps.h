@@ -97,11 +97,18 @@ Status ps_list_scale_take(Interp *I, Value l, double s, Value *out);
 Status ps_check_model(Interp *I, const List *l, const char *what);
 /* Bytes of matrix data in a list (what would cross a network). */
 uint64_t ps_list_bytes(const List *l);
+/* CPU seconds (user + system) of this whole process, every thread. */
+double ps_process_cpu(void);
 /* Which entries of a model of n entries f can read through its parameter
  * 'model' (readset.c): need[i] for entry i+1. false (need meaningless) when the
  * scan cannot tell, i.e. f may read any entry. Under Open MPI a pull then
  * carries only the needed entries. */
 bool ps_model_reads(const FuncDef *f, int64_t n, bool *need);
+/* The entries of a model of n entries that a pull must carry: what upd
+ * reads, and what agg reads when the workers call it too (modelAvg, or a
+ * freq that steps the local model between pushes). NULL when that is every
+ * entry (or out of memory); else a malloc'd array of n flags. */
+bool *ps_pull_entries(const PsConfig *c, int64_t n);
 
 /* Checkpoints (checkpoint.c): the model, the number of completed epochs and
  * the signature of the call that wrote them (c->ckpt_sig: model shapes, a
@@ -159,6 +166,7 @@ typedef struct PsHistory {
 /* Per-thread statistics (seconds, counts), summed after the run. */
 typedef struct PsWorkerStats {
     double compute, local_agg, wait, slice;
+    double cpu;                 /* a worker rank: its process's CPU seconds from CALL to DONE */
     int64_t pulls, pushes, batches;
     uint64_t bytes_pulled, bytes_pushed;
 } PsWorkerStats;
@@ -261,7 +269,7 @@ Status ps_call_named(Interp *I, const FuncDef *f, const char *const *names, cons
 Status ps_call_agg(Interp *I, const PsConfig *c, Value model, Value grads, Value *out);
 void *ps_worker_main(void *arg);         /* arg: PsWorker */
 void *ps_server_main(void *arg);         /* arg: PsRun */
-void ps_report_stats(PsRun *run, double total);
+void ps_report_stats(PsRun *run, double total, double cpu);
 
 /* ---- history.c: per-epoch history and progress line ---- */
 /* Server: the row of epoch e (0-based), at its end. */

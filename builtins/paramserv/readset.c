@@ -205,3 +205,25 @@ bool ps_model_reads(const FuncDef *f, int64_t n, bool *need)
     block_reads(&r, d->body, d->nbody);
     return !r.all;
 }
+
+bool *ps_pull_entries(const PsConfig *c, int64_t n)
+{
+    bool *need = calloc((size_t)n + 1, sizeof *need), *agg = calloc((size_t)n + 1, sizeof *agg);
+    bool some = need && agg && ps_model_reads(c->upd, n, need);
+    if (some && (c->model_avg || c->freq != PS_FREQ_BATCH)) {
+        some = ps_model_reads(c->agg, n, agg);
+        for (int64_t i = 0; some && i < n; i++)
+            need[i] = need[i] || agg[i];
+    }
+    for (int64_t i = 0; some && i < n; i++)
+        if (!need[i])
+            break;
+        else if (i == n - 1)
+            some = false;   /* reads every entry */
+    free(agg);
+    if (!some) {
+        free(need);
+        return NULL;
+    }
+    return need;
+}

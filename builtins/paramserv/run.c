@@ -14,7 +14,7 @@
 
 Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
 {
-    double t0 = clock_now_sec();
+    double t0 = clock_now_sec(), cpu0 = ps_process_cpu();
     PsPart *parts = NULL;
     int64_t np = 0;
     TRY(ps_partition(I, c, &parts, &np));
@@ -158,7 +158,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     } else {
         *out = run->model;
         run->model = val_none();
-        ps_report_stats(run, clock_now_sec() - t0);
+        ps_report_stats(run, clock_now_sec() - t0, ps_process_cpu() - cpu0);
     }
     /* Free everything, including undelivered mail and queued pushes. */
     for (int64_t i = 0; i < run->ninbox; i++)

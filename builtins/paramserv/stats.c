@@ -3,6 +3,7 @@
  * with the sums over all workers, then bytes moved and one line per worker.
  * Called on the caller's thread after every server and worker is done. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../../runtime/stats.h"
 #include "../../runtime/blas.h"
@@ -11,7 +12,7 @@
 /* Appends the paramserv block of --stats (PARAMSERV.md 8, plus our own
  * lines) for a finished run to the caller's report. Worker statistics of a
  * remote run came back with each rank's last message. */
-void ps_report_stats(PsRun *run, double total)
+void ps_report_stats(PsRun *run, double total, double cpu)
 {
     Stats *S = run->caller->stats;
     if (!S)
@@ -24,6 +25,7 @@ void ps_report_stats(PsRun *run, double total)
         sum.local_agg += s->local_agg;
         sum.wait += s->wait;
         sum.slice += s->slice;
+        sum.cpu += s->cpu;
         sum.pulls += s->pulls;
         sum.pushes += s->pushes;
         sum.bytes_pulled += s->bytes_pulled;
@@ -31,6 +33,14 @@ void ps_report_stats(PsRun *run, double total)
     }
     sb_printf(b, "Paramserv total execution time:\t%.3f secs.\n", total);
     sb_printf(b, "Paramserv total num workers:\t%d.\n", run->k);
+    /* What the call cost the machine(s), comparable between the backends:
+     * threads share one process; ranks each have their own. */
+    if (run->remote)
+        sb_printf(b, "Paramserv CPU time:\t\t%.3f secs (rank 0 %.3f + worker ranks %.3f, user + system).\n",
+                  cpu + sum.cpu, cpu, sum.cpu);
+    else
+        sb_printf(b, "Paramserv CPU time:\t\t%.3f secs (server and %d worker threads, user + system).\n", cpu,
+                  run->k);
     if (!run->remote)
         sb_printf(b, "Paramserv threads per worker:\t%d (budget %d over %d workers).\n", blas_budget_share(run->k),
                   blas_budget_total(), run->k);
@@ -51,8 +61,26 @@ void ps_report_stats(PsRun *run, double total)
             sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
                       (long long)run->pull_entries, (long long)run->cfg->model->n);
     } else {
+        /* Threads share the whole model; over Open MPI a pull would carry
+         * only the entries the workers' functions read (readset.c). */
+        int64_t n = run->cfg->model->n, carried = n;
+        bool *need = ps_pull_entries(run->cfg, n);
+        if (need) {
+            uint64_t per = 0;
+            carried = 0;
+            for (int64_t i = 0; i < n; i++)
+                if (need[i] && run->cfg->model->items[i].kind == VAL_MATRIX) {
+                    per += (uint64_t)mat_len(run->cfg->model->items[i].m) * sizeof(double);
+                    carried++;
+                }
+            sum.bytes_pulled = per * (uint64_t)sum.pulls;
+            free(need);
+        }
         sb_printf(b, "Paramserv network bytes:\t%llu pulled, %llu pushed (what a distributed run would send).\n",
                   (unsigned long long)sum.bytes_pulled, (unsigned long long)sum.bytes_pushed);
+        if (carried < n)
+            sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
+                      (long long)carried, (long long)n);
     }
     if (sum.pushes > 0)
         sb_printf(b, "Paramserv bytes per update:\t%llu pulled + %llu pushed (model: %llu bytes).\n",

@@ -127,7 +127,7 @@ char *wr_str(WRead *r)
         return NULL;
     char *s = malloc(n + 1);
     if (!s) {
-        r->bad = true;
+        r->bad = r->oom = true;
         return NULL;
     }
     memcpy(s, p, n);
@@ -150,6 +150,7 @@ static Value get_value(WRead *r, int depth, bool data)
         const char *p = wr_strn(r, &n);
         Str *s = p ? str_new(p, n) : NULL;
         if (!s) {
+            r->oom = r->oom || p != NULL;
             r->bad = true;
             return val_none();
         }
@@ -165,13 +166,14 @@ static Value get_value(WRead *r, int depth, bool data)
         Matrix *m = mat_new_raw(rows, cols);
         if (!data) {
             if (!m)
-                r->bad = true;
+                r->bad = r->oom = true;
             return m ? val_matrix_take(m) : val_none();
         }
         const char *p = take(r, sizeof(double) * (size_t)(rows * cols));
         if (!m || !p) {
             if (m)
                 mat_release(m);
+            r->oom = r->oom || (p && !m);
             r->bad = true;
             return val_none();
         }
@@ -188,7 +190,7 @@ static Value get_value(WRead *r, int depth, bool data)
         }
         List *l = list_new(n, named);
         if (!l) {
-            r->bad = true;
+            r->bad = r->oom = true;
             return val_none();
         }
         for (int64_t i = 0; i < n && !r->bad; i++) {
@@ -197,7 +199,7 @@ static Value get_value(WRead *r, int depth, bool data)
             if (r->bad)
                 val_release(v);
             else if (!list_push_take(l, v, name))
-                r->bad = true;     /* list_push_take released v */
+                r->bad = r->oom = true;     /* list_push_take released v */
             free(name);
         }
         if (r->bad) {
@@ -261,6 +263,8 @@ void wio_text(WIO *x, const char **s, size_t *n)
             memcpy(t, p, *n);
         t[*n] = '\0';
     } else {
+        if (!x->r->bad)
+            x->r->oom = true;
         x->r->bad = true;
         *n = 0;
     }

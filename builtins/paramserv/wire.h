@@ -43,6 +43,7 @@ typedef struct WRead {
     const char *p;
     size_t len, pos;
     bool bad;
+    bool oom;                   /* 'bad' because memory ran out, not because the bytes are malformed */
 } WRead;
 
 int64_t wr_i64(WRead *r);
@@ -52,7 +53,7 @@ char *wr_str(WRead *r);
 /* A string in place: pointer into the buffer and its length. */
 const char *wr_strn(WRead *r, size_t *n);
 /* A value written by wb_value, owned; NONE (and 'bad' set) on malformed
- * input or when memory runs out. */
+ * input or when memory runs out ('oom' set too). */
 Value wr_value(WRead *r);
 /* A value written by wb_value_layout: its matrices allocated, cells unset. */
 Value wr_value_layout(WRead *r);

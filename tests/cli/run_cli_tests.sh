@@ -106,6 +106,16 @@ check "paramserv ASP updates use the pusher's threads" 0 \
     '^Paramserv server updates:.*kernel threads per update: 1\.$' \
     sh -c "cd '$root' && '$DML' run '$tmp/ps_threads.dml' --threads 2 --stats -nvargs utype=ASP"
 
+# ---- a local run's --stats counts what a distributed pull would carry -----------
+# Threads share the whole model, but over Open MPI a pull carries only the
+# entries upd reads: W and b of momentum.dml's 4-entry model (32 of 64 bytes).
+check "paramserv --stats: local pulls counted as a distributed run would send them" 0 \
+    '^Paramserv bytes per update:[[:space:]]+32 pulled \+ 32 pushed \(model: 64 bytes\)\.$' \
+    sh -c "cd '$root/tests/mpi' && '$DML' run readset.dml --stats -nvargs mode=LOCAL k=2 avg=FALSE upd=gradients out='$tmp/rs'"
+check "paramserv --stats: the call's CPU time" 0 \
+    '^Paramserv CPU time:[[:space:]]+[0-9.]+ secs \(server and 2 worker threads, user \+ system\)\.$' \
+    sh -c "cd '$root/tests/mpi' && '$DML' run readset.dml --stats -nvargs mode=LOCAL k=2 avg=FALSE upd=gradients out='$tmp/rs'"
+
 # ---- carets under errors ----------------------------------------------------------
 # The whole message (position, source line, caret) of a parse error, a resolve
 # error and a run-time error: one renderer (base/diag.c) draws all three, and

@@ -3,7 +3,8 @@
  * between Open MPI ranks: scalars, strings, matrices (bit for bit: -0, NaN,
  * denormals), named and nested lists, entries left out round-trip; a layout plus the cells
  * sent apart rebuilds the same value; every truncation of a valid buffer
- * and garbage in it are refused ('bad'), never a crash or a leak. Prints
+ * and garbage in it are refused ('bad'), never a crash or a leak; a failed
+ * allocation is 'bad' and 'oom', a malformed buffer never 'oom'. Prints
  * "N passed, N failed"; exits non-zero on failure. */
 #include "../../builtins/paramserv/wire.h"
 
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../base/failalloc.h"
 #include "check.h"
 
 static bool same_value(Value a, Value b);
@@ -90,7 +92,7 @@ static void test_roundtrip(void)
     for (size_t n = 0; n < b.len; n++) {
         WRead t = {.p = b.p, .len = n};
         Value x = wr_value(&t);
-        refused += t.bad && x.kind == VAL_NONE;
+        refused += t.bad && !t.oom && x.kind == VAL_NONE;
         val_release(x);
     }
     CHECK(refused == (int)b.len);
@@ -190,10 +192,29 @@ static void test_wio(void)
         WRead t = {.p = b.p, .len = n};
         Rec d = {.v = val_none()};
         xfer_rec(&(WIO){.r = &t}, &d);
-        refused += t.bad && d.v.kind == VAL_NONE;
+        refused += t.bad && !t.oom && d.v.kind == VAL_NONE;
         rec_free(&d);
     }
     CHECK(refused == (int)b.len);
+
+    /* A failed allocation at any point of the read is 'bad' and 'oom' (out
+     * of memory, not a malformed message: a worker rank says which). */
+    int oom = 0;
+    long n;
+    for (n = 1; n < 10000; n++) {
+        WRead t = {.p = b.p, .len = b.len};
+        Rec d = {.v = val_none()};
+        failalloc_set(n);
+        xfer_rec(&(WIO){.r = &t}, &d);
+        bool fired = failalloc_fired();
+        failalloc_set(0);
+        rec_free(&d);
+        if (!fired)
+            break;
+        oom += t.bad && t.oom;
+    }
+    CHECK(n > 1 && n < 10000);
+    CHECK(oom == n - 1);
     wb_free(&b);
     val_release(a.v);
 }
