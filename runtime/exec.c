@@ -137,7 +137,9 @@ static Status exec_for(Interp *I, const Node *s)
     if (s->loop.by) {
         TRY(loop_bound(I, s->loop.by, &inc));
         if (inc == 0)
-            return err_at(I, &s->loop.by->loc, "for-loop increment must not be zero");
+            return err_at(I, &s->loop.by->loc,
+                          "Expression for increment of variable '%s' must evaluate to a non-zero value.",
+                          s->loop.var);
     } else
         inc = a <= b ? 1 : -1;
     if (s->loop.parfor)

@@ -642,8 +642,13 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
                 for (int j = 0; j < np && o + 70 < sizeof list; j++)
                     o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", j ? ", " : "",
                                           builtin_param_name(bi, j, pbuf, sizeof pbuf));
-                rerr(r, &n->call.args[i]->loc, "Invalid parameters for %s: unknown argument '%s' (expected: %s)",
-                     name, an, list);
+                if (strcmp(bi->name, "rand") == 0)  /* upstream's own wording for rand (COMPAT.md 7) */
+                    rerr(r, &n->call.args[i]->loc, "unexpected parameter \"%s\". Legal parameters for Rand "
+                         "statement are (capitalization-sensitive): rows, cols, min, max, sparsity, seed, pdf, "
+                         "lambda", an);
+                else
+                    rerr(r, &n->call.args[i]->loc,
+                         "Invalid parameters for %s: unknown argument '%s' (expected: %s)", name, an, list);
                 break;
             }
         }
