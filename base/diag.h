@@ -73,7 +73,7 @@ char *diag_render(const char *file, int line, int col, const char *msg, const ch
 
 /* An error on its way up from a layer that has no Interp: the scanner and
  * parser, the loader and the resolver, the file-format parsers of
- * read()/write() (builtins/io/, where it is called IoErr), the metadata
+ * read()/write() (builtins/io/), the metadata
  * parser. It holds the message and the position only: the source line and
  * the caret are drawn when it is shown (diag_render_err), from the text the
  * Program keeps for the position's file. The message is held in place, so

@@ -47,7 +47,7 @@ static Status load_mtd(Interp *I, const char *mtd_path, Mtd *m, bool *found)
     if (stat(mtd_path, &st) != 0 && errno == ENOENT)
         return ST_OK;
     IoBuf b;
-    IoErr e;
+    DiagErr e;
     if (!io_read_file(mtd_path, &b, &e))
         return err_take(I, &e);
     bool ok = mtd_parse(b.p, b.len, mtd_path, m, &e);
@@ -193,7 +193,7 @@ static Status read_scalar(Interp *I, const char *path, const char *vt, Value *ou
         lower[k] = (char)(canon[k] >= 'A' && canon[k] <= 'Z' ? canon[k] - 'A' + 'a' : canon[k]);
     lower[k] = 0;
     IoBuf b;
-    IoErr e;
+    DiagErr e;
     if (!io_read_file(path, &b, &e))
         return err_take(I, &e);
     bool ok = io_parse_scalar(b.p, b.len, path, lower, out, &e);
@@ -232,7 +232,7 @@ static Status read_matrix(Interp *I, const ReadSpec *s, Value *out)
     if (text && (s->rows < 0 || s->cols < 0))
         return err_set(I, "read(): format \"text\" needs rows and cols (in the call or in '%s.mtd')", s->path);
     /* Hopeless dimensions fail before the file is even read. */
-    IoErr e;
+    DiagErr e;
     if (s->rows >= 0 && s->cols >= 0 && !io_check_dims(s->rows, s->cols, s->path, &e))
         return err_take(I, &e);
     Matrix *m;
@@ -307,7 +307,7 @@ static Status read_frame(Interp *I, const char *path, const char *format, const 
         TRY(parse_schema(I, schema, &types, &o->nschema));
     o->schema = types;
     IoBuf b;
-    IoErr e;
+    DiagErr e;
     FrameBlock *f = NULL;
     if (io_read_file(path, &b, &e)) {
         f = io_parse_frame_csv(b.p, b.len, path, o, &e);
@@ -455,7 +455,7 @@ typedef struct WriteOpts {
 } WriteOpts;
 
 /* Writes 'mtd' as path + ".mtd" atomically. */
-static bool write_mtd_file(const char *mtd_path, const Mtd *md, IoErr *e)
+static bool write_mtd_file(const char *mtd_path, const Mtd *md, DiagErr *e)
 {
     char eb[64];
     IoTmp meta = {0};
@@ -506,7 +506,7 @@ static Status write_list(Interp *I, const List *l, const char *path, const Write
     md.format = (char *)o->fmt;
     md.description = (char *)o->desc;
     Status res = ST_OK;
-    IoErr e;
+    DiagErr e;
     char *mtd_path = mtd_path_of(path);
     if (!mtd_stamp(&md) || !mtd_path)
         res = err_set(I, "write(): out of memory");
@@ -586,7 +586,7 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
         st = err_set(I, "write(): out of memory");
 
     IoTmp data = {0}, meta = {0};
-    IoErr e;
+    DiagErr e;
     bool ok = st == ST_OK;
     if (ok)
         ok = io_tmp_open(path, &data, &e);

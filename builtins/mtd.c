@@ -41,7 +41,7 @@ typedef struct J {
     const char *p, *end;
     const char *name;
     int line;
-    IoErr *e;
+    DiagErr *e;
 } J;
 
 /* One parsed scalar value; strings are malloc'd. */
@@ -414,7 +414,7 @@ static bool apply_key(J *j, const char *key, JVal *v, Mtd *m)
     return true;    /* unknown keys (blocksize, ...) are ignored */
 }
 
-bool mtd_parse(const char *buf, size_t len, const char *name, Mtd *m, IoErr *e)
+bool mtd_parse(const char *buf, size_t len, const char *name, Mtd *m, DiagErr *e)
 {
     J j = {buf, buf + len, name, 1, e};
     /* A UTF-8 byte order mark is tolerated: some editors add one. */

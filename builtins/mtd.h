@@ -37,7 +37,7 @@ void mtd_free(Mtd *m);
  * known keys must have the right type (a number may also be written as a
  * numeric string, a boolean as "true"/"false"). Errors name the file and the
  * line: "x.csv.mtd:3: expected ':' after the key". */
-bool mtd_parse(const char *buf, size_t len, const char *name, Mtd *m, IoErr *e);
+bool mtd_parse(const char *buf, size_t len, const char *name, Mtd *m, DiagErr *e);
 
 /* Sets 'author' ($USER, else "SystemDS") and 'created' (local time now) on a
  * metadata record about to be written. Returns false on allocation failure. */

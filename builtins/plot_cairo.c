@@ -347,7 +347,7 @@ bool plot_write_file(const PlotSpec *s, const char *path, DiagErr *err)
     }
     double W = s->width ? s->width : DEFAULT_W, H = s->height ? s->height : DEFAULT_H;
     IoTmp t;
-    IoErr e;
+    DiagErr e;
     if (!io_tmp_open(path, &t, &e)) {
         *err = e;
         return false;

@@ -25,7 +25,7 @@ static mode_t current_umask(void)
     return mask;
 }
 
-bool io_tmp_open(const char *path, IoTmp *t, IoErr *e)
+bool io_tmp_open(const char *path, IoTmp *t, DiagErr *e)
 {
     char eb[64];
     t->f = NULL;
@@ -69,7 +69,7 @@ void io_tmp_abort(IoTmp *t)
     t->tmp_path = NULL;
 }
 
-bool io_tmp_close(IoTmp *t, const char *path, IoErr *e)
+bool io_tmp_close(IoTmp *t, const char *path, DiagErr *e)
 {
     char eb[64];
     errno = 0;
@@ -87,7 +87,7 @@ bool io_tmp_close(IoTmp *t, const char *path, IoErr *e)
     return true;
 }
 
-bool io_tmp_rename(IoTmp *t, const char *path, IoErr *e)
+bool io_tmp_rename(IoTmp *t, const char *path, DiagErr *e)
 {
     char eb[64];
     if (rename(t->tmp_path, path) != 0) {
@@ -100,7 +100,7 @@ bool io_tmp_rename(IoTmp *t, const char *path, IoErr *e)
     return true;
 }
 
-bool io_tmp_commit(IoTmp *t, const char *path, IoErr *e)
+bool io_tmp_commit(IoTmp *t, const char *path, DiagErr *e)
 {
     return io_tmp_close(t, path, e) && io_tmp_rename(t, path, e);
 }

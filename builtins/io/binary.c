@@ -23,7 +23,7 @@ static void store_le64(unsigned char *p, uint64_t v)
         p[k] = (unsigned char)v;
 }
 
-Matrix *io_parse_binary(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e)
+Matrix *io_parse_binary(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, DiagErr *e)
 {
     const unsigned char *u = (const unsigned char *)buf;
     if (len < 24 || memcmp(buf, BIN_MAGIC, 8) != 0) {
@@ -61,7 +61,7 @@ Matrix *io_parse_binary(const char *buf, size_t len, const char *name, int64_t r
     return m;
 }
 
-Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, IoErr *e)
+Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, DiagErr *e)
 {
     char eb[64];
     int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-bool io_fail(IoErr *e, const char *fmt, ...)
+bool io_fail(DiagErr *e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -87,7 +87,7 @@ bool io_is_gzip(const char *buf, size_t len)
     return len >= 2 && (unsigned char)buf[0] == 0x1f && (unsigned char)buf[1] == 0x8b;
 }
 
-bool io_gunzip(const char *buf, size_t len, const char *name, IoBuf *out, IoErr *e)
+bool io_gunzip(const char *buf, size_t len, const char *name, IoBuf *out, DiagErr *e)
 {
     out->p = NULL;
     out->len = 0;
@@ -181,7 +181,7 @@ ssize_t io_read_full(int fd, void *dst, size_t n)
     return (ssize_t)got;
 }
 
-bool io_read_file(const char *path, IoBuf *out, IoErr *e)
+bool io_read_file(const char *path, IoBuf *out, DiagErr *e)
 {
     char eb[64];
     out->p = NULL;
@@ -263,7 +263,7 @@ fail:
  * Sizes
  * ================================================================ */
 
-bool io_check_dims(int64_t rows, int64_t cols, const char *name, IoErr *e)
+bool io_check_dims(int64_t rows, int64_t cols, const char *name, DiagErr *e)
 {
     if (rows < 0 || cols < 0)
         return io_fail(e, "%s: invalid dimensions %lld x %lld", name, (long long)rows, (long long)cols);
@@ -277,7 +277,7 @@ bool io_check_dims(int64_t rows, int64_t cols, const char *name, IoErr *e)
     return true;
 }
 
-static Matrix *matrix_new(int64_t rows, int64_t cols, bool zero, const char *name, IoErr *e)
+static Matrix *matrix_new(int64_t rows, int64_t cols, bool zero, const char *name, DiagErr *e)
 {
     if (!io_check_dims(rows, cols, name, e))
         return NULL;
@@ -287,13 +287,13 @@ static Matrix *matrix_new(int64_t rows, int64_t cols, bool zero, const char *nam
     return m;
 }
 
-Matrix *io_matrix_zero(int64_t rows, int64_t cols, const char *name, IoErr *e)
+Matrix *io_matrix_zero(int64_t rows, int64_t cols, const char *name, DiagErr *e)
 {
     return matrix_new(rows, cols, true, name, e);
 }
 
 /* Uninitialised variant, for parsers that fill every cell. */
-Matrix *io_matrix_raw(int64_t rows, int64_t cols, const char *name, IoErr *e)
+Matrix *io_matrix_raw(int64_t rows, int64_t cols, const char *name, DiagErr *e)
 {
     return matrix_new(rows, cols, false, name, e);
 }
@@ -328,7 +328,7 @@ int64_t io_nnz(const Matrix *m)
 
 /* Checks a dimension declared in the call or .mtd (-1 = none) against the one
  * found in the file. */
-bool io_dim_agrees(const char *name, const char *what, int64_t declared, int64_t found, IoErr *e)
+bool io_dim_agrees(const char *name, const char *what, int64_t declared, int64_t found, DiagErr *e)
 {
     if (declared >= 0 && declared != found)
         return io_fail(e, "%s: the file has %lld %s but %lld were declared", name, (long long)found, what,

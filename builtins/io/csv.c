@@ -78,7 +78,7 @@ static int64_t count_fields(const char *ls, const char *le, CsvSep sep)
 
 /* Value of one CSV field [s, e): NA strings, quotes, fill, numbers. */
 static bool csv_cell(const char *s, const char *e, const IoCsvOpts *o, const char *name, int64_t line,
-                     int64_t col, double *out, IoErr *err)
+                     int64_t col, double *out, DiagErr *err)
 {
     while (s < e && is_blank(*s))
         s++;
@@ -114,7 +114,7 @@ static bool csv_cell(const char *s, const char *e, const IoCsvOpts *o, const cha
                        ? " (a header line? use header=TRUE)" : "");
 }
 
-Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvOpts *o, IoErr *e)
+Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvOpts *o, DiagErr *e)
 {
     CsvSep sep = {o->sep ? o->sep : ",", 0};
     sep.n = strlen(sep.s);

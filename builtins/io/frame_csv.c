@@ -57,7 +57,7 @@ static bool is_na(const char *s, size_t n, const IoFrameCsvOpts *o)
 
 /* Splits the header line into the frame's column names. */
 static bool read_names(FrameBlock *f, const char *ls, const char *le, const char *sep, size_t sepn,
-                       const char *name, IoErr *e)
+                       const char *name, DiagErr *e)
 {
     const char *p = ls;
     for (int64_t j = 0; j < f->cols; j++) {
@@ -81,7 +81,7 @@ static bool read_names(FrameBlock *f, const char *ls, const char *le, const char
 
 /* Reads the fields of one data line into row r. */
 static bool read_row(FrameBlock *f, int64_t r, const char *ls, const char *le, int64_t line, const char *sep,
-                     size_t sepn, const IoFrameCsvOpts *o, const char *name, IoErr *e)
+                     size_t sepn, const IoFrameCsvOpts *o, const char *name, DiagErr *e)
 {
     const char *p = ls;
     int64_t c = 0;
@@ -123,7 +123,7 @@ static bool read_row(FrameBlock *f, int64_t r, const char *ls, const char *le, i
     return true;
 }
 
-FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, const IoFrameCsvOpts *o, IoErr *e)
+FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, const IoFrameCsvOpts *o, DiagErr *e)
 {
     const char *sep = o->sep ? o->sep : ",";
     size_t sepn = strlen(sep);

@@ -24,7 +24,7 @@ bool io_name_is_idx(const char *path)
     return false;
 }
 
-Matrix *io_parse_idx(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e)
+Matrix *io_parse_idx(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, DiagErr *e)
 {
     const unsigned char *u = (const unsigned char *)buf;
     if (len < 4 || u[0] != 0 || u[1] != 0) {

@@ -29,8 +29,8 @@ const char *io_csv_field_end(const char *p, const char *le, const char *sep, siz
 
 /* common.c: a matrix of uninitialised cells after io_check_dims; whether a
  * declared dimension agrees with the one found; integer fields. */
-Matrix *io_matrix_raw(int64_t rows, int64_t cols, const char *name, IoErr *e);
-bool io_dim_agrees(const char *name, const char *what, int64_t declared, int64_t found, IoErr *e);
+Matrix *io_matrix_raw(int64_t rows, int64_t cols, const char *name, DiagErr *e);
+bool io_dim_agrees(const char *name, const char *what, int64_t declared, int64_t found, DiagErr *e);
 /* common.c: read() until n bytes or end of file, retrying EINTR; the count,
  * -1 on error (errno set). */
 ssize_t io_read_full(int fd, void *dst, size_t n);

@@ -3,7 +3,7 @@
  * as pure functions with no Interp, so they can be unit-tested and fuzzed.
  * Every parser takes (buf, len) -- the buffer need not be NUL-terminated --
  * and a display 'name' used in messages ("data.csv:3: expected 4 fields,
- * found 3"). On failure a parser returns NULL / false and fills an IoErr; it
+ * found 3"). On failure a parser returns NULL / false and fills a DiagErr; it
  * never returns a partially filled matrix. All functions are thread-safe:
  * no global mutable state, no static buffers.
  *
@@ -38,14 +38,9 @@
 #include "../../base/frame.h"
 #include "../../base/value.h"
 
-/* A failed I/O operation: the diagnostics module's error record
- * (base/diag.h), with no position (the builtin's call adds it); the
- * builtin hands it to the Interp with err_take(). */
-typedef DiagErr IoErr;
-
 /* Sets e->msg (printf-style), without a position, and returns false, so
  * 'return io_fail(...)' reads naturally in bool functions. */
-bool io_fail(IoErr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool io_fail(DiagErr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Thread-safe strerror: the message for errno value 'err' (buf is used as
  * scratch space; 64 bytes suffice). */
@@ -63,20 +58,20 @@ void io_buf_free(IoBuf *b);
 /* Reads the whole file at 'path'. A gzip file (magic 1f 8b) is inflated.
  * Errors: "cannot open 'f.csv': No such file or directory", read errors,
  * corrupt gzip data. */
-bool io_read_file(const char *path, IoBuf *out, IoErr *e);
+bool io_read_file(const char *path, IoBuf *out, DiagErr *e);
 /* True when buf starts with the gzip magic bytes 1f 8b. */
 bool io_is_gzip(const char *buf, size_t len);
 /* Inflates a gzip stream (several members are concatenated) into *out.
  * 'name' is used in messages. */
-bool io_gunzip(const char *buf, size_t len, const char *name, IoBuf *out, IoErr *e);
+bool io_gunzip(const char *buf, size_t len, const char *name, IoBuf *out, DiagErr *e);
 
 /* ---- sizes ---- */
 
 /* Checks that a rows x cols matrix of doubles is representable and fits in
  * the machine's physical memory; the message names 'name'. */
-bool io_check_dims(int64_t rows, int64_t cols, const char *name, IoErr *e);
+bool io_check_dims(int64_t rows, int64_t cols, const char *name, DiagErr *e);
 /* New zero-filled rows x cols matrix after io_check_dims; NULL with e set. */
-Matrix *io_matrix_zero(int64_t rows, int64_t cols, const char *name, IoErr *e);
+Matrix *io_matrix_zero(int64_t rows, int64_t cols, const char *name, DiagErr *e);
 /* Number of cells != 0 (NaN counts as non-zero). */
 int64_t io_nnz(const Matrix *m);
 
@@ -97,24 +92,24 @@ void io_csv_opts_init(IoCsvOpts *o);
 /* CSV. Fields are trimmed of blanks; a field in double quotes may contain
  * the separator. A trailing '\r' and trailing blank lines are ignored.
  * When rows/cols are given the file must have exactly that shape. */
-Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvOpts *o, IoErr *e);
+Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvOpts *o, DiagErr *e);
 /* text ("i j v"); rows and cols are required (>= 0). */
-Matrix *io_parse_text(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e);
+Matrix *io_parse_text(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, DiagErr *e);
 /* MatrixMarket; rows/cols (-1 = not given) must agree with the header. */
-Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e);
+Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, DiagErr *e);
 /* dml binary; rows/cols (-1 = not given) must agree with the header. */
-Matrix *io_parse_binary(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e);
+Matrix *io_parse_binary(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, DiagErr *e);
 /* The binary format straight from a file into the matrix, without an
  * intermediate buffer (a gzip'd file takes the buffered road). */
-Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, IoErr *e);
+Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, DiagErr *e);
 /* IDX (already inflated); rows/cols (-1 = not given) must agree. */
-Matrix *io_parse_idx(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e);
+Matrix *io_parse_idx(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, DiagErr *e);
 /* libsvm; cols (including the label column) and rows are inferred when -1. */
-Matrix *io_parse_libsvm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e);
+Matrix *io_parse_libsvm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, DiagErr *e);
 /* Same, entries split by blanks or the first character of 'sep' (default
  * ","), index and value by 'indsep' (default ":"). */
 Matrix *io_parse_libsvm_sep(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols,
-                            const char *sep, const char *indsep, IoErr *e);
+                            const char *sep, const char *indsep, DiagErr *e);
 
 /* True when the file name says IDX: ends in "-idx<k>-ubyte", ".idx<k>-ubyte"
  * or ".idx", optionally followed by ".gz". */
@@ -124,7 +119,7 @@ bool io_name_is_idx(const char *path);
  * value_type is "int", "double", "boolean" or "string". On success *out is
  * an owned value (a Str for strings). */
 bool io_parse_scalar(const char *buf, size_t len, const char *name, const char *value_type, Value *out,
-                     IoErr *e);
+                     DiagErr *e);
 
 /* Parses one number in [s, e) the way CSV cells are read: surrounding blanks
  * ignored, decimal/exponent/Infinity/NaN forms accepted, nothing else.
@@ -169,7 +164,7 @@ typedef struct IoFrameCsvOpts {
  * "" for a quote), each read as its column's type; an empty or NA field is
  * a missing value (STRING), 0 or FALSE. Errors name the line and field:
  * "f.csv:3: field 2 ('x') is not FP64". */
-FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, const IoFrameCsvOpts *o, IoErr *e);
+FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, const IoFrameCsvOpts *o, DiagErr *e);
 /* Writes a frame as csv: the column names first when o->header, then one
  * line per row, cells in their text form (FP64 as Java's Double.toString),
  * a missing string as nothing; a string holding the separator, a quote or a
@@ -186,11 +181,11 @@ typedef struct IoTmp {
     char *tmp_path;         /* malloc'd */
 } IoTmp;
 
-bool io_tmp_open(const char *path, IoTmp *t, IoErr *e);
-bool io_tmp_close(IoTmp *t, const char *path, IoErr *e);   /* flush+close, keep the temporary */
-bool io_tmp_rename(IoTmp *t, const char *path, IoErr *e);  /* after close: rename over path */
+bool io_tmp_open(const char *path, IoTmp *t, DiagErr *e);
+bool io_tmp_close(IoTmp *t, const char *path, DiagErr *e);   /* flush+close, keep the temporary */
+bool io_tmp_rename(IoTmp *t, const char *path, DiagErr *e);  /* after close: rename over path */
 void io_tmp_abort(IoTmp *t);
 /* io_tmp_close + io_tmp_rename. */
-bool io_tmp_commit(IoTmp *t, const char *path, IoErr *e);
+bool io_tmp_commit(IoTmp *t, const char *path, DiagErr *e);
 
 #endif

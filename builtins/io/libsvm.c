@@ -34,13 +34,13 @@ static bool svm_token(const char **p, const char *le, char sep, const char **t)
     return *t < le;
 }
 
-Matrix *io_parse_libsvm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e)
+Matrix *io_parse_libsvm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, DiagErr *e)
 {
     return io_parse_libsvm_sep(buf, len, name, rows, cols, ",", ":", e);
 }
 
 Matrix *io_parse_libsvm_sep(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols,
-                            const char *sepstr, const char *indsep, IoErr *e)
+                            const char *sepstr, const char *indsep, DiagErr *e)
 {
     char sep = sepstr && sepstr[0] ? sepstr[0] : ',';
     if (!indsep || !*indsep)

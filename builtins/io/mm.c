@@ -18,7 +18,7 @@ static bool next_data_line(Lines *L, const char **ls, const char **le)
 
 enum { SYM_GENERAL, SYM_SYMMETRIC, SYM_SKEW };
 
-Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e)
+Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, DiagErr *e)
 {
     Lines L = {buf, buf + len, 0};
     const char *ls, *le, *ts[6], *te[6];

@@ -3,7 +3,7 @@
 #include "internal.h"
 
 bool io_parse_scalar(const char *buf, size_t len, const char *name, const char *value_type, Value *out,
-                     IoErr *e)
+                     DiagErr *e)
 {
     *out = val_none();
     if (memchr(buf, 0, len))

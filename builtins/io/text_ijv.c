@@ -3,7 +3,7 @@
  * writer. */
 #include "internal.h"
 
-Matrix *io_parse_text(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, IoErr *e)
+Matrix *io_parse_text(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, DiagErr *e)
 {
     Matrix *m = io_matrix_zero(rows, cols, name, e);
     if (!m)

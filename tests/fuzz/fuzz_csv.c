@@ -42,7 +42,7 @@ static void csv_round_trip(const Matrix *m, const IoCsvOpts *o)
         back.sep = o->sep;
         back.rows = m->rows;
         back.cols = m->cols;
-        IoErr e;
+        DiagErr e;
         Matrix *r = io_parse_csv(buf, len, "rt", &back, &e);
         if (!r)
             abort();
@@ -70,7 +70,7 @@ static void frame_round_trip(const FrameBlock *f, const IoFrameCsvOpts *o)
         IoFrameCsvOpts back = *o;
         back.rows = f->rows;
         back.cols = f->cols;
-        IoErr e;
+        DiagErr e;
         FrameBlock *r = io_parse_frame_csv(buf, len, "rt", &back, &e);
         if (!r || r->rows != f->rows || r->cols != f->cols)
             abort();
@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned sel = data[0];
     const char *buf = (const char *)data + 1;
     size_t len = size - 1;
-    IoErr e;
+    DiagErr e;
 
     static const char *const seps[] = {",", ";", "\t", " ", "::"};
     static const char *const na[] = {"NA", "?"};

@@ -234,7 +234,7 @@ static void test_csv(void)
     FrameType t[2] = {FT_STRING, FT_INT};
     const char *na[1] = {"NA"};
     IoFrameCsvOpts o = {true, ",", true, na, 1, -1, -1, t, 2};
-    IoErr e = {0};
+    DiagErr e = {0};
     FrameBlock *f = io_parse_frame_csv(text, strlen(text), "t.csv", &o, &e);
     CHECK(f != NULL);
     if (!f)

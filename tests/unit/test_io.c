@@ -77,7 +77,7 @@ static Matrix *mk(int64_t r, int64_t c, const double *v)
     return m;
 }
 
-static Matrix *csv(const char *text, const IoCsvOpts *o, IoErr *e)
+static Matrix *csv(const char *text, const IoCsvOpts *o, DiagErr *e)
 {
     IoCsvOpts d;
     io_csv_opts_init(&d);
@@ -131,7 +131,7 @@ static void test_numbers(void)
 
 static void test_csv(void)
 {
-    IoErr e;
+    DiagErr e;
     IoCsvOpts o;
     Matrix *m = csv("1,2,3\n4,5,6\n", NULL, &e);
     CHECK(mat_is(m, 2, 3, (double[]){1, 2, 3, 4, 5, 6}));
@@ -278,7 +278,7 @@ static void test_csv(void)
 
 static void test_text(void)
 {
-    IoErr e;
+    DiagErr e;
     const char *t = "1 1 1.5\n% comment\n\n2 3 -4\n3 2 1e3\n";
     Matrix *m = io_parse_text(t, strlen(t), "m.txt", 3, 3, &e);
     CHECK(mat_is(m, 3, 3, (double[]){1.5, 0, 0, 0, 0, -4, 0, 1000, 0}));
@@ -317,7 +317,7 @@ static void test_text(void)
 
 static void test_mm(void)
 {
-    IoErr e;
+    DiagErr e;
     const char *t = "%%MatrixMarket matrix coordinate real general\n% c\n2 3 2\n1 2 5\n2 3 -1.5\n";
     Matrix *m = io_parse_mm(t, strlen(t), "x.mtx", -1, -1, &e);
     CHECK(mat_is(m, 2, 3, (double[]){0, 5, 0, 0, 0, -1.5}));
@@ -373,7 +373,7 @@ static void test_mm(void)
 
 static void test_binary_libsvm_scalar(void)
 {
-    IoErr e;
+    DiagErr e;
     char bad[30] = "DMLBIN1";
     Matrix *m = io_parse_binary(bad, 30, "b.bin", -1, -1, &e);   /* 0 x 0 header, 6 stray bytes */
     CHECK(!m);
@@ -435,7 +435,7 @@ static Matrix *written_and_read(const Matrix *src, const char *fmt)
         free(buf);
         return NULL;
     }
-    IoErr e;
+    DiagErr e;
     IoCsvOpts o;
     io_csv_opts_init(&o);
     Matrix *m;
@@ -545,7 +545,7 @@ static void test_idx(const char *dir)
     for (int k = 0; k < 12; k++)
         want_img[k] = k * 20 + 15;
     char p[512];
-    IoErr e;
+    DiagErr e;
     IoBuf b;
     for (int gz = 0; gz < 2; gz++) {
         snprintf(p, sizeof p, "%s/train-images-idx3-ubyte%s", dir, gz ? ".gz" : "");
@@ -599,7 +599,7 @@ static int count_entries(const char *dir)
 
 static void test_files(const char *dir)
 {
-    IoErr e;
+    DiagErr e;
     IoBuf b;
     char p[512], want[600];
     snprintf(p, sizeof p, "%s/nope.csv", dir);
@@ -705,7 +705,7 @@ static void test_files(const char *dir)
 
 static void test_mtd(void)
 {
-    IoErr e;
+    DiagErr e;
     Mtd m;
     mtd_init(&m);
     const char *t = "{\n    \"data_type\": \"matrix\",\n    \"value_type\": \"double\",\n    \"rows\": 10,\n"
