@@ -141,23 +141,48 @@ static void im2col_padded(const DnnGeom *g, const double *pad, double *rows, int
         }
 }
 
+/* d[i] += s[i], then s[i] = 0, for i < n */
+static inline void add_run_clear(double *restrict d, double *restrict s, int64_t n)
+{
+    static const DnnV2 zero;
+    int64_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+        DnnV2 a, b;
+        memcpy(&a, d + i, sizeof a);
+        memcpy(&b, s + i, sizeof b);
+        a += b;
+        memcpy(d + i, &a, sizeof a);
+        memcpy(s + i, &zero, sizeof zero);
+    }
+    if (i < n) {
+        d[i] += s[i];
+        s[i] = 0.0;
+    }
+}
+
 /* col2im of one channel into its padded plane, which the caller zeroed:
  *     pad[p*sh + r, q*sw + s] += rows[r*S + s, p*Q + q]
- * taken in (r, s, p, q) order, the order of the clipped loops below. */
-static void col2im_padded(const DnnGeom *g, const double *rows, int64_t ld, double *pad)
+ * taken in (r, s, p, q) order, the order of the clipped loops below. Every
+ * cell of the channel's rows (R*S rows of P*Q cells, ld apart) is read once
+ * and set to zero behind the read: the next dgemm into these rows then adds
+ * to zero (beta = 1) and BLAS skips its own zeroing pass over them. */
+DNN_NO_MEMCPY_IDIOM
+static void col2im_padded(const DnnGeom *g, double *rows, int64_t ld, double *pad)
 {
     const int64_t P = g->P, Q = g->Q, sw = g->sw, wp = g->W + 2 * g->pw, step = g->sh * wp;
     for (int64_t r = 0; r < g->R; r++)
         for (int64_t s = 0; s < g->S; s++) {
-            const double *restrict src = rows + (r * g->S + s) * ld;
+            double *restrict src = rows + (r * g->S + s) * ld;
             double *restrict dst = pad + r * wp + s;
             if (sw == 1) {
                 for (int64_t p = 0; p < P; p++, src += Q, dst += step)
-                    add_run(dst, src, Q);
+                    add_run_clear(dst, src, Q);
             } else {
                 for (int64_t p = 0; p < P; p++, src += Q, dst += step)
-                    for (int64_t q = 0; q < Q; q++)
+                    for (int64_t q = 0; q < Q; q++) {
                         dst[q * sw] += src[q];
+                        src[q] = 0.0;
+                    }
             }
         }
 }
@@ -262,6 +287,7 @@ typedef struct Conv {
     double *cols;           /* CRS x (b*PQ) im2col matrix */
     double *buf;            /* F x (b*PQ): product (FWD) or gathered dout (BWF, BWD); b > 1 only */
     double *pad;            /* one zero-bordered channel plane, or NULL for the clipped loops */
+    bool cols_zero;         /* BWD: col2im left every cell of cols that a batch uses at 0 */
 } Conv;
 
 /* Before the dgemm of images n0 .. n0+b-1. */
@@ -305,14 +331,16 @@ static void conv_gemm(const Conv *cv, int64_t n0, int64_t b)
     case CONV_BWF:  /* dW (+)= dout_B (F x bPQ) * cols^T; the first batch overwrites */
         blas_dgemm(false, true, g->F, CRS, ld, 1.0, d, ld, cv->cols, ld, n0 == 0 ? 0.0 : 1.0, cv->res, CRS);
         break;
-    case CONV_BWD:  /* cols (CRS x bPQ) = W^T (CRS x F) * dout_B (F x bPQ) */
-        blas_dgemm(true, false, CRS, ld, g->F, 1.0, cv->Wt, CRS, d, ld, 0.0, cv->cols, ld);
+    case CONV_BWD:  /* cols (CRS x bPQ) = W^T (CRS x F) * dout_B (F x bPQ), added to zeros once
+                     * col2im_padded has cleared them (0 + x is x: the same bits as beta = 0) */
+        blas_dgemm(true, false, CRS, ld, g->F, 1.0, cv->Wt, CRS, d, ld, cv->cols_zero ? 1.0 : 0.0,
+                   cv->cols, ld);
         break;
     }
 }
 
 /* After the dgemm of images n0 .. n0+b-1. */
-static void conv_finish(const Conv *cv, int64_t n0, int64_t b)
+static void conv_finish(Conv *cv, int64_t n0, int64_t b)
 {
     const DnnGeom *g = cv->g;
     const int64_t HW = g->H * g->W, CHW = g->C * HW, PQ = g->P * g->Q, FPQ = g->F * PQ, ld = b * PQ;
@@ -338,6 +366,10 @@ static void conv_finish(const Conv *cv, int64_t n0, int64_t b)
                     col2im_channel(g, cv->cols + i * PQ, ld, c, plane);
                 }
             }
+    /* the padded path cleared the batch's CRS x bPQ cells, a prefix of cols
+     * that holds every later (as large or shorter) batch */
+    if (cv->op == CONV_BWD)
+        cv->cols_zero = cv->pad != NULL;
 }
 
 static int conv_run(Conv *cv)

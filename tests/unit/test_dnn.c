@@ -544,6 +544,48 @@ static void test_bias(Tally *t, uint64_t *st)
     free(got);
 }
 
+/* conv2d_backward_data clears its im2col columns as col2im reads them, and
+ * every dgemm after the first adds into those zeros (beta = 1) instead of
+ * having BLAS zero them: image n of an N-image call must give the same bits
+ * as a call on image n alone (always beta = 0), padded path with stride 1
+ * and 2, and the reference; and a second call must not see the first's
+ * columns. */
+static void test_bwd_cleared_columns(Tally *t, uint64_t *st)
+{
+    static const Shape sh[] = {
+        {5, 3, 9, 9, 4, 5, 5, 1, 1, 2, 2},     /* LeNet-like "same" padding */
+        {4, 2, 9, 8, 3, 3, 3, 2, 2, 1, 1},     /* stride 2 */
+    };
+    for (size_t k = 0; k < sizeof sh / sizeof sh[0]; k++) {
+        char name[160];
+        shape_name(&sh[k], name, sizeof name);
+        DnnGeom g = geom_of(&sh[k], 1), g1 = geom_of(&sh[k], 1);
+        g1.N = 1;
+        int64_t CHW = g.C * g.H * g.W, CRS = g.C * g.R * g.S, FPQ = g.F * g.P * g.Q;
+        double *Wt = rnd_array(st, g.F * CRS), *dout = rnd_array(st, g.N * FPQ);
+        double *all = malloc((size_t)(g.N * CHW) * sizeof(double));
+        double *one = malloc((size_t)CHW * sizeof(double));
+        double *ref = malloc((size_t)(g.N * CHW) * sizeof(double));
+        ref_conv2d_bd(&g, Wt, dout, ref);
+        for (int pass = 0; pass < 2; pass++) {
+            int same = dnn_conv2d_backward_data(&g, Wt, dout, all) == 0;
+            for (int64_t n = 0; n < g.N; n++) {
+                same &= dnn_conv2d_backward_data(&g1, Wt, dout + n * FPQ, one) == 0;
+                same &= memcmp(one, all + n * CHW, (size_t)CHW * sizeof(double)) == 0;
+            }
+            check(t, same, pass ? "conv2d_backward_data again: image by image, same bits"
+                                : "conv2d_backward_data: image by image, same bits", name);
+            check(t, close_rel(all, ref, g.N * CHW, 1e-10), "conv2d_backward_data cleared columns vs reference",
+                  name);
+        }
+        free(Wt);
+        free(dout);
+        free(all);
+        free(one);
+        free(ref);
+    }
+}
+
 int main(void)
 {
     Tally t = {0, 0};
@@ -558,6 +600,7 @@ int main(void)
         test_big(&t, &big_shapes[i], &st);
     test_pool_edges(&t);
     test_bias(&t, &st);
+    test_bwd_cleared_columns(&t, &st);
     printf("%d passed, %d failed\n", t.passed, t.failed);
     return t.failed ? 1 : 0;
 }
