@@ -76,6 +76,11 @@ static int64_t count_fields(const char *ls, const char *le, CsvSep sep)
     }
 }
 
+int64_t io_csv_fields(const char *ls, const char *le, const char *sep, size_t sepn)
+{
+    return count_fields(ls, le, (CsvSep){sep, sepn});
+}
+
 /* Value of one CSV field [s, e): NA strings, quotes, fill, numbers. */
 static bool csv_cell(const char *s, const char *e, const IoCsvOpts *o, const char *name, int64_t line,
                      int64_t col, double *out, DiagErr *err)
@@ -114,6 +119,39 @@ static bool csv_cell(const char *s, const char *e, const IoCsvOpts *o, const cha
                        ? " (a header line? use header=TRUE)" : "");
 }
 
+int64_t io_csv_rows(const char *data, const char *end, int64_t declared, const char **rows_end)
+{
+    /* The last byte that is not a line break, then the lines up to it
+     * (memchr keeps this pass cheap). */
+    const char *last = end;
+    while (last > data && (last[-1] == '\n' || last[-1] == '\r'))
+        last--;
+    int64_t rows = 0;
+    if (last > data) {
+        rows = 1;
+        for (const char *q = data; (q = memchr(q, '\n', (size_t)(last - q))) != NULL; q++)
+            rows++;
+    }
+    if (declared > rows) {
+        int64_t more = 0;   /* empty lines after 'last' */
+        const char *q = last;
+        if (rows > 0 && q < end && *q == '\r')
+            q++;
+        if (rows > 0 && q < end && *q == '\n')
+            q++;            /* the end of the last non-empty row */
+        for (const char *t = q; t < end; t++)
+            more += *t == '\n';
+        if (q < end && end[-1] != '\n')
+            more++;
+        if (rows + more >= declared) {
+            rows = declared;
+            last = end;
+        }
+    }
+    *rows_end = last;
+    return rows;
+}
+
 Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvOpts *o, DiagErr *e)
 {
     CsvSep sep = {o->sep ? o->sep : ",", 0};
@@ -131,35 +169,8 @@ Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvO
     }
     const char *data = L.p;
     int64_t first_line = L.lineno + 1;
-    /* Trailing empty lines are not rows, unless the declared row count says
-     * they are (a 1-column sparse csv writes a zero as an empty line): find
-     * the last byte that is not a line break, then count the lines up to it
-     * (memchr keeps this pass cheap). A line of blanks is a row. */
-    const char *last = buf + len;
-    while (last > data && (last[-1] == '\n' || last[-1] == '\r'))
-        last--;
-    int64_t rows = 0;
-    if (last > data) {
-        rows = 1;
-        for (const char *q = data; (q = memchr(q, '\n', (size_t)(last - q))) != NULL; q++)
-            rows++;
-    }
-    if (o->rows > rows) {
-        int64_t more = 0;   /* empty lines after 'last' */
-        const char *q = last;
-        if (rows > 0 && q < buf + len && *q == '\r')
-            q++;
-        if (rows > 0 && q < buf + len && *q == '\n')
-            q++;            /* the end of the last non-empty row */
-        for (const char *t = q; t < buf + len; t++)
-            more += *t == '\n';
-        if (q < buf + len && buf[len - 1] != '\n')
-            more++;
-        if (rows + more >= o->rows) {
-            rows = o->rows;
-            last = buf + len;
-        }
-    }
+    const char *last;
+    int64_t rows = io_csv_rows(data, buf + len, o->rows, &last);
     int64_t cols = 0;
     if (rows > 0) {
         Lines F = {data, last, 0};

@@ -145,45 +145,15 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
     bool have_header = o->header && next_line(&L, &hs, &he);
     const char *data = L.p;
     int64_t first_line = L.lineno + 1;
-    /* Rows: every line up to the last one that is not empty. */
-    const char *last = buf + len;
-    while (last > data && (last[-1] == '\n' || last[-1] == '\r'))
-        last--;
-    int64_t rows = 0;
-    if (last > data) {
-        rows = 1;
-        for (const char *q = data; (q = memchr(q, '\n', (size_t)(last - q))) != NULL; q++)
-            rows++;
-    }
-    /* Trailing empty lines are rows when the declared row count says so (a
-     * 1-column frame ending in missing values), as for matrices. */
-    if (o->rows > rows) {
-        int64_t more = 0;
-        const char *q = last;
-        if (rows > 0 && q < buf + len && *q == '\r')
-            q++;
-        if (rows > 0 && q < buf + len && *q == '\n')
-            q++;
-        for (const char *t = q; t < buf + len; t++)
-            more += *t == '\n';
-        if (q < buf + len && buf[len - 1] != '\n')
-            more++;
-        if (rows + more >= o->rows) {
-            rows = o->rows;
-            last = buf + len;
-        }
-    }
+    const char *last;
+    int64_t rows = io_csv_rows(data, buf + len, o->rows, &last);
     int64_t cols;
     if (rows > 0) {
         Lines F = {data, last, 0};
         next_line(&F, &ls, &le);
-        cols = 1;
-        for (const char *p = ls; (p = io_csv_field_end(p, le, sep, sepn)) < le; p += sepn)
-            cols++;
+        cols = io_csv_fields(ls, le, sep, sepn);
     } else if (have_header && !line_is_blank(hs, he)) {
-        cols = 1;
-        for (const char *p = hs; (p = io_csv_field_end(p, he, sep, sepn)) < he; p += sepn)
-            cols++;
+        cols = io_csv_fields(hs, he, sep, sepn);
     } else {
         cols = o->cols >= 0 ? o->cols : o->schema ? o->nschema : 0;
     }
@@ -207,9 +177,7 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
         return NULL;
     }
     if (have_header && !line_is_blank(hs, he)) {
-        int64_t hc = 1;
-        for (const char *p = hs; (p = io_csv_field_end(p, he, sep, sepn)) < he; p += sepn)
-            hc++;
+        int64_t hc = io_csv_fields(hs, he, sep, sepn);
         if (hc != cols) {
             io_fail(e, "%s:1: the header has %lld fields but the rows have %lld", name, (long long)hc,
                     (long long)cols);

@@ -26,6 +26,15 @@ const char *io_snippet(const char *s, const char *e, char *dst, size_t cap);
 /* csv.c: the end of the csv field starting at p in a line ending at le: the
  * next separator (sep[0..sepn)) outside double quotes, or le. */
 const char *io_csv_field_end(const char *p, const char *le, const char *sep, size_t sepn);
+/* csv.c: the number of fields in the line [ls, le) (at least 1). */
+int64_t io_csv_fields(const char *ls, const char *le, const char *sep, size_t sepn);
+
+/* csv.c: the rows of a csv body [data, end): every line up to the last one
+ * that is not empty (a line of blanks is a row). Trailing empty lines are
+ * rows too when the declared row count (-1: none) reaches them: a 1-column
+ * csv writes a missing cell or a sparse zero as an empty line. Sets
+ * *rows_end to where the rows stop. */
+int64_t io_csv_rows(const char *data, const char *end, int64_t declared, const char **rows_end);
 
 /* common.c: a matrix of uninitialised cells after io_check_dims; whether a
  * declared dimension agrees with the one found; integer fields. */
