@@ -463,7 +463,7 @@ static bool write_mtd_file(const char *mtd_path, const Mtd *md, DiagErr *e)
         return false;
     if (!mtd_write(meta.f, md)) {
         int err = errno;
-        io_fail(e, "cannot write '%s': %s", mtd_path, io_strerror(err ? err : EIO, eb, sizeof eb));
+        diag_fail(e, "cannot write '%s': %s", mtd_path, io_strerror(err ? err : EIO, eb, sizeof eb));
         io_tmp_abort(&meta);
         return false;
     }
@@ -611,7 +611,7 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
             wrote = io_write_libsvm_sep(data.f, x.m, svm_sep, o->indsep);
         int err = errno;
         if (!wrote) {
-            io_fail(&e, "cannot write '%s': %s", path, io_strerror(err ? err : EIO, eb, sizeof eb));
+            diag_fail(&e, "cannot write '%s': %s", path, io_strerror(err ? err : EIO, eb, sizeof eb));
             io_tmp_abort(&data);
             ok = false;
         }
@@ -624,7 +624,7 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
     }
     if (ok && !mtd_write(meta.f, &md)) {
         int err = errno;
-        io_fail(&e, "cannot write '%s': %s", mtd_path, io_strerror(err ? err : EIO, eb, sizeof eb));
+        diag_fail(&e, "cannot write '%s': %s", mtd_path, io_strerror(err ? err : EIO, eb, sizeof eb));
         io_tmp_abort(&meta);
         io_tmp_abort(&data);
         ok = false;

@@ -55,7 +55,7 @@ typedef struct JVal {
 
 static bool jfail(J *j, const char *what)
 {
-    return io_fail(j->e, "%s:%d: %s", j->name, j->line, what);
+    return diag_fail(j->e, "%s:%d: %s", j->name, j->line, what);
 }
 
 /* Skips blanks and, as upstream's lenient JSON reader does, // and

@@ -33,14 +33,14 @@ bool io_tmp_open(const char *path, IoTmp *t, DiagErr *e)
     size_t n = strlen(path);
     char *tmp = malloc(n + 12);
     if (!tmp)
-        return io_fail(e, "cannot write '%s': out of memory", path);
+        return diag_fail(e, "cannot write '%s': out of memory", path);
     memcpy(tmp, path, n);
     memcpy(tmp + n, ".tmpXXXXXX", 11);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         int err = errno;
         free(tmp);
-        return io_fail(e, "cannot write '%s': %s", path, io_strerror(err, eb, sizeof eb));
+        return diag_fail(e, "cannot write '%s': %s", path, io_strerror(err, eb, sizeof eb));
     }
     /* mkstemp makes the file 0600; give it the mode open(2) would have. */
     (void)fchmod(fd, 0666 & ~current_umask());
@@ -50,7 +50,7 @@ bool io_tmp_open(const char *path, IoTmp *t, DiagErr *e)
         close(fd);
         unlink(tmp);
         free(tmp);
-        return io_fail(e, "cannot write '%s': %s", path, io_strerror(err, eb, sizeof eb));
+        return diag_fail(e, "cannot write '%s': %s", path, io_strerror(err, eb, sizeof eb));
     }
     t->f = f;
     t->tmp_path = tmp;
@@ -82,7 +82,7 @@ bool io_tmp_close(IoTmp *t, const char *path, DiagErr *e)
     t->f = NULL;
     if (!ok) {
         io_tmp_abort(t);
-        return io_fail(e, "cannot write '%s': %s", path, io_strerror(err ? err : EIO, eb, sizeof eb));
+        return diag_fail(e, "cannot write '%s': %s", path, io_strerror(err ? err : EIO, eb, sizeof eb));
     }
     return true;
 }
@@ -93,7 +93,7 @@ bool io_tmp_rename(IoTmp *t, const char *path, DiagErr *e)
     if (rename(t->tmp_path, path) != 0) {
         int err = errno;
         io_tmp_abort(t);
-        return io_fail(e, "cannot write '%s': %s", path, io_strerror(err, eb, sizeof eb));
+        return diag_fail(e, "cannot write '%s': %s", path, io_strerror(err, eb, sizeof eb));
     }
     free(t->tmp_path);
     t->tmp_path = NULL;

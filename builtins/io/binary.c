@@ -27,12 +27,12 @@ Matrix *io_parse_binary(const char *buf, size_t len, const char *name, int64_t r
 {
     const unsigned char *u = (const unsigned char *)buf;
     if (len < 24 || memcmp(buf, BIN_MAGIC, 8) != 0) {
-        io_fail(e, "%s: not a dml binary matrix file (missing the DMLBIN1 header)", name);
+        diag_fail(e, "%s: not a dml binary matrix file (missing the DMLBIN1 header)", name);
         return NULL;
     }
     uint64_t r = load_le64(u + 8), c = load_le64(u + 16);
     if (r > (uint64_t)INT64_MAX || c > (uint64_t)INT64_MAX) {
-        io_fail(e, "%s: corrupt header (dimensions out of range)", name);
+        diag_fail(e, "%s: corrupt header (dimensions out of range)", name);
         return NULL;
     }
     if (!io_dim_agrees(name, "rows", rows, (int64_t)r, e) || !io_dim_agrees(name, "columns", cols, (int64_t)c, e))
@@ -41,7 +41,7 @@ Matrix *io_parse_binary(const char *buf, size_t len, const char *name, int64_t r
         return NULL;
     uint64_t need = r * c * 8;
     if (len - 24 != need) {
-        io_fail(e, "%s: a %llu x %llu matrix needs %llu data bytes, the file has %llu", name,
+        diag_fail(e, "%s: a %llu x %llu matrix needs %llu data bytes, the file has %llu", name,
                 (unsigned long long)r, (unsigned long long)c, (unsigned long long)need,
                 (unsigned long long)(len - 24));
         return NULL;
@@ -66,7 +66,7 @@ Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, DiagEr
     char eb[64];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        io_fail(e, "cannot open '%s': %s", path, io_strerror(errno, eb, sizeof eb));
+        diag_fail(e, "cannot open '%s': %s", path, io_strerror(errno, eb, sizeof eb));
         return NULL;
     }
     struct stat st;
@@ -88,7 +88,7 @@ Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, DiagEr
     Matrix *m = NULL;
     uint64_t r = load_le64(hdr + 8), c = load_le64(hdr + 16);
     if (r > (uint64_t)INT64_MAX || c > (uint64_t)INT64_MAX) {
-        io_fail(e, "%s: corrupt header (dimensions out of range)", path);
+        diag_fail(e, "%s: corrupt header (dimensions out of range)", path);
         goto done;
     }
     if (!io_dim_agrees(path, "rows", rows, (int64_t)r, e) || !io_dim_agrees(path, "columns", cols, (int64_t)c, e) ||
@@ -96,7 +96,7 @@ Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, DiagEr
         goto done;
     uint64_t need = r * c * 8;
     if ((uint64_t)st.st_size - 24 != need) {
-        io_fail(e, "%s: a %llu x %llu matrix needs %llu data bytes, the file has %llu", path,
+        diag_fail(e, "%s: a %llu x %llu matrix needs %llu data bytes, the file has %llu", path,
                 (unsigned long long)r, (unsigned long long)c, (unsigned long long)need,
                 (unsigned long long)((uint64_t)st.st_size - 24));
         goto done;
@@ -107,9 +107,9 @@ Matrix *io_read_binary_file(const char *path, int64_t rows, int64_t cols, DiagEr
     got = need ? io_read_full(fd, m->data, need) : 0;
     if (got < 0 || (uint64_t)got != need) {
         if (got < 0)
-            io_fail(e, "cannot read '%s': %s", path, io_strerror(errno, eb, sizeof eb));
+            diag_fail(e, "cannot read '%s': %s", path, io_strerror(errno, eb, sizeof eb));
         else
-            io_fail(e, "%s: the file shrank while being read", path);
+            diag_fail(e, "%s: the file shrank while being read", path);
         mat_release(m);
         m = NULL;
         goto done;

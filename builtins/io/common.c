@@ -10,21 +10,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
-bool io_fail(DiagErr *e, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    diag_vfail(e, NULL, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 /* strerror_r is XSI (returns int) or GNU (returns char *) depending on the
  * feature macros; _Generic accepts either. */
@@ -95,13 +86,13 @@ bool io_gunzip(const char *buf, size_t len, const char *name, IoBuf *out, DiagEr
     size_t cap = len < (SIZE_MAX / 4) ? len * 4 + 4096 : len;
     char *dst = malloc(cap + 1);
     if (!dst)
-        return io_fail(e, "%s: out of memory inflating gzip data", name);
+        return diag_fail(e, "%s: out of memory inflating gzip data", name);
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     /* 15+16: gzip wrapper only, so a zlib stream is not silently accepted. */
     if (inflateInit2(&zs, 15 + 16) != Z_OK) {
         free(dst);
-        return io_fail(e, "%s: cannot initialise zlib", name);
+        return diag_fail(e, "%s: cannot initialise zlib", name);
     }
     const unsigned char *in = (const unsigned char *)buf;
     size_t in_left = len, n = 0;
@@ -109,13 +100,13 @@ bool io_gunzip(const char *buf, size_t len, const char *name, IoBuf *out, DiagEr
     for (;;) {
         if (n == cap) {
             if (cap >= limit) {
-                ok = io_fail(e, "%s: gzip data inflates to more than this machine's memory", name);
+                ok = diag_fail(e, "%s: gzip data inflates to more than this machine's memory", name);
                 break;
             }
             size_t ncap = cap * 2;
             char *np = realloc(dst, ncap + 1);
             if (!np) {
-                ok = io_fail(e, "%s: out of memory inflating gzip data", name);
+                ok = diag_fail(e, "%s: out of memory inflating gzip data", name);
                 break;
             }
             dst = np;
@@ -144,12 +135,12 @@ bool io_gunzip(const char *buf, size_t len, const char *name, IoBuf *out, DiagEr
         if (rc == Z_OK)
             continue;
         if (rc == Z_BUF_ERROR && in_left == 0 && zs.avail_out != 0) {
-            ok = io_fail(e, "%s: truncated gzip data", name);
+            ok = diag_fail(e, "%s: truncated gzip data", name);
             break;
         }
         if (rc == Z_BUF_ERROR)
             continue;
-        ok = io_fail(e, "%s: corrupt gzip data (%s)", name, zs.msg ? zs.msg : "inflate failed");
+        ok = diag_fail(e, "%s: corrupt gzip data (%s)", name, zs.msg ? zs.msg : "inflate failed");
         break;
     }
     inflateEnd(&zs);
@@ -188,16 +179,16 @@ bool io_read_file(const char *path, IoBuf *out, DiagErr *e)
     out->len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return io_fail(e, "cannot open '%s': %s", path, io_strerror(errno, eb, sizeof eb));
+        return diag_fail(e, "cannot open '%s': %s", path, io_strerror(errno, eb, sizeof eb));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int err = errno;
         close(fd);
-        return io_fail(e, "cannot read '%s': %s", path, io_strerror(err, eb, sizeof eb));
+        return diag_fail(e, "cannot read '%s': %s", path, io_strerror(err, eb, sizeof eb));
     }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
-        return io_fail(e, "cannot read '%s': Is a directory", path);
+        return diag_fail(e, "cannot read '%s': Is a directory", path);
     }
     /* Regular files: one allocation of the right size; pipes and other
      * streams grow the buffer as they go. */
@@ -255,8 +246,8 @@ fail:
     free(buf);
     close(fd);
     if (err)
-        return io_fail(e, "cannot read '%s': %s", path, io_strerror(err, eb, sizeof eb));
-    return io_fail(e, "cannot read '%s': file too large for memory", path);
+        return diag_fail(e, "cannot read '%s': %s", path, io_strerror(err, eb, sizeof eb));
+    return diag_fail(e, "cannot read '%s': file too large for memory", path);
 }
 
 /* ================================================================
@@ -266,12 +257,12 @@ fail:
 bool io_check_dims(int64_t rows, int64_t cols, const char *name, DiagErr *e)
 {
     if (rows < 0 || cols < 0)
-        return io_fail(e, "%s: invalid dimensions %lld x %lld", name, (long long)rows, (long long)cols);
+        return diag_fail(e, "%s: invalid dimensions %lld x %lld", name, (long long)rows, (long long)cols);
     if (cols != 0 && rows > INT64_MAX / 8 / cols)
-        return io_fail(e, "%s: a %lld x %lld matrix is too large", name, (long long)rows, (long long)cols);
+        return diag_fail(e, "%s: a %lld x %lld matrix is too large", name, (long long)rows, (long long)cols);
     uint64_t bytes = (uint64_t)rows * (uint64_t)cols * 8u, mem = phys_mem_bytes();
     if (bytes > mem)
-        return io_fail(e, "%s: a %lld x %lld matrix needs %llu bytes, more than this machine's memory (%llu bytes)",
+        return diag_fail(e, "%s: a %lld x %lld matrix needs %llu bytes, more than this machine's memory (%llu bytes)",
                        name, (long long)rows, (long long)cols, (unsigned long long)bytes,
                        (unsigned long long)mem);
     return true;
@@ -283,7 +274,7 @@ static Matrix *matrix_new(int64_t rows, int64_t cols, bool zero, const char *nam
         return NULL;
     Matrix *m = zero ? mat_new_zero_raw(rows, cols) : mat_new_raw(rows, cols);
     if (!m)
-        io_fail(e, "%s: out of memory for a %lld x %lld matrix", name, (long long)rows, (long long)cols);
+        diag_fail(e, "%s: out of memory for a %lld x %lld matrix", name, (long long)rows, (long long)cols);
     return m;
 }
 
@@ -331,7 +322,7 @@ int64_t io_nnz(const Matrix *m)
 bool io_dim_agrees(const char *name, const char *what, int64_t declared, int64_t found, DiagErr *e)
 {
     if (declared >= 0 && declared != found)
-        return io_fail(e, "%s: the file has %lld %s but %lld were declared", name, (long long)found, what,
+        return diag_fail(e, "%s: the file has %lld %s but %lld were declared", name, (long long)found, what,
                        (long long)declared);
     return true;
 }

@@ -99,7 +99,7 @@ static bool csv_cell(const char *s, const char *e, const IoCsvOpts *o, const cha
     }
     if (s == e) {
         if (!o->fill)
-            return io_fail(err, "%s:%lld: field %lld is empty and fill is FALSE", name, (long long)line,
+            return diag_fail(err, "%s:%lld: field %lld is empty and fill is FALSE", name, (long long)line,
                            (long long)col);
         *out = o->fill_value;
         return true;
@@ -114,7 +114,7 @@ static bool csv_cell(const char *s, const char *e, const IoCsvOpts *o, const cha
     if (io_parse_double(s, e, out))
         return true;
     char sn[64];
-    return io_fail(err, "%s:%lld: '%s' is not a number%s", name, (long long)line, io_snippet(s, e, sn, sizeof sn),
+    return diag_fail(err, "%s:%lld: '%s' is not a number%s", name, (long long)line, io_snippet(s, e, sn, sizeof sn),
                    line == 1 && !o->header && (isalpha((unsigned char)*s) || *s == '_')
                        ? " (a header line? use header=TRUE)" : "");
 }
@@ -157,7 +157,7 @@ Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvO
     CsvSep sep = {o->sep ? o->sep : ",", 0};
     sep.n = strlen(sep.s);
     if (sep.n == 0) {
-        io_fail(e, "%s: the csv separator must not be empty", name);
+        diag_fail(e, "%s: the csv separator must not be empty", name);
         return NULL;
     }
     Lines L = {buf, buf + len, 0};
@@ -180,7 +180,7 @@ Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvO
         cols = o->cols >= 0 ? o->cols : header_cols;
     }
     if (o->cols >= 0 && rows > 0 && cols != o->cols) {
-        io_fail(e, "%s:%lld: expected %lld fields, found %lld", name, (long long)first_line, (long long)o->cols,
+        diag_fail(e, "%s:%lld: expected %lld fields, found %lld", name, (long long)first_line, (long long)o->cols,
                 (long long)cols);
         return NULL;
     }
@@ -248,7 +248,7 @@ Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvO
             p = fe + sep.n;
         }
         if (c != cols) {
-            io_fail(e, "%s:%lld: expected %lld fields, found %lld", name, (long long)D.lineno, (long long)cols,
+            diag_fail(e, "%s:%lld: expected %lld fields, found %lld", name, (long long)D.lineno, (long long)cols,
                     (long long)c);
             mat_release(m);
             return NULL;

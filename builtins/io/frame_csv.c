@@ -73,7 +73,7 @@ static bool read_names(FrameBlock *f, const char *ls, const char *le, const char
         bool ok = nm && frame_set_name(f, j, nm);
         str_release(nm);
         if (!ok)
-            return io_fail(e, "%s: out of memory reading the header", name);
+            return diag_fail(e, "%s: out of memory reading the header", name);
         p = fe < le ? fe + sepn : le;
     }
     return true;
@@ -92,7 +92,7 @@ static bool read_row(FrameBlock *f, int64_t r, const char *ls, const char *le, i
             bool quoted;
             field_bounds(&s, &t, &quoted);
             if (s == t && !quoted && !o->fill)
-                return io_fail(e, "%s:%lld: field %lld is empty and fill is FALSE", name, (long long)line,
+                return diag_fail(e, "%s:%lld: field %lld is empty and fill is FALSE", name, (long long)line,
                                (long long)c + 1);
             /* Empty and NA fields stay as allocated: missing, 0 or FALSE. */
             if (!(s == t && !quoted) && !is_na(s, (size_t)(t - s), o)) {
@@ -104,9 +104,9 @@ static bool read_row(FrameBlock *f, int64_t r, const char *ls, const char *le, i
                 free(tmp);
                 if (!ok) {
                     if (oom)
-                        return io_fail(e, "%s:%lld: out of memory", name, (long long)line);
+                        return diag_fail(e, "%s:%lld: out of memory", name, (long long)line);
                     char sn[64];
-                    return io_fail(e, "%s:%lld: field %lld ('%s') is not %s", name, (long long)line,
+                    return diag_fail(e, "%s:%lld: field %lld ('%s') is not %s", name, (long long)line,
                                    (long long)c + 1, io_snippet(s, t, sn, sizeof sn),
                                    frame_type_name(f->col[c].type));
                 }
@@ -118,7 +118,7 @@ static bool read_row(FrameBlock *f, int64_t r, const char *ls, const char *le, i
         p = fe + sepn;
     }
     if (c != f->cols)
-        return io_fail(e, "%s:%lld: expected %lld fields, found %lld", name, (long long)line, (long long)f->cols,
+        return diag_fail(e, "%s:%lld: expected %lld fields, found %lld", name, (long long)line, (long long)f->cols,
                        (long long)c);
     return true;
 }
@@ -128,7 +128,7 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
     const char *sep = o->sep ? o->sep : ",";
     size_t sepn = strlen(sep);
     if (sepn == 0) {
-        io_fail(e, "%s: the csv separator must not be empty", name);
+        diag_fail(e, "%s: the csv separator must not be empty", name);
         return NULL;
     }
     /* Strings hold no NUL byte (value.h); a text file has none either. */
@@ -137,7 +137,7 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
         int64_t line = 1;
         for (const char *q = buf; (q = memchr(q, '\n', (size_t)(nul - q))) != NULL; q++)
             line++;
-        io_fail(e, "%s:%lld: a NUL byte (this is no csv text)", name, (long long)line);
+        diag_fail(e, "%s:%lld: a NUL byte (this is no csv text)", name, (long long)line);
         return NULL;
     }
     Lines L = {buf, buf + len, 0};
@@ -158,14 +158,14 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
         cols = o->cols >= 0 ? o->cols : o->schema ? o->nschema : 0;
     }
     if (o->cols >= 0 && cols != o->cols) {
-        io_fail(e, "%s:%lld: expected %lld fields, found %lld", name, (long long)(rows > 0 ? first_line : 1),
+        diag_fail(e, "%s:%lld: expected %lld fields, found %lld", name, (long long)(rows > 0 ? first_line : 1),
                 (long long)o->cols, (long long)cols);
         return NULL;
     }
     if (!io_dim_agrees(name, "rows", o->rows, rows, e))
         return NULL;
     if (o->schema && o->nschema != cols) {
-        io_fail(e, "%s: the schema has %lld value types but the file has %lld columns", name,
+        diag_fail(e, "%s: the schema has %lld value types but the file has %lld columns", name,
                 (long long)o->nschema, (long long)cols);
         return NULL;
     }
@@ -173,13 +173,13 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
      * column are bounded by the input; the column count too. */
     FrameBlock *f = frame_new_raw(rows, cols, o->schema);
     if (!f) {
-        io_fail(e, "%s: out of memory reading a %lldx%lld frame", name, (long long)rows, (long long)cols);
+        diag_fail(e, "%s: out of memory reading a %lldx%lld frame", name, (long long)rows, (long long)cols);
         return NULL;
     }
     if (have_header && !line_is_blank(hs, he)) {
         int64_t hc = io_csv_fields(hs, he, sep, sepn);
         if (hc != cols) {
-            io_fail(e, "%s:1: the header has %lld fields but the rows have %lld", name, (long long)hc,
+            diag_fail(e, "%s:1: the header has %lld fields but the rows have %lld", name, (long long)hc,
                     (long long)cols);
             frame_release(f);
             return NULL;

@@ -28,7 +28,7 @@ Matrix *io_parse_idx(const char *buf, size_t len, const char *name, int64_t rows
 {
     const unsigned char *u = (const unsigned char *)buf;
     if (len < 4 || u[0] != 0 || u[1] != 0) {
-        io_fail(e, "%s: not an IDX file (bad magic number)", name);
+        diag_fail(e, "%s: not an IDX file (bad magic number)", name);
         return NULL;
     }
     int type = u[2], nd = u[3], esz;
@@ -38,23 +38,23 @@ Matrix *io_parse_idx(const char *buf, size_t len, const char *name, int64_t rows
     case 0x0C: case 0x0D: esz = 4; break;
     case 0x0E: esz = 8; break;
     default:
-        io_fail(e, "%s: unknown IDX element type 0x%02x", name, type);
+        diag_fail(e, "%s: unknown IDX element type 0x%02x", name, type);
         return NULL;
     }
     if (nd < 1) {
-        io_fail(e, "%s: an IDX file needs at least one dimension", name);
+        diag_fail(e, "%s: an IDX file needs at least one dimension", name);
         return NULL;
     }
     size_t hdr = 4 + 4 * (size_t)nd;
     if (len < hdr) {
-        io_fail(e, "%s: truncated IDX header", name);
+        diag_fail(e, "%s: truncated IDX header", name);
         return NULL;
     }
     int64_t n = (int64_t)load_be(u + 4, 4), d = 1;
     for (int k = 1; k < nd; k++) {
         int64_t dk = (int64_t)load_be(u + 4 + 4 * k, 4);
         if (dk != 0 && d > INT64_MAX / 16 / dk) {
-            io_fail(e, "%s: IDX dimensions too large", name);
+            diag_fail(e, "%s: IDX dimensions too large", name);
             return NULL;
         }
         d *= dk;
@@ -65,7 +65,7 @@ Matrix *io_parse_idx(const char *buf, size_t len, const char *name, int64_t rows
         return NULL;
     uint64_t cells = (uint64_t)n * (uint64_t)d, need = cells * (uint64_t)esz;
     if (len - hdr != need) {
-        io_fail(e, "%s: expected %llu bytes of IDX data, found %llu", name, (unsigned long long)need,
+        diag_fail(e, "%s: expected %llu bytes of IDX data, found %llu", name, (unsigned long long)need,
                 (unsigned long long)(len - hdr));
         return NULL;
     }

@@ -38,10 +38,6 @@
 #include "../../base/frame.h"
 #include "../../base/value.h"
 
-/* Sets e->msg (printf-style), without a position, and returns false, so
- * 'return io_fail(...)' reads naturally in bool functions. */
-bool io_fail(DiagErr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* Thread-safe strerror: the message for errno value 'err' (buf is used as
  * scratch space; 64 bytes suffice). */
 const char *io_strerror(int err, char *buf, size_t cap);

@@ -60,7 +60,7 @@ Matrix *io_parse_libsvm_sep(const char *buf, size_t len, const char *name, int64
             double v;
             if (first) {
                 if (!io_parse_double(t, p, &v)) {
-                    io_fail(e, "%s:%lld: label '%s' is not a number", name, (long long)L.lineno,
+                    diag_fail(e, "%s:%lld: label '%s' is not a number", name, (long long)L.lineno,
                             io_snippet(t, p, sn, sizeof sn));
                     return NULL;
                 }
@@ -69,12 +69,12 @@ Matrix *io_parse_libsvm_sep(const char *buf, size_t len, const char *name, int64
             }
             int64_t idx;
             if (!svm_pair(t, p, indsep, &idx, &v)) {
-                io_fail(e, "%s:%lld: expected 'index%svalue', found '%s'", name, (long long)L.lineno, indsep,
+                diag_fail(e, "%s:%lld: expected 'index%svalue', found '%s'", name, (long long)L.lineno, indsep,
                         io_snippet(t, p, sn, sizeof sn));
                 return NULL;
             }
             if (idx < 1 || (cols >= 0 && idx > cols - 1)) {
-                io_fail(e, "%s:%lld: feature index %lld out of range 1..%lld", name, (long long)L.lineno,
+                diag_fail(e, "%s:%lld: feature index %lld out of range 1..%lld", name, (long long)L.lineno,
                         (long long)idx, (long long)(cols >= 0 ? cols - 1 : INT64_MAX - 1));
                 return NULL;
             }
@@ -88,7 +88,7 @@ Matrix *io_parse_libsvm_sep(const char *buf, size_t len, const char *name, int64
     if (cols < 0)
         cols = maxidx + 1;
     if (cols < 1) {
-        io_fail(e, "%s: a libsvm matrix needs at least the label column", name);
+        diag_fail(e, "%s: a libsvm matrix needs at least the label column", name);
         return NULL;
     }
     Matrix *m = io_matrix_zero(nrows, cols, name, e);

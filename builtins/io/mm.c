@@ -24,12 +24,12 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
     const char *ls, *le, *ts[6], *te[6];
     char sn[64];
     if (!next_line(&L, &ls, &le) || split_blanks(ls, le, ts, te, 6) < 1 || !tok_is(ts[0], te[0], "%%matrixmarket")) {
-        io_fail(e, "%s:1: missing '%%%%MatrixMarket' header", name);
+        diag_fail(e, "%s:1: missing '%%%%MatrixMarket' header", name);
         return NULL;
     }
     int nt = split_blanks(ls, le, ts, te, 6);
     if (nt != 5 || !tok_is(ts[1], te[1], "matrix")) {
-        io_fail(e, "%s:1: expected '%%%%MatrixMarket matrix <format> <field> <symmetry>'", name);
+        diag_fail(e, "%s:1: expected '%%%%MatrixMarket matrix <format> <field> <symmetry>'", name);
         return NULL;
     }
     bool array;
@@ -38,18 +38,18 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
     else if (tok_is(ts[2], te[2], "array"))
         array = true;
     else {
-        io_fail(e, "%s:1: unsupported MatrixMarket format '%s'", name, io_snippet(ts[2], te[2], sn, sizeof sn));
+        diag_fail(e, "%s:1: unsupported MatrixMarket format '%s'", name, io_snippet(ts[2], te[2], sn, sizeof sn));
         return NULL;
     }
     bool pattern = false;
     if (tok_is(ts[3], te[3], "pattern"))
         pattern = true;
     else if (!tok_is(ts[3], te[3], "real") && !tok_is(ts[3], te[3], "integer") && !tok_is(ts[3], te[3], "double")) {
-        io_fail(e, "%s:1: unsupported MatrixMarket field '%s'", name, io_snippet(ts[3], te[3], sn, sizeof sn));
+        diag_fail(e, "%s:1: unsupported MatrixMarket field '%s'", name, io_snippet(ts[3], te[3], sn, sizeof sn));
         return NULL;
     }
     if (pattern && array) {
-        io_fail(e, "%s:1: a 'pattern' matrix must be in coordinate format", name);
+        diag_fail(e, "%s:1: a 'pattern' matrix must be in coordinate format", name);
         return NULL;
     }
     int sym;
@@ -60,24 +60,24 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
     else if (tok_is(ts[4], te[4], "skew-symmetric"))
         sym = SYM_SKEW;
     else {
-        io_fail(e, "%s:1: unsupported MatrixMarket symmetry '%s'", name, io_snippet(ts[4], te[4], sn, sizeof sn));
+        diag_fail(e, "%s:1: unsupported MatrixMarket symmetry '%s'", name, io_snippet(ts[4], te[4], sn, sizeof sn));
         return NULL;
     }
     if (!next_data_line(&L, &ls, &le)) {
-        io_fail(e, "%s: missing the size line", name);
+        diag_fail(e, "%s: missing the size line", name);
         return NULL;
     }
     int want = array ? 2 : 3;
     int64_t sz[3] = {0, 0, 0};
     nt = split_blanks(ls, le, ts, te, 3);
     if (nt != want) {
-        io_fail(e, "%s:%lld: expected the size line '%s', found %d fields", name, (long long)L.lineno,
+        diag_fail(e, "%s:%lld: expected the size line '%s', found %d fields", name, (long long)L.lineno,
                 array ? "rows cols" : "rows cols nnz", nt);
         return NULL;
     }
     for (int k = 0; k < want; k++)
         if (!io_parse_i64(ts[k], te[k], &sz[k]) || sz[k] < 0) {
-            io_fail(e, "%s:%lld: '%s' is not a valid size", name, (long long)L.lineno,
+            diag_fail(e, "%s:%lld: '%s' is not a valid size", name, (long long)L.lineno,
                     io_snippet(ts[k], te[k], sn, sizeof sn));
             return NULL;
         }
@@ -86,7 +86,7 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
     rows = sz[0];
     cols = sz[1];
     if (sym != SYM_GENERAL && rows != cols) {
-        io_fail(e, "%s:%lld: a symmetric matrix must be square, not %lld x %lld", name, (long long)L.lineno,
+        diag_fail(e, "%s:%lld: a symmetric matrix must be square, not %lld x %lld", name, (long long)L.lineno,
                 (long long)rows, (long long)cols);
         return NULL;
     }
@@ -105,11 +105,11 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
             nt = split_blanks(ls, le, ts, te, 1);
             double v;
             if (nt != 1) {
-                io_fail(e, "%s:%lld: expected 1 value, found %d", name, (long long)L.lineno, nt);
+                diag_fail(e, "%s:%lld: expected 1 value, found %d", name, (long long)L.lineno, nt);
                 goto fail;
             }
             if (!io_parse_double(ts[0], te[0], &v)) {
-                io_fail(e, "%s:%lld: '%s' is not a number", name, (long long)L.lineno,
+                diag_fail(e, "%s:%lld: '%s' is not a number", name, (long long)L.lineno,
                         io_snippet(ts[0], te[0], sn, sizeof sn));
                 goto fail;
             }
@@ -130,28 +130,28 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
             int nf = pattern ? 2 : 3;
             nt = split_blanks(ls, le, ts, te, 3);
             if (nt != nf) {
-                io_fail(e, "%s:%lld: expected %d fields '%s', found %d", name, (long long)L.lineno, nf,
+                diag_fail(e, "%s:%lld: expected %d fields '%s', found %d", name, (long long)L.lineno, nf,
                         pattern ? "i j" : "i j v", nt);
                 goto fail;
             }
             int64_t i, j;
             double v = 1.0;
             if (!io_parse_index(ts[0], te[0], &i) || !io_parse_index(ts[1], te[1], &j)) {
-                io_fail(e, "%s:%lld: indices must be integers", name, (long long)L.lineno);
+                diag_fail(e, "%s:%lld: indices must be integers", name, (long long)L.lineno);
                 goto fail;
             }
             if (!pattern && !io_parse_double(ts[2], te[2], &v)) {
-                io_fail(e, "%s:%lld: '%s' is not a number", name, (long long)L.lineno,
+                diag_fail(e, "%s:%lld: '%s' is not a number", name, (long long)L.lineno,
                         io_snippet(ts[2], te[2], sn, sizeof sn));
                 goto fail;
             }
             if (i < 1 || i > rows) {
-                io_fail(e, "%s:%lld: row index %lld out of range 1..%lld", name, (long long)L.lineno,
+                diag_fail(e, "%s:%lld: row index %lld out of range 1..%lld", name, (long long)L.lineno,
                         (long long)i, (long long)rows);
                 goto fail;
             }
             if (j < 1 || j > cols) {
-                io_fail(e, "%s:%lld: column index %lld out of range 1..%lld", name, (long long)L.lineno,
+                diag_fail(e, "%s:%lld: column index %lld out of range 1..%lld", name, (long long)L.lineno,
                         (long long)j, (long long)cols);
                 goto fail;
             }
@@ -164,11 +164,11 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
         }
     }
     if (got < expect) {
-        io_fail(e, "%s: expected %lld entries, found %lld", name, (long long)expect, (long long)got);
+        diag_fail(e, "%s: expected %lld entries, found %lld", name, (long long)expect, (long long)got);
         goto fail;
     }
     if (next_data_line(&L, &ls, &le)) {
-        io_fail(e, "%s:%lld: more entries than the %lld declared", name, (long long)L.lineno, (long long)expect);
+        diag_fail(e, "%s:%lld: more entries than the %lld declared", name, (long long)L.lineno, (long long)expect);
         goto fail;
     }
     return m;

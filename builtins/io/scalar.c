@@ -7,7 +7,7 @@ bool io_parse_scalar(const char *buf, size_t len, const char *name, const char *
 {
     *out = val_none();
     if (memchr(buf, 0, len))
-        return io_fail(e, "%s: contains a NUL byte", name);
+        return diag_fail(e, "%s: contains a NUL byte", name);
     if (strcmp(value_type, "string") == 0) {
         /* The text as written; one final line break (an editor's) is dropped. */
         size_t n = len;
@@ -17,7 +17,7 @@ bool io_parse_scalar(const char *buf, size_t len, const char *name, const char *
             n--;
         Str *s = str_new(buf, n);
         if (!s)
-            return io_fail(e, "%s: out of memory", name);
+            return diag_fail(e, "%s: out of memory", name);
         *out = val_str_take(s);
         return true;
     }
@@ -28,7 +28,7 @@ bool io_parse_scalar(const char *buf, size_t len, const char *name, const char *
         t--;
     char sn[64];
     if (s == t)
-        return io_fail(e, "%s: the file is empty, expected a %s", name, value_type);
+        return diag_fail(e, "%s: the file is empty, expected a %s", name, value_type);
     if (strcmp(value_type, "boolean") == 0) {
         if (tok_is(s, t, "true")) {
             *out = val_bool(true);
@@ -38,23 +38,23 @@ bool io_parse_scalar(const char *buf, size_t len, const char *name, const char *
             *out = val_bool(false);
             return true;
         }
-        return io_fail(e, "%s: '%s' is not a boolean", name, io_snippet(s, t, sn, sizeof sn));
+        return diag_fail(e, "%s: '%s' is not a boolean", name, io_snippet(s, t, sn, sizeof sn));
     }
     if (strcmp(value_type, "int") == 0) {
         int64_t i;
         if (!io_parse_index(s, t, &i))
-            return io_fail(e, "%s: '%s' is not an integer", name, io_snippet(s, t, sn, sizeof sn));
+            return diag_fail(e, "%s: '%s' is not an integer", name, io_snippet(s, t, sn, sizeof sn));
         *out = val_int(i);
         return true;
     }
     if (strcmp(value_type, "double") == 0) {
         double d;
         if (!io_parse_double(s, t, &d))
-            return io_fail(e, "%s: '%s' is not a number", name, io_snippet(s, t, sn, sizeof sn));
+            return diag_fail(e, "%s: '%s' is not a number", name, io_snippet(s, t, sn, sizeof sn));
         *out = val_double(d);
         return true;
     }
-    return io_fail(e, "%s: unknown value type '%s'", name, value_type);
+    return diag_fail(e, "%s: unknown value type '%s'", name, value_type);
 }
 
 bool io_write_scalar(FILE *f, Value v)

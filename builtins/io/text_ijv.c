@@ -18,36 +18,36 @@ Matrix *io_parse_text(const char *buf, size_t len, const char *name, int64_t row
             continue;
         if (nt != 3) {
             bool comma = memchr(ls, ',', (size_t)(le - ls)) != NULL;
-            io_fail(e, "%s:%lld: expected 3 fields 'i j v', found %d%s", name, (long long)L.lineno, nt,
+            diag_fail(e, "%s:%lld: expected 3 fields 'i j v', found %d%s", name, (long long)L.lineno, nt,
                     comma ? " (a csv file? use format=\"csv\")" : "");
             goto fail;
         }
         int64_t i, j;
         double v;
         if (!io_parse_index(ts[0], te[0], &i)) {
-            io_fail(e, "%s:%lld: row index '%s' is not an integer", name, (long long)L.lineno,
+            diag_fail(e, "%s:%lld: row index '%s' is not an integer", name, (long long)L.lineno,
                     io_snippet(ts[0], te[0], sn, sizeof sn));
             goto fail;
         }
         if (!io_parse_index(ts[1], te[1], &j)) {
-            io_fail(e, "%s:%lld: column index '%s' is not an integer", name, (long long)L.lineno,
+            diag_fail(e, "%s:%lld: column index '%s' is not an integer", name, (long long)L.lineno,
                     io_snippet(ts[1], te[1], sn, sizeof sn));
             goto fail;
         }
         if (!io_parse_double(ts[2], te[2], &v)) {
-            io_fail(e, "%s:%lld: '%s' is not a number", name, (long long)L.lineno,
+            diag_fail(e, "%s:%lld: '%s' is not a number", name, (long long)L.lineno,
                     io_snippet(ts[2], te[2], sn, sizeof sn));
             goto fail;
         }
         if (i == 0 && j == 0 && v == 0.0)
             continue;   /* the marker line an all-zero matrix is written as */
         if (i < 1 || i > rows) {
-            io_fail(e, "%s:%lld: row index %lld out of range 1..%lld", name, (long long)L.lineno, (long long)i,
+            diag_fail(e, "%s:%lld: row index %lld out of range 1..%lld", name, (long long)L.lineno, (long long)i,
                     (long long)rows);
             goto fail;
         }
         if (j < 1 || j > cols) {
-            io_fail(e, "%s:%lld: column index %lld out of range 1..%lld", name, (long long)L.lineno,
+            diag_fail(e, "%s:%lld: column index %lld out of range 1..%lld", name, (long long)L.lineno,
                     (long long)j, (long long)cols);
             goto fail;
         }
