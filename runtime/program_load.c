@@ -12,6 +12,25 @@
 #include "../parser/parse.h"
 #include "resolve.h"
 
+/* Parses the text the Program keeps as 'file' and resolves its statements
+ * into the main module (as a REPL chunk when 'repl'). */
+static bool load_into_main(Program *p, const char *file, const char *text, size_t len, bool repl, Node ***stmts,
+                           int *n, bool *incomplete, DiagErr *err)
+{
+    ParseOut po = {0};
+    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
+        if (incomplete)
+            *incomplete = po.incomplete;
+        *err = po.err;
+        return false;
+    }
+    if (!resolve_chunk(p, p->main, po.stmts, po.n, repl, err))
+        return false;
+    *stmts = po.stmts;
+    *n = po.n;
+    return true;
+}
+
 bool program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n,
                        DiagErr *err)
 {
@@ -23,16 +42,7 @@ bool program_load_main(Program *p, const char *path, const char *text, size_t le
     p->main->dir = slash ? arena_strndup(p->arena, path, (size_t)(slash - path)) : ".";
     if (!p->main->dir)
         return diag_fail(err, "out of memory");
-    ParseOut po = {0};
-    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
-        *err = po.err;
-        return false;
-    }
-    if (!resolve_chunk(p, p->main, po.stmts, po.n, false, err))
-        return false;
-    *stmts = po.stmts;
-    *n = po.n;
-    return true;
+    return load_into_main(p, file, text, len, false, stmts, n, NULL, err);
 }
 
 bool program_load_chunk(Program *p, const char *name, const char *text, size_t len, Node ***stmts, int *n,
@@ -42,17 +52,7 @@ bool program_load_chunk(Program *p, const char *name, const char *text, size_t l
     const char *file = program_add_text(p, name, text, len);
     if (!file)
         return diag_fail(err, "out of memory");
-    ParseOut po = {0};
-    if (!parse_source(p->arena, file, text, len, PARSE_PROGRAM, &po)) {
-        *incomplete = po.incomplete;
-        *err = po.err;
-        return false;
-    }
-    if (!resolve_chunk(p, p->main, po.stmts, po.n, true, err))
-        return false;
-    *stmts = po.stmts;
-    *n = po.n;
-    return true;
+    return load_into_main(p, file, text, len, true, stmts, n, incomplete, err);
 }
 
 bool program_load_expr(Program *p, const char *name, const char *text, size_t len, Node **expr, DiagErr *err)
