@@ -46,7 +46,7 @@ static double total;
         }                                                                   \
         if (sum)                                                            \
             total += best;                                                  \
-        printf("%-34s %8.2f ms\n", name, best * 1e3);                       \
+        printf("%-40s %8.2f ms\n", name, best * 1e3);                       \
     } while (0)
 
 int main(int argc, char **argv)
@@ -63,6 +63,10 @@ int main(int argc, char **argv)
     dnn_geom_output(&c2);
     dnn_geom_output(&p1);
     dnn_geom_output(&p2);
+    DnnGeom c2i = c2;       /* conv2 by im2col + dgemm, as before Winograd */
+    c2i.winograd = -1;
+    if (argc > 2)
+        c2.batch = atoi(argv[2]);   /* images per Winograd batch (default: the kernels' choice) */
     double *X1 = bench_filled(N * 784, 1, "lenet_kernels"), *W1 = bench_filled(32 * 25, 2, "lenet_kernels"), *O1 = bench_filled(N * 32 * 784, 3, "lenet_kernels");
     double *dX1 = bench_filled(N * 784, 4, "lenet_kernels"), *dW1 = bench_filled(32 * 25, 5, "lenet_kernels"), *Q1 = bench_filled(N * 32 * 784, 6, "lenet_kernels");
     double *X2 = bench_filled(N * 32 * 196, 7, "lenet_kernels"), *W2 = bench_filled(64 * 800, 8, "lenet_kernels"), *O2 = bench_filled(N * 64 * 196, 9, "lenet_kernels");
@@ -78,6 +82,9 @@ int main(int argc, char **argv)
     TIME("conv2 conv2d", 1, dnn_conv2d(&c2, X2, W2, O2));
     TIME("conv2 conv2d_backward_filter", 1, dnn_conv2d_backward_filter(&c2, X2, O2, dW2));
     TIME("conv2 conv2d_backward_data", 1, dnn_conv2d_backward_data(&c2, W2, O2, dX2));
+    TIME("conv2 conv2d (im2col)", 0, dnn_conv2d(&c2i, X2, W2, O2));
+    TIME("conv2 conv2d_backward_filter (im2col)", 0, dnn_conv2d_backward_filter(&c2i, X2, O2, dW2));
+    TIME("conv2 conv2d_backward_data (im2col)", 0, dnn_conv2d_backward_data(&c2i, W2, O2, dX2));
     TIME("pool1 max_pool", 1, dnn_max_pool(&p1, O1, P1));
     TIME("pool1 max_pool_backward", 1, dnn_max_pool_backward(&p1, O1, P1, Q1));
     TIME("pool2 max_pool", 1, dnn_max_pool(&p2, O2, P2));
@@ -87,7 +94,7 @@ int main(int argc, char **argv)
     TIME("affine3 X %*% W", 1, blas_dgemm(false, false, N, 512, 3136, 1.0, A, 3136, B, 512, 0.0, C, 512));
     TIME("affine3 t(X) %*% dout", 1, blas_dgemm(true, false, 3136, 512, N, 1.0, A, 3136, C, 512, 0.0, B, 512));
     TIME("affine3 dout %*% t(W)", 1, blas_dgemm(false, true, N, 3136, 512, 1.0, C, 512, B, 512, 0.0, A, 3136));
-    printf("%-34s %8.2f ms\n", "sum of the counted rows", total * 1e3);
+    printf("%-40s %8.2f ms\n", "sum of the counted rows", total * 1e3);
     /* the bound: conv2's three products as plain dgemms of one image each */
     TIME("dgemm bound: conv2's 3 products", 0, for (int64_t i = 0; i < N; i++) {
         blas_dgemm(false, false, 64, 196, 800, 1.0, W2, 800, G, 196, 0.0, O2 + i * 64 * 196, 196);

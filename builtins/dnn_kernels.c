@@ -12,6 +12,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -414,20 +415,491 @@ static int conv_run(Conv *cv)
     return 0;
 }
 
+/* ---- Winograd F(2x2, 5x5) ----
+ * A stride-1 5x5 convolution computed on 2x2 output tiles: each tile needs
+ * a 6x6 input tile, and in the transformed domain one product per point, 36
+ * per tile instead of 2*2*25 = 100: the dgemms do 0.36 times im2col's flops
+ * (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", 2016).
+ * With the points 0, 1, -1, 2, -2 and infinity, a correlation of 2 outputs
+ * y[i] = sum_k d[i+k] g[k] is y = A^T ((G g) .* (B^T d)), and in 2-D
+ *     Y = A^T ((G g G^T) .* (B^T d B)) A,
+ * with B^T (6x6, integers), G (6x5, in 1/24ths), A^T (2x6):
+ *     B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
+ *            0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
+ *     A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 1]
+ * Summing over the C input channels is, point by point, a product of an
+ * F x C matrix (transformed filters) by a C x T one (transformed tiles):
+ * 36 dgemms per batch of images.
+ * The data gradient of a 5x5 stride-1 convolution with padding p is a 5x5
+ * stride-1 correlation of dout with the filters turned by 180 degrees (and
+ * C, F swapped), padding 4 - p: the same code. The filter gradient
+ * dW[r,s] = sum_{p,q} dout[p,q] Xpad[p+r,q+s] is, tile by tile, F(5x5, 2x2)
+ * (5 outputs, the 2x2 dout tile as the filter) on the same 6x6 input tiles
+ * with the same B^T; its sum over tiles is again a dgemm per point, and the
+ * output transform (A5^T below) runs once at the end.
+ * In double precision the transforms lose a few bits: the error stays
+ * within about 1e-15 of the sum of |terms| (tests/unit/test_dnn.c). */
+
+/* Winograd pays off when the dgemms dominate the transforms, that is for
+ * deep layers: below these channel counts im2col keeps the call. */
+#define WG_MIN_CHANNELS 8
+/* Aim for transformed tiles (input and output) of about this many bytes per
+ * batch of images: T = tiles per dgemm should be a few hundred. */
+#define WG_TARGET_BYTES ((int64_t)3 << 20)
+
+bool dnn_winograd_fits(const DnnGeom *g)
+{
+    return g->R == 5 && g->S == 5 && g->sh == 1 && g->sw == 1 && g->ph <= 4 && g->pw <= 4;
+}
+
+static bool wg_use(const DnnGeom *g)
+{
+    if (g->winograd < 0 || !dnn_winograd_fits(g))
+        return false;
+    /* one image's transformed tiles (36 per 2x2 output tile and channel)
+     * must be addressable with room to spare */
+    int64_t tiles, per;
+    if (__builtin_mul_overflow((g->H + 1) / 2 + 2, (g->W + 1) / 2 + 2, &tiles) ||
+        __builtin_mul_overflow(tiles, 36 * (g->C + g->F), &per) || per > INT64_MAX / 64)
+        return false;
+    return g->winograd > 0 || (g->C >= WG_MIN_CHANNELS && g->F >= WG_MIN_CHANNELS);
+}
+
+/* o[k*os] = (A5^T m)[k], k < 5: the output transform of F(5, 2) */
+static inline void wg_at5(const double *m, int64_t s, double *o, int64_t os)
+{
+    double m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s];
+    double a = m1 + m2, b = m1 - m2, c = m3 + m4, d = m3 - m4;
+    o[0] = m[0] + a + c;
+    o[os] = b + 2.0 * d;
+    o[2 * os] = a + 4.0 * c;
+    o[3 * os] = b + 8.0 * d;
+    o[4 * os] = a + 16.0 * c + m[5 * s];
+}
+
+/* G of F(2, 5): row k evaluates the filter at point k over the product of
+ * the point's distances to the other finite points */
+static const double wg_G[6][5] = {
+    {1.0 / 4, 0, 0, 0, 0},
+    {-1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6},
+    {-1.0 / 6, 1.0 / 6, -1.0 / 6, 1.0 / 6, -1.0 / 6},
+    {1.0 / 24, 1.0 / 12, 1.0 / 6, 1.0 / 3, 2.0 / 3},
+    {1.0 / 24, -1.0 / 12, 1.0 / 6, -1.0 / 3, 2.0 / 3},
+    {0, 0, 0, 0, 1},
+};
+
+/* U[xi][o][i] = (G g G^T)[xi] for the 5x5 filter g of output channel o and
+ * input channel i, U holding 36 planes of O x I. Forward: o = f, i = c,
+ * g = Wt[f, c]; data gradient ('turn'): o = c, i = f, g = Wt[f, c] turned
+ * by 180 degrees. */
+static void wg_filters(const DnnGeom *g, const double *Wt, bool turn, double *U)
+{
+    const int64_t F = g->F, C = g->C, O = turn ? C : F, I = turn ? F : C;
+    for (int64_t f = 0; f < F; f++)
+        for (int64_t c = 0; c < C; c++) {
+            const double *w = Wt + (f * C + c) * 25;
+            double k[25], t[6][5];
+            for (int64_t i = 0; i < 25; i++)
+                k[i] = turn ? w[24 - i] : w[i];
+            for (int64_t a = 0; a < 6; a++)      /* t = G k (6x5) */
+                for (int64_t s = 0; s < 5; s++) {
+                    double acc = 0.0;
+                    for (int64_t r = 0; r < 5; r++)
+                        acc += wg_G[a][r] * k[r * 5 + s];
+                    t[a][s] = acc;
+                }
+            const int64_t o = turn ? c : f, i = turn ? f : c;
+            for (int64_t a = 0; a < 6; a++)      /* U = t G^T (6x6) */
+                for (int64_t b = 0; b < 6; b++) {
+                    double acc = 0.0;
+                    for (int64_t s = 0; s < 5; s++)
+                        acc += t[a][s] * wg_G[b][s];
+                    U[(a * 6 + b) * O * I + o * I + i] = acc;
+                }
+        }
+}
+
+/* The tile transforms run on WG_L tiles at once, one per vector lane (the
+ * tiles of an image are contiguous in V, M and D, so the lanes load and
+ * store side by side). The vector is gcc's generic one: the base build
+ * splits it into SSE2 halves, the AVX2 copies below (picked at run time, as
+ * in runtime/fuse.c) use it whole. */
+#define WG_L 4
+typedef double WgV __attribute__((vector_size(WG_L * sizeof(double))));
+
+#define WG_INLINE static inline __attribute__((always_inline))
+
+/* Unaligned vector load and store (macros: a vector passed by value would
+ * change the base build's ABI, which gcc warns about) */
+#define WG_LD(v, p) memcpy(&(v), (p), sizeof(WgV))
+#define WG_ST(p, v) memcpy((p), &(v), sizeof(WgV))
+
+/* o[k*os] = (B^T d)[k] for the 6 vectors d[k*s] */
+WG_INLINE void wg_btv(const WgV *d, int s, WgV *o, int os)
+{
+    WgV d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
+    o[0] = 4.0 * d0 - 5.0 * d2 + d4;
+    o[os] = d3 + d4 - 4.0 * (d1 + d2);
+    o[2 * os] = d4 - d3 + 4.0 * (d1 - d2);
+    o[3 * os] = d4 - d2 + 2.0 * (d3 - d1);
+    o[4 * os] = d4 - d2 - 2.0 * (d3 - d1);
+    o[5 * os] = 4.0 * d1 - 5.0 * d3 + d5;
+}
+
+/* o[k*os] = (A^T m)[k], k < 2 */
+WG_INLINE void wg_at2v(const WgV *m, int s, WgV *o, int os)
+{
+    WgV m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s];
+    o[0] = m[0] + (m1 + m2) + (m3 + m4);
+    o[os] = (m1 - m2) + 2.0 * (m3 - m4) + m[5 * s];
+}
+
+/* o[k*os] = (G2 g)[k], k < 6, for the 2 vectors g[0], g[s] */
+WG_INLINE void wg_g2v(const WgV *g, int s, WgV *o, int os)
+{
+    WgV g0 = g[0], g1 = g[s];
+    o[0] = 0.25 * g0;
+    o[os] = (-1.0 / 6) * (g0 + g1);
+    o[2 * os] = (1.0 / 6) * (g1 - g0);
+    o[3 * os] = (1.0 / 24) * g0 + (1.0 / 12) * g1;
+    o[4 * os] = (1.0 / 24) * g0 - (1.0 / 12) * g1;
+    o[5 * os] = g1;
+}
+
+/* Input tiles t0 .. t0+n-1 (n <= WG_L) of the padded plane 'pad' (wp cells
+ * a row, TX tiles a row) into o[k*ldxi + lane], k < 36. */
+WG_INLINE void wg_input_body(const double *pad, int64_t wp, int64_t TX, int64_t t0, int n, double *o,
+                             int64_t ldxi)
+{
+    const double *org[WG_L];
+    for (int l = 0; l < WG_L; l++) {
+        int64_t t = t0 + (l < n ? l : n - 1);
+        org[l] = pad + 2 * (t / TX) * wp + 2 * (t % TX);
+    }
+    WgV d[36], t[36], v[36];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            WgV x;
+            for (int l = 0; l < WG_L; l++)
+                x[l] = org[l][i * wp + j];
+            d[i * 6 + j] = x;
+        }
+    for (int j = 0; j < 6; j++)
+        wg_btv(d + j, 6, t + j, 6);
+    for (int i = 0; i < 6; i++)
+        wg_btv(t + 6 * i, 1, v + 6 * i, 1);
+    if (n == WG_L) {
+        for (int k = 0; k < 36; k++)
+            WG_ST(o + k * ldxi, v[k]);
+    } else {
+        for (int k = 0; k < 36; k++)
+            for (int l = 0; l < n; l++)
+                o[k * ldxi + l] = v[k][l];
+    }
+}
+
+/* Output tiles t0 .. t0+n-1 of m[k*ldxi + lane] into the Ho x Wo plane y. */
+WG_INLINE void wg_output_body(const double *m, int64_t ldxi, int64_t TX, int64_t Ho, int64_t Wo, int64_t t0,
+                              int n, double *y)
+{
+    WgV mv[36], t[12], r[4];
+    if (n == WG_L) {
+        for (int k = 0; k < 36; k++)
+            WG_LD(mv[k], m + k * ldxi);
+    } else {
+        for (int k = 0; k < 36; k++) {
+            WgV x = {0};
+            for (int l = 0; l < n; l++)
+                x[l] = m[k * ldxi + l];
+            mv[k] = x;
+        }
+    }
+    for (int j = 0; j < 6; j++)
+        wg_at2v(mv + j, 6, t + j, 6);
+    wg_at2v(t, 1, r, 1);
+    wg_at2v(t + 6, 1, r + 2, 1);
+    for (int l = 0; l < n; l++) {
+        int64_t tt = t0 + l, h = 2 * (tt / TX), x = 2 * (tt % TX);
+        double *dst = y + h * Wo + x;
+        bool down = h + 1 < Ho, right = x + 1 < Wo;
+        dst[0] = r[0][l];
+        if (right)
+            dst[1] = r[1][l];
+        if (down) {
+            dst[Wo] = r[2][l];
+            if (right)
+                dst[Wo + 1] = r[3][l];
+        }
+    }
+}
+
+/* dout tiles t0 .. t0+n-1 of the P x Q plane into o[k*ldxi + lane]. */
+WG_INLINE void wg_dout_body(const double *plane, int64_t P, int64_t Q, int64_t TX, int64_t t0, int n,
+                            double *o, int64_t ldxi)
+{
+    WgV d[4], t[12], v[36];
+    for (int l = 0; l < WG_L; l++) {
+        int64_t tt = t0 + (l < n ? l : n - 1), h = 2 * (tt / TX), x = 2 * (tt % TX);
+        const bool down = h + 1 < P, right = x + 1 < Q;
+        const double *s = plane + h * Q + x;
+        d[0][l] = s[0];
+        d[1][l] = right ? s[1] : 0.0;
+        d[2][l] = down ? s[Q] : 0.0;
+        d[3][l] = down && right ? s[Q + 1] : 0.0;
+    }
+    wg_g2v(d, 2, t, 2);          /* t = G2 d: 6 x 2 */
+    wg_g2v(d + 1, 2, t + 1, 2);
+    for (int i = 0; i < 6; i++)
+        wg_g2v(t + 2 * i, 1, v + 6 * i, 1);
+    if (n == WG_L) {
+        for (int k = 0; k < 36; k++)
+            WG_ST(o + k * ldxi, v[k]);
+    } else {
+        for (int k = 0; k < 36; k++)
+            for (int l = 0; l < n; l++)
+                o[k * ldxi + l] = v[k][l];
+    }
+}
+
+/* The loops over a plane's tiles, compiled for each ISA. */
+WG_INLINE void wg_input_plane_body(const double *pad, int64_t wp, int64_t TX, int64_t TT, double *o, int64_t ldxi)
+{
+    for (int64_t t = 0; t < TT; t += WG_L)
+        wg_input_body(pad, wp, TX, t, TT - t < WG_L ? (int)(TT - t) : WG_L, o + t, ldxi);
+}
+
+WG_INLINE void wg_output_plane_body(const double *m, int64_t ldxi, int64_t TX, int64_t TT, int64_t Ho, int64_t Wo,
+                                    double *y)
+{
+    for (int64_t t = 0; t < TT; t += WG_L)
+        wg_output_body(m + t, ldxi, TX, Ho, Wo, t, TT - t < WG_L ? (int)(TT - t) : WG_L, y);
+}
+
+WG_INLINE void wg_dout_plane_body(const double *plane, int64_t P, int64_t Q, int64_t TX, int64_t TT, double *o,
+                                  int64_t ldxi)
+{
+    for (int64_t t = 0; t < TT; t += WG_L)
+        wg_dout_body(plane, P, Q, TX, t, TT - t < WG_L ? (int)(TT - t) : WG_L, o + t, ldxi);
+}
+
+typedef struct WgIsa {
+    void (*input)(const double *, int64_t, int64_t, int64_t, double *, int64_t);
+    void (*output)(const double *, int64_t, int64_t, int64_t, int64_t, int64_t, double *);
+    void (*dout)(const double *, int64_t, int64_t, int64_t, int64_t, double *, int64_t);
+} WgIsa;
+
+static void wg_input_base(const double *pad, int64_t wp, int64_t TX, int64_t TT, double *o, int64_t ldxi)
+{
+    wg_input_plane_body(pad, wp, TX, TT, o, ldxi);
+}
+static void wg_output_base(const double *m, int64_t ldxi, int64_t TX, int64_t TT, int64_t Ho, int64_t Wo,
+                           double *y)
+{
+    wg_output_plane_body(m, ldxi, TX, TT, Ho, Wo, y);
+}
+static void wg_dout_base(const double *plane, int64_t P, int64_t Q, int64_t TX, int64_t TT, double *o,
+                         int64_t ldxi)
+{
+    wg_dout_plane_body(plane, P, Q, TX, TT, o, ldxi);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,fma")))
+static void wg_input_avx2(const double *pad, int64_t wp, int64_t TX, int64_t TT, double *o, int64_t ldxi)
+{
+    wg_input_plane_body(pad, wp, TX, TT, o, ldxi);
+}
+__attribute__((target("avx2,fma")))
+static void wg_output_avx2(const double *m, int64_t ldxi, int64_t TX, int64_t TT, int64_t Ho, int64_t Wo,
+                           double *y)
+{
+    wg_output_plane_body(m, ldxi, TX, TT, Ho, Wo, y);
+}
+__attribute__((target("avx2,fma")))
+static void wg_dout_avx2(const double *plane, int64_t P, int64_t Q, int64_t TX, int64_t TT, double *o,
+                         int64_t ldxi)
+{
+    wg_dout_plane_body(plane, P, Q, TX, TT, o, ldxi);
+}
+#endif
+
+static WgIsa wg_isa = {wg_input_base, wg_output_base, wg_dout_base};
+static pthread_once_t wg_isa_once = PTHREAD_ONCE_INIT;
+
+static void wg_isa_init(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        wg_isa = (WgIsa){wg_input_avx2, wg_output_avx2, wg_dout_avx2};
+#endif
+}
+
+/* The tiles of one correlation: 'Ci' planes of Hi x Wi in, padding ph, pw,
+ * Ho x Wo out, covered by TY x TX tiles of 2x2 outputs. 'pad' is a zeroed
+ * plane of (2*TY+4) x (2*TX+4) cells that holds a plane's padded input. */
+typedef struct WgTiles {
+    int64_t Ci, Hi, Wi, ph, pw, Ho, Wo, TY, TX;
+    double *pad;
+} WgTiles;
+
+static void wg_tiles_init(WgTiles *w, int64_t Ci, int64_t Hi, int64_t Wi, int64_t ph, int64_t pw,
+                          int64_t Ho, int64_t Wo)
+{
+    *w = (WgTiles){.Ci = Ci, .Hi = Hi, .Wi = Wi, .ph = ph, .pw = pw, .Ho = Ho, .Wo = Wo,
+                   .TY = (Ho + 1) / 2, .TX = (Wo + 1) / 2};
+}
+
+/* Transforms the Ci planes of one image x into V[xi][c][t0 + tile]
+ * (planes ldxi apart, rows ldc apart). The cells of pad that planes are
+ * copied into are the same for every plane; the rest stays zero. */
+static void wg_input(WgTiles *w, const double *x, double *V, int64_t ldxi, int64_t ldc, int64_t t0)
+{
+    const int64_t hp = 2 * w->TY + 4, wp = 2 * w->TX + 4;
+    const int64_t rows = w->Hi < hp - w->ph ? w->Hi : hp - w->ph;
+    const int64_t cols = w->Wi < wp - w->pw ? w->Wi : wp - w->pw;
+    for (int64_t c = 0; c < w->Ci; c++) {
+        const double *plane = x + c * w->Hi * w->Wi;
+        for (int64_t h = 0; h < rows; h++)
+            memcpy(w->pad + (h + w->ph) * wp + w->pw, plane + h * w->Wi, (size_t)cols * sizeof(double));
+        wg_isa.input(w->pad, wp, w->TX, w->TY * w->TX, V + c * ldc + t0, ldxi);
+    }
+}
+
+/* The inverse of wg_input for the Co output planes of one image:
+ * y[o, 2ty+a, 2tx+b] = (A^T M A)[a][b] with M[xi] = M[xi][o][t0 + tile],
+ * the cells past Ho x Wo dropped. */
+static void wg_output(const WgTiles *w, const double *M, int64_t ldxi, int64_t ldc, int64_t t0,
+                      int64_t Co, double *y)
+{
+    for (int64_t o = 0; o < Co; o++)
+        wg_isa.output(M + o * ldc + t0, ldxi, w->TX, w->TY * w->TX, w->Ho, w->Wo, y + o * w->Ho * w->Wo);
+}
+
+/* Images per batch: the caller's choice, else about WG_TARGET_BYTES of
+ * transformed tiles ('per' doubles per image). */
+static int64_t wg_batch(const DnnGeom *g, int64_t per)
+{
+    int64_t nb = g->batch > 0 ? g->batch : WG_TARGET_BYTES / (per * (int64_t)sizeof(double));
+    return nb > g->N ? g->N : nb < 1 ? 1 : nb;
+}
+
+/* Forward (turn = false: Ci = C, Co = F, in = X, out: N x FPQ) or data
+ * gradient (turn = true: Ci = F, Co = C, in = dout, out: N x CHW). */
+static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *in, double *out)
+{
+    pthread_once(&wg_isa_once, wg_isa_init);
+    WgTiles w;
+    if (turn)
+        wg_tiles_init(&w, g->F, g->P, g->Q, 4 - g->ph, 4 - g->pw, g->H, g->W);
+    else
+        wg_tiles_init(&w, g->C, g->H, g->W, g->ph, g->pw, g->P, g->Q);
+    const int64_t Ci = w.Ci, Co = turn ? g->C : g->F, TT = w.TY * w.TX;
+    const int64_t nb = wg_batch(g, 36 * TT * (Ci + Co));
+    double *U = malloc((size_t)(36 * Ci * Co) * sizeof(double));
+    double *V = malloc((size_t)(36 * Ci * TT * nb) * sizeof(double));
+    double *M = malloc((size_t)(36 * Co * TT * nb) * sizeof(double));
+    w.pad = calloc((size_t)((2 * w.TY + 4) * (2 * w.TX + 4)), sizeof(double));
+    if (!U || !V || !M || !w.pad) {
+        free(U);
+        free(V);
+        free(M);
+        free(w.pad);
+        return -1;
+    }
+    wg_filters(g, Wt, turn, U);
+    const int64_t inper = Ci * w.Hi * w.Wi, outper = Co * w.Ho * w.Wo;
+    for (int64_t n0 = 0; n0 < g->N; n0 += nb) {
+        const int64_t b = g->N - n0 < nb ? g->N - n0 : nb, T = b * TT;
+        for (int64_t i = 0; i < b; i++)
+            wg_input(&w, in + (n0 + i) * inper, V, Ci * T, T, i * TT);
+        for (int64_t k = 0; k < 36; k++)
+            blas_dgemm(false, false, Co, T, Ci, 1.0, U + k * Co * Ci, Ci, V + k * Ci * T, T, 0.0,
+                       M + k * Co * T, T);
+        for (int64_t i = 0; i < b; i++)
+            wg_output(&w, M, Co * T, T, i * TT, Co, out + (n0 + i) * outper);
+    }
+    free(U);
+    free(V);
+    free(M);
+    free(w.pad);
+    return 0;
+}
+
+/* D[xi][f][t0 + tile] = (G2 d G2^T)[xi] for the 2x2 tiles d of the F
+ * planes of one image's dout (P x Q; cells past it read as 0). */
+static void wg_dout(const WgTiles *w, int64_t F, const double *dout, double *D, int64_t ldxi, int64_t ldf,
+                    int64_t t0)
+{
+    for (int64_t f = 0; f < F; f++)
+        wg_isa.dout(dout + f * w->Ho * w->Wo, w->Ho, w->Wo, w->TX, w->TY * w->TX, D + f * ldf + t0, ldxi);
+}
+
+/* Filter gradient: dW (F x C*25) = sum over images and tiles of F(5x5, 2x2). */
+static int wg_filter_grad(const DnnGeom *g, const double *X, const double *dout, double *dW)
+{
+    pthread_once(&wg_isa_once, wg_isa_init);
+    WgTiles w;
+    wg_tiles_init(&w, g->C, g->H, g->W, g->ph, g->pw, g->P, g->Q);
+    const int64_t C = g->C, F = g->F, TT = w.TY * w.TX;
+    const int64_t nb = wg_batch(g, 36 * TT * (C + F));
+    double *V = malloc((size_t)(36 * C * TT * nb) * sizeof(double));
+    double *D = malloc((size_t)(36 * F * TT * nb) * sizeof(double));
+    double *Mw = malloc((size_t)(36 * F * C) * sizeof(double));
+    w.pad = calloc((size_t)((2 * w.TY + 4) * (2 * w.TX + 4)), sizeof(double));
+    if (!V || !D || !Mw || !w.pad) {
+        free(V);
+        free(D);
+        free(Mw);
+        free(w.pad);
+        return -1;
+    }
+    const int64_t CHW = C * g->H * g->W, FPQ = F * g->P * g->Q;
+    for (int64_t n0 = 0; n0 < g->N; n0 += nb) {
+        const int64_t b = g->N - n0 < nb ? g->N - n0 : nb, T = b * TT;
+        for (int64_t i = 0; i < b; i++) {
+            wg_input(&w, X + (n0 + i) * CHW, V, C * T, T, i * TT);
+            wg_dout(&w, F, dout + (n0 + i) * FPQ, D, F * T, T, i * TT);
+        }
+        /* Mw[xi] (F x C) (+)= D[xi] (F x T) * V[xi]^T; the first batch overwrites */
+        for (int64_t k = 0; k < 36; k++)
+            blas_dgemm(false, true, F, C, T, 1.0, D + k * F * T, T, V + k * C * T, T, n0 == 0 ? 0.0 : 1.0,
+                       Mw + k * F * C, C);
+    }
+    const int64_t FC = F * C;
+    for (int64_t fc = 0; fc < FC; fc++) {
+        double t[30];
+        for (int64_t j = 0; j < 6; j++)        /* t = A5^T M: 5 x 6 */
+            wg_at5(Mw + j * FC + fc, 6 * FC, t + j, 6);
+        for (int64_t r = 0; r < 5; r++)        /* dW = t A5: 5 x 5 */
+            wg_at5(t + 6 * r, 1, dW + fc * 25 + r * 5, 1);
+    }
+    free(V);
+    free(D);
+    free(Mw);
+    free(w.pad);
+    return 0;
+}
+
 int dnn_conv2d(const DnnGeom *g, const double *X, const double *Wt, double *out)
 {
+    if (g->N > 0 && wg_use(g))
+        return wg_corr(g, false, Wt, X, out);
     Conv cv = {.g = g, .op = CONV_FWD, .X = X, .Wt = Wt, .res = out};
     return conv_run(&cv);
 }
 
 int dnn_conv2d_backward_filter(const DnnGeom *g, const double *X, const double *dout, double *dW)
 {
+    if (g->N > 0 && wg_use(g))
+        return wg_filter_grad(g, X, dout, dW);
     Conv cv = {.g = g, .op = CONV_BWF, .X = X, .dout = dout, .res = dW};
     return conv_run(&cv);
 }
 
 int dnn_conv2d_backward_data(const DnnGeom *g, const double *Wt, const double *dout, double *dX)
 {
+    if (g->N > 0 && wg_use(g))
+        return wg_corr(g, true, Wt, dout, dX);
     Conv cv = {.g = g, .op = CONV_BWD, .Wt = Wt, .dout = dout, .res = dX};
     return conv_run(&cv);
 }

@@ -19,14 +19,18 @@
 
 /* Geometry of one DNN call. For pooling, F is unused and R x S is the pool
  * window. P and Q are filled in by dnn_geom_output(). 'batch' is the number
- * of images handed to one dgemm (their im2col columns side by side); 0 lets
- * the kernels choose (tests and benchmarks set it). */
+ * of images handed to one dgemm (their im2col columns side by side, or their
+ * Winograd tiles); 0 lets the kernels choose (tests and benchmarks set it).
+ * 'winograd' picks the convolution algorithm: 0 lets the kernels choose
+ * (Winograd F(2x2,5x5) for deep 5x5 stride-1 layers, see dnn_kernels.c),
+ * -1 always im2col + dgemm, 1 Winograd wherever dnn_winograd_fits(). */
 typedef struct DnnGeom {
     int64_t N, C, H, W;
     int64_t F, R, S;
     int64_t sh, sw, ph, pw;
     int64_t P, Q;
     int64_t batch;
+    int winograd;
 } DnnGeom;
 
 /* Computes g->P and g->Q from the formulas above. Returns false when either
@@ -50,6 +54,13 @@ int dnn_conv2d_backward_filter(const DnnGeom *g, const double *X, const double *
  *                Wt[f, c,r,s] * dout[n, f,p,q]
  * Wt: F x CRS, dout: N x FPQ, dX: N x CHW (fully written). */
 int dnn_conv2d_backward_data(const DnnGeom *g, const double *Wt, const double *dout, double *dX);
+
+/* True when the Winograd F(2x2,5x5) path can compute all three passes of
+ * this geometry: a 5x5 filter, stride 1, padding at most 4 (so that the data
+ * gradient is itself a 5x5 convolution with non-negative padding). Its results
+ * differ from im2col's in the last bits (relative error a few 1e-15 of the
+ * sum of |terms|; tests/unit/test_dnn.c bounds it). */
+bool dnn_winograd_fits(const DnnGeom *g);
 
 /* ---- pooling (direct loops, no scratch) ---- */
 

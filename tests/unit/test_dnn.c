@@ -4,7 +4,7 @@
  * shapes (strides 1-3, padding 0-2, C > 1, non-square images and filters,
  * N = 1 and 3, P or Q = 1) and with 1, 2 and automatic images per dgemm;
  * larger shapes with short last batches; plus centred finite-difference
- * checks of every backward pass.
+ * checks of every backward pass; Winograd F(2x2,5x5) against an error bound.
  * Prints "N passed, N failed"; exits non-zero on failure. */
 #include "../../builtins/dnn_kernels.h"
 
@@ -586,6 +586,98 @@ static void test_bwd_cleared_columns(Tally *t, uint64_t *st)
     }
 }
 
+/* Winograd F(2x2,5x5) (dnn_winograd_fits shapes): the largest error against
+ * the reference loops within 1e-13 of the largest sum of the magnitudes of an
+ * output's terms (the reference run on |X|, |W|, |dout|; normwise, as an
+ * output whose terms cancel exactly, 0 in the reference, gets the rounding
+ * of its tile's transforms); forced on, chosen by the kernels
+ * (C, F >= 8), with 1, 3 and the kernels' images per batch; ragged tiles
+ * (odd P, Q), padding 0-4, a 1x1 image. Shapes that do not fit fall back to
+ * im2col even when asked for Winograd. */
+static int within_bound(const double *a, const double *ref, const double *bound, int64_t n, double tol)
+{
+    double err = 0.0, scale = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs(a[i] - ref[i]);
+        if (!(d <= err))
+            err = d;    /* also catches NaN */
+        if (bound[i] > scale)
+            scale = bound[i];
+    }
+    return err <= tol * scale;
+}
+
+static void test_winograd(Tally *t, uint64_t *st)
+{
+    static const Shape sh[] = {
+        {2, 8, 9, 9, 8, 5, 5, 1, 1, 2, 2},      /* LeNet conv2 in small: "same" padding */
+        {2, 3, 7, 9, 4, 5, 5, 1, 1, 0, 1},      /* odd P and Q: ragged tiles */
+        {2, 2, 6, 5, 3, 5, 5, 1, 1, 4, 3},      /* padding 4: the data gradient has none */
+        {1, 9, 1, 1, 9, 5, 5, 1, 1, 2, 2},      /* 1x1 image */
+        {3, 8, 11, 13, 8, 5, 5, 1, 1, 3, 2},
+        {2, 2, 9, 9, 2, 5, 5, 1, 1, 5, 5},      /* padding 5: does not fit, im2col */
+        {2, 2, 9, 9, 2, 5, 5, 2, 2, 2, 2},      /* stride 2: does not fit, im2col */
+    };
+    for (size_t k = 0; k < sizeof sh / sizeof sh[0]; k++) {
+        char name[160];
+        shape_name(&sh[k], name, sizeof name);
+        DnnGeom g = geom_of(&sh[k], 0);
+        const int64_t CHW = g.C * g.H * g.W, CRS = g.C * g.R * g.S, FPQ = g.F * g.P * g.Q;
+        const int64_t len[3] = {g.N * FPQ, g.F * CRS, g.N * CHW};
+        double *X = rnd_array(st, g.N * CHW), *Wt = rnd_array(st, g.F * CRS), *dout = rnd_array(st, g.N * FPQ);
+        double *aX = malloc((size_t)(g.N * CHW) * sizeof(double)), *aW = malloc((size_t)(g.F * CRS) * sizeof(double));
+        double *ad = malloc((size_t)(g.N * FPQ) * sizeof(double));
+        for (int64_t i = 0; i < g.N * CHW; i++)
+            aX[i] = fabs(X[i]);
+        for (int64_t i = 0; i < g.F * CRS; i++)
+            aW[i] = fabs(Wt[i]);
+        for (int64_t i = 0; i < g.N * FPQ; i++)
+            ad[i] = fabs(dout[i]);
+        double *ref[3], *bound[3], *got = malloc((size_t)(len[0] + len[1] + len[2]) * sizeof(double));
+        for (int op = 0; op < 3; op++) {
+            ref[op] = malloc((size_t)len[op] * sizeof(double));
+            bound[op] = malloc((size_t)len[op] * sizeof(double));
+        }
+        ref_conv2d(&g, X, Wt, ref[0]);
+        ref_conv2d(&g, aX, aW, bound[0]);
+        ref_conv2d_bf(&g, X, dout, ref[1]);
+        ref_conv2d_bf(&g, aX, ad, bound[1]);
+        ref_conv2d_bd(&g, Wt, dout, ref[2]);
+        ref_conv2d_bd(&g, aW, ad, bound[2]);
+        const bool fits = dnn_winograd_fits(&g);
+        check(t, fits == (k < 5), "dnn_winograd_fits", name);
+        const int modes[2] = {1, 0};
+        const int64_t batches[3] = {0, 1, 3};
+        for (int mi = 0; mi < 2; mi++)
+            for (int bi = 0; bi < 3; bi++) {
+                g.winograd = modes[mi];
+                g.batch = batches[bi];
+                const char *ops[3] = {"conv2d", "conv2d_backward_filter", "conv2d_backward_data"};
+                for (int op = 0; op < 3; op++) {
+                    memset(got, 0xff, (size_t)len[op] * sizeof(double));     /* NaN garbage */
+                    int rc = op == 0 ? dnn_conv2d(&g, X, Wt, got)
+                             : op == 1 ? dnn_conv2d_backward_filter(&g, X, dout, got)
+                             : dnn_conv2d_backward_data(&g, Wt, dout, got);
+                    char what[96];
+                    snprintf(what, sizeof what, "winograd=%d %s batch=%ld within 1e-13 of max sum |terms|",
+                             g.winograd, ops[op], (long)g.batch);
+                    check(t, rc == 0 && within_bound(got, ref[op], bound[op], len[op], 1e-13), what, name);
+                }
+            }
+        for (int op = 0; op < 3; op++) {
+            free(ref[op]);
+            free(bound[op]);
+        }
+        free(got);
+        free(X);
+        free(Wt);
+        free(dout);
+        free(aX);
+        free(aW);
+        free(ad);
+    }
+}
+
 int main(void)
 {
     Tally t = {0, 0};
@@ -601,6 +693,7 @@ int main(void)
     test_pool_edges(&t);
     test_bias(&t, &st);
     test_bwd_cleared_columns(&t, &st);
+    test_winograd(&t, &st);
     printf("%d passed, %d failed\n", t.passed, t.failed);
     return t.failed ? 1 : 0;
 }
