@@ -12,9 +12,12 @@
  * Thread-safe: all state comes from the arguments. */
 #include "registry.h"
 
+#include <locale.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../runtime/frame.h"
 #include "json.h"
@@ -45,11 +48,12 @@ static void tk_spec_free(TkSpec *t)
 
 /* Java regex -> POSIX ERE for the subset whose matches agree: literals,
  * '.', bracket classes without escapes, the greedy quantifiers * + ? {m,n}
- * on single atoms, ^ $, and the escapes \s \S \d \D \w \W \t \n \r \f and
- * backslash-punctuation. Groups, alternation and the other escapes (\b,
- * \p{..}, \Q..\E, lazy or possessive quantifiers) are refused: POSIX picks
- * the longest match where Java picks the first, and the results could
- * differ. NULL (and *why) when refused; else a malloc'd pattern. */
+ * after an atom, and the escapes \s \S \d \D \w \W \t \n \r \f and
+ * backslash-punctuation. Groups, alternation, anchors and the other escapes
+ * (\b, \p{..}, \Q..\E, lazy or possessive quantifiers) are refused: POSIX
+ * picks the longest match where Java picks the first, Java's $ also matches
+ * before a final line break, and the results could differ. NULL (and *why)
+ * when refused; else a malloc'd pattern. */
 static char *java_to_ere(const char *j, const char **why)
 {
     size_t n = strlen(j);
@@ -68,7 +72,19 @@ static char *java_to_ere(const char *j, const char **why)
         case '(': case ')': case '|':
             *why = "groups and alternation ('(', ')', '|')";
             goto refuse;
+        case '^': case '$':
+            /* Java's $ also matches before a final line break */
+            *why = "anchors ('^', '$')";
+            goto refuse;
+        case '.':
+            /* Java's '.' matches no line terminator: \n \r U+0085 U+2028 U+2029 */
+            rep = "[^\n\r\xC2\x85\xE2\x80\xA8\xE2\x80\xA9]";
+            break;
         case '*': case '+': case '?':
+            if (k == 0) {
+                *why = "a quantifier with nothing before it";
+                goto refuse;
+            }
             if (after_quant) {
                 *why = "lazy or possessive quantifiers";
                 goto refuse;
@@ -79,7 +95,7 @@ static char *java_to_ere(const char *j, const char **why)
             size_t e = i + 1;
             while (e < n && (j[e] == ',' || (j[e] >= '0' && j[e] <= '9')))
                 e++;
-            if (e >= n || j[e] != '}' || e == i + 1 || after_quant) {
+            if (e >= n || j[e] != '}' || e == i + 1 || after_quant || k == 0) {
                 *why = "a '{' that is no greedy {m,n} quantifier";
                 goto refuse;
             }
@@ -93,8 +109,10 @@ static char *java_to_ere(const char *j, const char **why)
             size_t e = i + 1;
             if (e < n && j[e] == '^')
                 e++;
-            if (e < n && j[e] == ']')
-                e++;
+            if (e < n && j[e] == ']') {
+                *why = "a ']' first in [...]";
+                goto refuse;
+            }
             while (e < n && j[e] != ']') {
                 if (j[e] == '\\' || j[e] == '[' || (j[e] == '&' && e + 1 < n && j[e + 1] == '&')) {
                     *why = "escapes, nested classes or '&&' inside [...]";
@@ -138,6 +156,9 @@ static char *java_to_ere(const char *j, const char **why)
                 if (e == '^' || e == '\\') {
                     o[k++] = '\\';
                     o[k++] = e;
+                } else if ((unsigned char)e >= 0x80) {
+                    *why = "a backslash before a non-ASCII character";
+                    goto refuse;
                 } else {
                     o[k++] = '[';
                     o[k++] = e;
@@ -167,6 +188,18 @@ refuse:
     return NULL;
 }
 
+/* POSIX regex runs bytewise in the C locale, where Java's matches whole
+ * characters; C.UTF-8 (made once, never changed: safe from any thread)
+ * makes '.', negated classes and \S match whole UTF-8 characters. NULL
+ * when the system has no such locale: then custom regexes are refused. */
+static locale_t utf8_locale;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+
+static void utf8_init(void)
+{
+    utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
 /* An integer-valued JSON number in [lo, hi] into *out. */
 static bool js_int(const Js *v, int64_t lo, int64_t hi, int64_t *out)
 {
@@ -194,13 +227,23 @@ static Status tk_algo_params(Interp *I, TkSpec *t, const Js *ap)
             char *ere = java_to_ere(re->s, &why);
             if (!ere)
                 return err_set(I, FN "(): the regex '%s' uses %s, which dml does not support", re->s, why);
+            pthread_once(&utf8_once, utf8_init);
+            if (!utf8_locale) {
+                free(ere);
+                return err_set(I, FN "(): a custom regex needs the C.UTF-8 locale, which this system lacks");
+            }
+            locale_t old = uselocale(utf8_locale);
             int rc = regcomp(&t->re, ere, REG_EXTENDED);
+            uselocale(old);
             free(ere);
             if (rc != 0)
                 return err_set(I, FN "(): the regex '%s' is not valid", re->s);
             t->custom_re = true;
             regmatch_t m;
-            if (regexec(&t->re, "", 1, &m, 0) == 0)
+            old = uselocale(utf8_locale);
+            rc = regexec(&t->re, "", 1, &m, 0);
+            uselocale(old);
+            if (rc == 0)
                 return err_set(I, FN "(): the regex '%s' matches the empty string, which dml does not support",
                                re->s);
         }
@@ -331,9 +374,11 @@ static bool next_sep(const TkSpec *t, const char *text, size_t n, size_t from, s
         return true;
     }
     regmatch_t m = {.rm_so = (regoff_t)from, .rm_eo = (regoff_t)n};
-    /* REG_STARTEND: the text may hold no NUL, but this also keeps ^ at 0 */
-    int flags = REG_STARTEND | (from > 0 ? REG_NOTBOL : 0);
-    if (regexec(&t->re, text, 1, &m, flags) != 0)
+    /* REG_STARTEND: search text[from..n) (patterns have no anchors) */
+    locale_t old = uselocale(utf8_locale);
+    int rc = regexec(&t->re, text, 1, &m, REG_STARTEND);
+    uselocale(old);
+    if (rc != 0)
         return false;
     *ms = (size_t)m.rm_so;
     *me = (size_t)m.rm_eo;
