@@ -72,5 +72,6 @@ extern const BuiltinDef bi_sqrtm_table[];       /* sqrtm.c: sqrtMatrixJava */
 extern const BuiltinDef bi_frame_table[];       /* frame.c: as.frame, typeof, colnames, applySchema */
 extern const BuiltinDef bi_frame_clean_table[]; /* frame_clean.c: detectSchema, dropInvalidType, dropInvalidLength, map */
 extern const BuiltinDef bi_transform_table[];   /* transform.c: transformencode, transformapply, transformdecode, transformcolmap */
+extern const BuiltinDef bi_tokenize_table[];    /* tokenize.c: tokenize */
 
 #endif

@@ -15,7 +15,7 @@ shift
     echo 'const char dml_doc_text[] ='
     for f in "$@"; do
         awk -v path="$f" 'BEGIN { printf "    \"\\001%s\\n\"\n", path }
-            { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/\t/, "\\t"); gsub(/\?/, "\\?"); printf "    \"%s\\n\"\n", $0 }' "$f" || exit 1
+            { gsub(/\\/, "&&"); gsub(/"/, "\\\""); gsub(/\t/, "\\t"); gsub(/\?/, "\\?"); printf "    \"%s\\n\"\n", $0 }' "$f" || exit 1
     done
     echo '    "";'
     echo 'const size_t dml_doc_len = sizeof dml_doc_text - 1;'
