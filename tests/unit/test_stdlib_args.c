@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Builtins written in DML (stdlib/builtin/) reject bad arguments with a
+ * clear message that names the builtin. A unit test rather than X.err
+ * script tests because the message's position is the stdlib file's path,
+ * which depends on where dml is installed; here DML_STDLIB points at the
+ * tree's stdlib/ (run from the repository root, as tests/run.sh does) and
+ * only the message text is checked. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtins/registry.h"
+#include "check.h"
+#include "run_src.h"
+
+typedef struct Case {
+    const char *src;            /* a program that must fail */
+    const char *msg;            /* text the error message must contain */
+} Case;
+
+static const Case cases[] = {
+    /* frameSort */
+    {"F = as.frame(matrix(1, rows=2, cols=2))\n"
+     "G = frameSort(F, matrix(0, rows=1, cols=3))\n",
+     "frameSort: mask must be 1 x 2, got 1x3"},
+    {"G = frameSort(matrix(1, rows=2, cols=2), matrix(0, rows=1, cols=2))\n",
+     "argument 'F' of frameSort() must be a frame"},
+    /* frequencyEncode, frequencyEncodeApply */
+    {"[Y, f] = frequencyEncode(matrix(1, rows=2, cols=2), matrix(1, rows=2, cols=1))\n",
+     "frequencyEncode: mask must be 1 x 2, got 2x1"},
+    {"[Y, f] = frequencyEncode(matrix(\"1 NaN\", rows=2, cols=1), matrix(1, rows=1, cols=1))\n",
+     "frequencyEncode: column 1 has missing values (NaN); impute them first"},
+    {"[Y, f] = frequencyEncode(matrix(\"1 0 5 5\", rows=2, cols=2), matrix(\"0 1\", rows=1, cols=2))\n",
+     "frequencyEncode: column 2 must hold category codes 1, 2, ..., found 0"},
+    {"Y = frequencyEncodeApply(matrix(1, rows=2, cols=2), matrix(1, rows=3, cols=2))\n",
+     "frequencyEncodeApply: freqCount must have one row per column of X (2), got 3x2"},
+    {"Y = frequencyEncodeApply(matrix(\"1 -1\", rows=2, cols=1), matrix(1, rows=1, cols=2))\n",
+     "frequencyEncodeApply: column 1 must hold category codes 1, 2, ..., found -1"},
+    /* gridSearch */
+    {"X = matrix(1, rows=4, cols=2)\n"
+     "[B, o] = gridSearch(X=X, y=X[, 1], train=\"lm\", predict=\"lm\", params=list(\"reg\", \"tol\"),\n"
+     "  paramValues=list(seq(1, 2)), verbose=FALSE)\n",
+     "gridSearch: 2 params but 1 paramValues"},
+    {"X = matrix(1, rows=4, cols=2)\n"
+     "[B, o] = gridSearch(X=X, y=X[, 1], train=\"lm\", predict=\"lm\", params=list(),\n"
+     "  paramValues=list(), verbose=FALSE)\n",
+     "gridSearch: params is empty"},
+    {"X = matrix(1, rows=2, cols=2)\n"
+     "[B, o] = gridSearch(X=X, y=X[, 1], train=\"lm\", predict=\"lm\", params=list(\"reg\"),\n"
+     "  paramValues=list(seq(1, 2)), cv=TRUE, cvk=3, verbose=FALSE)\n",
+     "gridSearch: 2 rows are too few for 3 folds of 1"},
+};
+
+int main(void)
+{
+    builtin_registry_install();
+    setenv("DML_STDLIB", "stdlib", 1);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *msg = NULL;
+        RunResult rc = run_src(&(RunOpts){.name = "args.dml"}, cases[i].src, strlen(cases[i].src), &msg);
+        bool ok = rc == RUN_ERROR && msg && strstr(msg, cases[i].msg);
+        check_report_(ok, __FILE__, __LINE__, "case %zu: want an error containing \"%s\", got %s", i, cases[i].msg,
+                      msg ? msg : "(no error)");
+        free(msg);
+    }
+    return CHECK_DONE();
+}
