@@ -151,6 +151,15 @@ printf 'if (TRUE) {\n\tb =\t"\303\251" + zz\n}\n' >"$tmp/c4.dml"
 check_caret "caret under a tab-indented line" c4.dml "$(printf 'c4.dml:2:12: undefined variable '"'zz'"'\n    \tb =\t"\303\251" + zz\n    \t   \t      ^')
 "
 
+# ---- argument errors of builtins written in DML ----------------------------------
+# Their first stderr line names the stdlib file by its absolute path, which a
+# script test's .err cannot hold; the message is matched here.
+printf 'X = matrix("1 2 1 2", rows=4, cols=1)\n[TK, TKC, D] = slicefinder(X, matrix(1, rows=3, cols=1))\n' >"$tmp/sf.dml"
+check "slicefinder: e of the wrong length" 1 'sliceLine\.dml:[0-9]+:[0-9]+: sliceLine: e must be 4 x 1, got 3x1$' \
+    "$DML" run "$tmp/sf.dml"
+check "slicefinder: the error's call stack names slicefinder" 1 '^  in slicefinder\(\) called at .*sf\.dml:2:' \
+    "$DML" run "$tmp/sf.dml"
+
 # ---- every example in the reference runs -----------------------------------------
 # The indented example of each doc entry, fed to the REPL (stdin) in an empty
 # folder, must run without an error. Entries whose example needs a file or a
