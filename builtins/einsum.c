@@ -6,10 +6,11 @@
  * occur once, in ASCII order (numpy's implicit mode).
  *
  * The result is always a matrix: no index 1x1, one index a column vector,
- * two indices rows x cols in the output's order. A product of two operands
- * shaped as a matrix multiplication (transposes included) goes to BLAS; the
- * rest runs one loop over all index values, whose cost is the product of
- * the index sizes. Thread-safe: all state comes from the arguments. */
+ * two indices rows x cols in the output's order. More than two operands
+ * are contracted pairwise, cheapest pair first, while a pair's result keeps
+ * at most two indices. A pair shaped as a matrix multiplication (transposes
+ * included) goes to BLAS; any other runs one loop over the values of the
+ * indices it spans. Thread-safe: all state comes from the arguments. */
 #include "registry.h"
 
 #include <stdio.h>
@@ -71,6 +72,19 @@ static Status parse_term(Interp *I, const char *t, size_t n, int k, int *slots, 
     return ST_OK;
 }
 
+/* The data offset per unit step of each index of o's term (a repeated
+ * index steps along the diagonal). */
+static void op_strides(EinOp *o)
+{
+    memset(o->stride, 0, sizeof o->stride);
+    if (o->nidx == 1) {
+        o->stride[o->idx[0]] += 1;
+    } else if (o->nidx == 2) {
+        o->stride[o->idx[0]] += o->m->cols;
+        o->stride[o->idx[1]] += 1;
+    }
+}
+
 /* Binds index sizes from operand k's shape, checking them against what the
  * other operands fixed. */
 static Status bind_sizes(Interp *I, Ein *e, int k)
@@ -89,13 +103,11 @@ static Status bind_sizes(Interp *I, Ein *e, int k)
             return err_set(I, FN "(): operand %d has the one-index term '%c' but is %lldx%lld (a vector expected)",
                            k + 1, slot_letter(o->idx[0]), (long long)m->rows, (long long)m->cols);
         dims[0] = m->rows * m->cols;
-        o->stride[o->idx[0]] += 1;
     } else {
         dims[0] = m->rows;
         dims[1] = m->cols;
-        o->stride[o->idx[0]] += m->cols;
-        o->stride[o->idx[1]] += 1;
     }
+    op_strides(o);
     for (int d = 0; d < o->nidx; d++) {
         int s = o->idx[d];
         if (e->size[s] >= 0 && e->size[s] != dims[d]) {
@@ -269,6 +281,121 @@ static Status einsum_loop(Interp *I, const Ein *e, Matrix *R)
     return ST_OK;
 }
 
+/* A new matrix holding the einsum of ops[0..nop) with output out[0..nout),
+ * index sizes from 'size': BLAS for a matmul-shaped pair, else the loop. */
+static Status einsum_eval(Interp *I, const int64_t *size, EinOp *ops, int nop, const int *out, int nout,
+                          Matrix **res)
+{
+    Ein e;
+    memset(&e, 0, sizeof e);
+    memcpy(e.size, size, sizeof e.size);
+    e.op = ops;
+    e.nop = nop;
+    e.nout = nout;
+    for (int d = 0; d < nout; d++)
+        e.out[d] = out[d];
+    for (int k = 0; k < nop; k++)
+        for (int d = 0; d < ops[k].nidx; d++)
+            e.count[ops[k].idx[d]]++;
+    int64_t rows = nout > 0 ? size[out[0]] : 1, cols = nout > 1 ? size[out[1]] : 1;
+    bool tA, tB, swap;
+    Matrix *R;
+    if (matmul_shaped(&e, &tA, &tB, &swap)) {
+        if (!(R = mat_alloc(I, rows, cols)))
+            return ST_ERR;
+        if (!swap)
+            mat_matmul_t(ops[0].m, tA, ops[1].m, tB, R);
+        else    /* t(op(A) op(B)) = t(op(B)) t(op(A)) */
+            mat_matmul_t(ops[1].m, !tB, ops[0].m, !tA, R);
+    } else {
+        if (!(R = mat_alloc_zero(I, rows, cols)))
+            return ST_ERR;
+        Status st = einsum_loop(I, &e, R);
+        if (st != ST_OK) {
+            mat_release(R);
+            return st;
+        }
+    }
+    *res = R;
+    return ST_OK;
+}
+
+static uint64_t term_mask(const EinOp *o)
+{
+    uint64_t m = 0;
+    for (int d = 0; d < o->nidx; d++)
+        m |= (uint64_t)1 << o->idx[d];
+    return m;
+}
+
+/* While more than two operands remain, contracts the cheapest pair (the
+ * product of the sizes of the indices it spans) whose result keeps at most
+ * two indices: those the output or another operand still needs. "ij,jk,kl"
+ * then costs two matrix products instead of one loop over i, j, k and l.
+ * hold[k] owns operand k's matrix when it is not borrowed (VAL_NONE). */
+static Status einsum_plan(Interp *I, Ein *e, Value *hold)
+{
+    while (e->nop > 2) {
+        int bx = -1, by = -1, bres[2] = {0, 0}, bn = 0;
+        double bcost = 0;
+        for (int x = 0; x < e->nop; x++)
+            for (int y = x + 1; y < e->nop; y++) {
+                uint64_t keep = 0;
+                for (int d = 0; d < e->nout; d++)
+                    keep |= (uint64_t)1 << e->out[d];
+                for (int k = 0; k < e->nop; k++)
+                    if (k != x && k != y)
+                        keep |= term_mask(&e->op[k]);
+                int res[2], n = 0;
+                uint64_t seen = 0;
+                bool wide = false;
+                const EinOp *xy[2] = {&e->op[x], &e->op[y]};
+                for (int p = 0; p < 2; p++)
+                    for (int d = 0; d < xy[p]->nidx; d++) {
+                        int l = xy[p]->idx[d];
+                        if (!(keep >> l & 1) || (seen >> l & 1))
+                            continue;
+                        seen |= (uint64_t)1 << l;
+                        if (n == 2)
+                            wide = true;
+                        else
+                            res[n++] = l;
+                    }
+                if (wide)
+                    continue;
+                double cost = 1;
+                uint64_t span = term_mask(xy[0]) | term_mask(xy[1]);
+                for (int l = 0; l < NLETTERS; l++)
+                    if (span >> l & 1)
+                        cost *= (double)e->size[l];
+                if (bx < 0 || cost < bcost) {
+                    bx = x, by = y, bcost = cost, bn = n;
+                    bres[0] = res[0], bres[1] = res[1];
+                }
+            }
+        if (bx < 0)
+            return ST_OK;   /* every pair would keep three indices or more: one loop over all */
+        EinOp pair[2] = {e->op[bx], e->op[by]};
+        Matrix *R;
+        TRY(einsum_eval(I, e->size, pair, 2, bres, bn, &R));
+        val_release(hold[bx]);
+        val_release(hold[by]);
+        EinOp *o = &e->op[bx];
+        o->m = R;
+        o->nidx = bn;
+        o->idx[0] = bres[0];
+        o->idx[1] = bres[1];
+        op_strides(o);
+        hold[bx] = val_matrix_take(R);
+        for (int k = by; k + 1 < e->nop; k++) {
+            e->op[k] = e->op[k + 1];
+            hold[k] = hold[k + 1];
+        }
+        hold[--e->nop] = val_none();
+    }
+    return ST_OK;
+}
+
 /* einsum(equation, A, B, ...) */
 static Status bi_einsum(Interp *I, const BArgs *a, Value *out)
 {
@@ -285,15 +412,16 @@ static Status bi_einsum(Interp *I, const BArgs *a, Value *out)
         return err_set(I, FN "(): at most 64 operands, got %d", nop);
     Ein e;
     memset(&e, 0, sizeof e);
-    for (int s = 0; s < NLETTERS; s++)
-        e.size[s] = -1;
+    for (int l = 0; l < NLETTERS; l++)
+        e.size[l] = -1;
     Value owned[64];
     EinOp ops[64];
     memset(ops, 0, sizeof ops);
+    for (int k = 0; k < 64; k++)
+        owned[k] = val_none();
     e.op = ops;
     e.nop = nop;
     Status st = ST_OK;
-    int nowned = 0;
     for (int k = 0; k < nop && st == ST_OK; k++) {
         Value v = a->v[k + 1];
         if (v.kind != VAL_MATRIX && !val_is_number(v) && v.kind != VAL_BOOL) {
@@ -302,39 +430,20 @@ static Status bi_einsum(Interp *I, const BArgs *a, Value *out)
         }
         Matrix *m;
         st = arg_matrix_or_scalar(I, a, k + 1, &m, &owned[k]);
-        if (st == ST_OK) {
+        if (st == ST_OK)
             ops[k].m = m;
-            nowned = k + 1;
-        }
     }
     if (st == ST_OK)
         st = parse_equation(I, &e, eq);
+    if (st == ST_OK)
+        st = einsum_plan(I, &e, owned);
     Matrix *R = NULL;
-    if (st == ST_OK) {
-        int64_t rows = e.nout > 0 ? e.size[e.out[0]] : 1, cols = e.nout > 1 ? e.size[e.out[1]] : 1;
-        bool tA, tB, swap;
-        if (matmul_shaped(&e, &tA, &tB, &swap)) {
-            R = mat_alloc(I, rows, cols);
-            if (!R)
-                st = ST_ERR;
-            else if (!swap)
-                mat_matmul_t(ops[0].m, tA, ops[1].m, tB, R);
-            else    /* t(op(A) op(B)) = t(op(B)) t(op(A)) */
-                mat_matmul_t(ops[1].m, !tB, ops[0].m, !tA, R);
-        } else {
-            R = mat_alloc_zero(I, rows, cols);
-            if (!R)
-                st = ST_ERR;
-            else
-                st = einsum_loop(I, &e, R);
-        }
-    }
-    for (int k = 0; k < nowned; k++)
+    if (st == ST_OK)
+        st = einsum_eval(I, e.size, e.op, e.nop, e.out, e.nout, &R);
+    for (int k = 0; k < 64; k++)
         val_release(owned[k]);
-    if (st != ST_OK) {
-        mat_release(R);
+    if (st != ST_OK)
         return st;
-    }
     *out = val_matrix_take(R);
     return ST_OK;
 }
