@@ -30,6 +30,7 @@
  * job is torn down with MPI_Abort at exit. A rank that dies is noticed by
  * mpirun itself, which ends the whole job and names the rank. */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,9 @@
 #define AWAIT_IDLE_MAX_US 1000
 #define COMPUTE_IDLE_MAX_US 5000
 #define BETWEEN_IDLE_MAX_US 10000
-/* While a send is under way: over TCP it moves only when its rank polls. */
+/* While a send is under way but has not moved for MPI_SPIN_SECS (until
+ * then the bridge spins: mpi_comm.h): over TCP it moves only when its rank
+ * polls. */
 #define SEND_IDLE_MAX_US 200
 
 static void cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us)
@@ -477,11 +480,16 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         if (busy) {
             mpi_idle_busy(&idle);
         } else {
-            mpi_idle_cap(&idle, mpi_sends_pending() ? SEND_IDLE_MAX_US : SERVE_IDLE_MAX_US);
-            pthread_mutex_lock(&run->mu);
-            if (!atomic_load(&run->abort))
-                cond_wait_us(&run->pump_cv, &run->mu, mpi_idle_next(&idle));
-            pthread_mutex_unlock(&run->mu);
+            mpi_idle_cap(&idle, mpi_sends_moving() ? 0 : mpi_sends_pending() ? SEND_IDLE_MAX_US : SERVE_IDLE_MAX_US);
+            long us = mpi_idle_next(&idle);
+            if (us == 0) {
+                sched_yield();
+            } else {
+                pthread_mutex_lock(&run->mu);
+                if (!atomic_load(&run->abort))
+                    cond_wait_us(&run->pump_cv, &run->mu, us);
+                pthread_mutex_unlock(&run->mu);
+            }
         }
     }
     /* End the call on every worker rank, done or not, and wait until each
@@ -813,14 +821,19 @@ static bool serve_call(MpiMsg *call)
         } else if (busy) {
             mpi_idle_busy(&idle);
         } else {
-            mpi_idle_cap(&idle, mpi_sends_pending() ? SEND_IDLE_MAX_US
+            mpi_idle_cap(&idle, mpi_sends_moving() ? 0 : mpi_sends_pending() ? SEND_IDLE_MAX_US
                                 : awaiting ? AWAIT_IDLE_MAX_US : COMPUTE_IDLE_MAX_US);
             /* Sleep unless a push or the worker's end is waiting to go;
              * once reported, only END can come. */
-            pthread_mutex_lock(&run->mu);
-            if (run->ninbox == 0 && (!r->finished || reported))
-                cond_wait_us(&run->server_cv, &run->mu, mpi_idle_next(&idle));
-            pthread_mutex_unlock(&run->mu);
+            long us = mpi_idle_next(&idle);
+            if (us == 0) {
+                sched_yield();
+            } else {
+                pthread_mutex_lock(&run->mu);
+                if (run->ninbox == 0 && (!r->finished || reported))
+                    cond_wait_us(&run->server_cv, &run->mu, us);
+                pthread_mutex_unlock(&run->mu);
+            }
         }
     }
     /* END (or a broken connection): stop the worker thread and leave. */
