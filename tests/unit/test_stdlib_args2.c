@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Argument errors of more builtins written in DML (stdlib/builtin/): as
+ * test_stdlib_args.c, a program that must fail and the text its message
+ * must contain (the position names the stdlib file, whose path depends on
+ * the installation). Run from the repository root, as tests/run.sh does. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtins/registry.h"
+#include "check.h"
+#include "run_src.h"
+
+typedef struct Case {
+    const char *src;            /* a program that must fail */
+    const char *msg;            /* text the error message must contain */
+} Case;
+
+static const Case cases[] = {
+    /* ampute */
+    {"A = ampute(X=matrix(1, rows=3, cols=2), prop=0)\n",
+     "ampute: prop must be in (0, 1], got 0.0"},
+    {"A = ampute(X=matrix(1, rows=3, cols=2), mech=\"mar\")\n",
+     "ampute: mech must be \"MAR\", \"MNAR\" or \"MCAR\", got \"mar\""},
+    {"A = ampute(X=matrix(\"1 NaN\", rows=1, cols=2))\n",
+     "ampute: X already holds missing values (NaN)"},
+    {"A = ampute(X=matrix(1, rows=3, cols=2), patterns=matrix(0, rows=1, cols=3))\n",
+     "ampute: patterns must be k x 2, got 1x3"},
+    {"A = ampute(X=matrix(1, rows=3, cols=2), patterns=matrix(\"0 2\", rows=1, cols=2))\n",
+     "ampute: patterns may only hold 0 and 1"},
+    {"A = ampute(X=matrix(1, rows=3, cols=2), patterns=matrix(\"0 1 1 1\", rows=2, cols=2))\n",
+     "ampute: every pattern must mark at least one variable 0 (missing)"},
+    {"A = ampute(X=matrix(1, rows=3, cols=2), freq=matrix(0.5, rows=3, cols=1))\n",
+     "ampute: freq must hold 2 values (one per pattern), got 3x1"},
+    {"A = ampute(X=matrix(1, rows=3, cols=2), freq=matrix(0.6, rows=2, cols=1))\n",
+     "ampute: freq must be non-negative and sum to 1, sums to 1.2"},
+    {"A = ampute(X=matrix(1, rows=3, cols=2), mech=\"MNAR\", weights=matrix(1, rows=1, cols=2))\n",
+     "ampute: weights must be 2 x 2, got 1x2"},
+};
+
+int main(void)
+{
+    builtin_registry_install();
+    setenv("DML_STDLIB", "stdlib", 1);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *msg = NULL;
+        RunResult rc = run_src(&(RunOpts){.name = "args.dml"}, cases[i].src, strlen(cases[i].src), &msg);
+        bool ok = rc == RUN_ERROR && msg && strstr(msg, cases[i].msg);
+        check_report_(ok, __FILE__, __LINE__, "case %zu: want an error containing \"%s\", got %s", i, cases[i].msg,
+                      msg ? msg : "(no error)");
+        free(msg);
+    }
+    return CHECK_DONE();
+}
