@@ -36,6 +36,22 @@ static const Case cases[] = {
      "ampute: freq must be non-negative and sum to 1, sums to 1.2"},
     {"A = ampute(X=matrix(1, rows=3, cols=2), mech=\"MNAR\", weights=matrix(1, rows=1, cols=2))\n",
      "ampute: weights must be 2 x 2, got 1x2"},
+    /* hyperband */
+    {"X = matrix(1, rows=4, cols=2)\n"
+     "[B, H] = hyperband(X, X[, 1], X, X[1:3, 1], list(\"reg\"), matrix(\"0 1\", rows=1, cols=2))\n",
+     "hyperband: y_val must be 4 x 1, got 3x1"},
+    {"X = matrix(1, rows=4, cols=2)\n"
+     "[B, H] = hyperband(X, X[, 1], X, X[, 1], list(\"reg\", \"tol\"), matrix(\"0 1\", rows=1, cols=2))\n",
+     "hyperband: paramRanges must be 2 x 2 (min, max per parameter), got 1x2"},
+    {"X = matrix(1, rows=4, cols=2)\n"
+     "[B, H] = hyperband(X, X[, 1], X, X[, 1], list(\"maxi\"), matrix(\"0 1\", rows=1, cols=2))\n",
+     "hyperband: cannot tune 'maxi'; lmCG's tunable arguments are reg, tol and icpt"},
+    {"X = matrix(1, rows=4, cols=2)\n"
+     "[B, H] = hyperband(X, X[, 1], X, X[, 1], list(\"reg\"), matrix(\"2 1\", rows=1, cols=2))\n",
+     "hyperband: a parameter's min exceeds its max in paramRanges"},
+    {"X = matrix(1, rows=4, cols=2)\n"
+     "[B, H] = hyperband(X, X[, 1], X, X[, 1], list(\"reg\"), matrix(\"0 1\", rows=1, cols=2), eta=1)\n",
+     "hyperband: eta must be at least 2, got 1"},
 };
 
 int main(void)
