@@ -52,6 +52,20 @@ static const Case cases[] = {
     {"X = matrix(1, rows=4, cols=2)\n"
      "[B, H] = hyperband(X, X[, 1], X, X[, 1], list(\"reg\"), matrix(\"0 1\", rows=1, cols=2), eta=1)\n",
      "hyperband: eta must be at least 2, got 1"},
+    /* shapExplainer */
+    {"f = function(Matrix[Double] X) return (Matrix[Double] y) { y = rowSums(X) }\n"
+     "[P, e] = shapExplainer(\"f\", list(), matrix(1, rows=1, cols=2), matrix(1, rows=3, cols=3))\n",
+     "shapExplainer: X_bg must have 2 columns like x_instances, got 3"},
+    {"f = function(Matrix[Double] X) return (Matrix[Double] y) { y = rowSums(X) }\n"
+     "[P, e] = shapExplainer(\"f\", list(), matrix(1, rows=1, cols=2), matrix(1, rows=3, cols=2), n_permutations=0)\n",
+     "shapExplainer: n_permutations must be at least 1, got 0"},
+    {"f = function(Matrix[Double] X) return (Matrix[Double] y) { y = rowSums(X) }\n"
+     "[P, e] = shapExplainer(\"f\", list(), matrix(1, rows=1, cols=2), matrix(1, rows=3, cols=2),\n"
+     "  partitions=matrix(\"1 2\", rows=1, cols=2))\n",
+     "shapExplainer: partitions are not supported; pass the default as.matrix(-1)"},
+    {"f = function(Matrix[Double] X) return (Matrix[Double] y) { y = X }\n"
+     "[P, e] = shapExplainer(\"f\", list(), matrix(1, rows=1, cols=2), matrix(1, rows=3, cols=2))\n",
+     "shapExplainer: the model must return 3 x 1 predictions, got 3x2"},
 };
 
 int main(void)
