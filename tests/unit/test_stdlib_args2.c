@@ -66,6 +66,13 @@ static const Case cases[] = {
     {"f = function(Matrix[Double] X) return (Matrix[Double] y) { y = X }\n"
      "[P, e] = shapExplainer(\"f\", list(), matrix(1, rows=1, cols=2), matrix(1, rows=3, cols=2))\n",
      "shapExplainer: the model must return 3 x 1 predictions, got 3x2"},
+    /* deepWalk */
+    {"P = deepWalk(matrix(0, rows=3, cols=2), 2, 4, 1, 5)\n",
+     "deepWalk: Graph must be a square adjacency matrix, got 3x2"},
+    {"P = deepWalk(matrix(0, rows=3, cols=3), 2, 4, 1, 1)\n",
+     "deepWalk: need w >= 1, d >= 1, gamma >= 1 and t >= 2, got w=2, d=4, gamma=1, t=1"},
+    {"P = deepWalk(matrix(0, rows=3, cols=3), 2, 4, 1, 5, alpha=0)\n",
+     "deepWalk: alpha must be positive, got 0.0"},
 };
 
 int main(void)
