@@ -73,6 +73,9 @@ static const Case cases[] = {
      "deepWalk: need w >= 1, d >= 1, gamma >= 1 and t >= 2, got w=2, d=4, gamma=1, t=1"},
     {"P = deepWalk(matrix(0, rows=3, cols=3), 2, 4, 1, 5, alpha=0)\n",
      "deepWalk: alpha must be positive, got 0.0"},
+    {"f = function(Matrix[Double] X) return (Matrix[Double] y) { y = rowSums(X) }\n"
+     "[P, e] = shapExplainer(\"f\", list(), matrix(1, rows=0, cols=2), matrix(1, rows=3, cols=2))\n",
+     "shapExplainer: x_instances and X_bg need rows and columns, got 0x2 and 3x2"},
 };
 
 int main(void)
