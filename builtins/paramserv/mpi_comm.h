@@ -30,6 +30,7 @@ enum {
     MM_DONE,            /* r -> 0: made its last push; payload is its statistics */
     MM_BEAT,            /* r -> 0: still alive (sent each second during a call) */
     MM_ENDACK,          /* r -> 0: left the call */
+    MM_PART,            /* 0 -> r: right after CALL, the partition list(X, Y), cells in place */
 };
 
 typedef struct MpiMsg {
