@@ -482,6 +482,29 @@ static bool write_mtd_file(const char *mtd_path, const Mtd *md, DiagErr *e)
 
 static Status write_value(Interp *I, Value x, const char *path, const WriteOpts *o, int depth);
 
+/* The folders on the way to 'path' that do not exist yet are made, as
+ * upstream's writers (through Hadoop's FileSystem.create) do. */
+static Status make_parent_dirs(Interp *I, const char *path)
+{
+    char eb[64];
+    char *p = strdup(path);
+    if (!p)
+        return err_set(I, "write(): out of memory");
+    for (char *q = p + 1; *q; q++) {
+        if (*q != '/')
+            continue;
+        *q = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            Status st = err_set(I, "write(): cannot create the folder '%s': %s", p, io_strerror(errno, eb, sizeof eb));
+            free(p);
+            return st;
+        }
+        *q = '/';
+    }
+    free(p);
+    return ST_OK;
+}
+
 /* write(list, f): as upstream, f.mtd describes the list and the folder f/
  * holds element i (from 0) as f/<i>_<name> ("<i>_null" when unnamed), each
  * written with its own .mtd; nested lists recurse. */
@@ -681,6 +704,7 @@ static Status bi_write(Interp *I, const BArgs *a, Value *out)
         fmt[k] = (char)(o.format[k] >= 'A' && o.format[k] <= 'Z' ? o.format[k] - 'A' + 'a' : o.format[k]);
     fmt[k] = 0;
     o.fmt = fmt;
+    TRY(make_parent_dirs(I, path));
     return write_value(I, a->v[W_X], path, &o, 0);
 }
 
