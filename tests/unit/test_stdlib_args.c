@@ -49,6 +49,9 @@ static const Case cases[] = {
      "[B, o] = gridSearch(X=X, y=X[, 1], train=\"lm\", predict=\"lm\", params=list(\"reg\"),\n"
      "  paramValues=list(seq(1, 2)), cv=TRUE, cvk=3, verbose=FALSE)\n",
      "gridSearch: 2 rows are too few for 3 folds of 1"},
+    /* skewness */
+    {"y = skewness(matrix(1, rows=1, cols=1))\n",
+     "skewness: X must hold at least 2 values, got 1"},
 };
 
 int main(void)
