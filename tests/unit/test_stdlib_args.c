@@ -52,6 +52,18 @@ static const Case cases[] = {
     /* skewness */
     {"y = skewness(matrix(1, rows=1, cols=1))\n",
      "skewness: X must hold at least 2 values, got 1"},
+    /* bivar */
+    {"[a, b, c, d] = bivar(matrix(1, rows=3, cols=2), as.matrix(3), as.matrix(1), as.matrix(1), as.matrix(1), FALSE)\n",
+     "bivar: S1 must hold column numbers 1..2"},
+    {"[a, b, c, d] = bivar(matrix(1, rows=3, cols=2), as.matrix(1), as.matrix(1), matrix(1, rows=1, cols=2),\n"
+     "  as.matrix(1), FALSE)\n",
+     "bivar: T1 must be 1 x 1 like S1, got 1x2"},
+    {"[a, b, c, d] = bivar(matrix(1, rows=3, cols=2), as.matrix(1), as.matrix(2), as.matrix(1), as.matrix(4), FALSE)\n",
+     "bivar: T2 must hold kinds 1 (scale), 2 (nominal) or 3 (ordinal)"},
+    {"[a, b, c, d] = bivar(matrix(0.5, rows=3, cols=2), as.matrix(1), as.matrix(2), as.matrix(2), as.matrix(1), FALSE)\n",
+     "bivar: categorical column 1 must hold category codes 1, 2, ..."},
+    {"[a, b, c, d] = bivar(matrix(1, rows=1, cols=2), as.matrix(1), as.matrix(2), as.matrix(1), as.matrix(1), FALSE)\n",
+     "bivar: X must have at least 2 rows, got 1"},
 };
 
 int main(void)
