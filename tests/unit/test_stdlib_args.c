@@ -64,6 +64,21 @@ static const Case cases[] = {
      "bivar: categorical column 1 must hold category codes 1, 2, ..."},
     {"[a, b, c, d] = bivar(matrix(1, rows=1, cols=2), as.matrix(1), as.matrix(2), as.matrix(1), as.matrix(1), FALSE)\n",
      "bivar: X must have at least 2 rows, got 1"},
+    /* WoE, WoEApply */
+    {"[F, E] = WoE(matrix(1, rows=2, cols=2), matrix(\"1 2\", rows=2, cols=1), matrix(1, rows=1, cols=3))\n",
+     "WoE: mask must be 1 x 2, got 1x3"},
+    {"[F, E] = WoE(matrix(1, rows=2, cols=2), matrix(1, rows=3, cols=1), matrix(1, rows=1, cols=2))\n",
+     "WoE: Y must be 2 x 1, got 3x1"},
+    {"[F, E] = WoE(matrix(1, rows=2, cols=2), matrix(\"0 1\", rows=2, cols=1), matrix(1, rows=1, cols=2))\n",
+     "WoE: Y must hold the labels 1 and 2"},
+    {"[F, E] = WoE(matrix(\"1 0\", rows=2, cols=1), matrix(\"1 2\", rows=2, cols=1), matrix(1, rows=1, cols=1))\n",
+     "WoE: column 1 must hold category codes 1, 2, ..."},
+    {"[F, E] = WoE(matrix(\"1 NaN\", rows=2, cols=1), matrix(\"1 2\", rows=2, cols=1), matrix(1, rows=1, cols=1))\n",
+     "WoE: the rows of column 1 that hold a code must have both labels"},
+    {"F = WoEApply(matrix(1, rows=2, cols=2), matrix(1, rows=2, cols=1), matrix(1, rows=3, cols=2))\n",
+     "WoEApply: entropyMatrix must have one row per column of X (2), got 3x2"},
+    {"F = WoEApply(matrix(\"1 2.5\", rows=2, cols=1), matrix(1, rows=2, cols=1), matrix(1, rows=1, cols=2))\n",
+     "WoEApply: column 1 must hold category codes 1, 2, ..."},
 };
 
 int main(void)
