@@ -79,6 +79,27 @@ static const Case cases[] = {
      "WoEApply: entropyMatrix must have one row per column of X (2), got 3x2"},
     {"F = WoEApply(matrix(\"1 2.5\", rows=2, cols=1), matrix(1, rows=2, cols=1), matrix(1, rows=1, cols=2))\n",
      "WoEApply: column 1 must hold category codes 1, 2, ..."},
+    /* imputeByFD, imputeByFDApply, discoverFD */
+    {"[Y, M] = imputeByFD(matrix(1, rows=2, cols=1), matrix(1, rows=2, cols=1), 1.5)\n",
+     "Stopping due to invalid input, threshold required in interval [0, 1] found 1.5"},
+    {"[Y, M] = imputeByFD(matrix(1, rows=2, cols=1), matrix(1, rows=3, cols=1), 0.5)\n",
+     "imputeByFD: X and Y must be columns of one length, got 2x1 and 3x1"},
+    {"[Y, M] = imputeByFD(matrix(1, rows=2, cols=1), matrix(\"1 0\", rows=2, cols=1), 0.5)\n",
+     "imputeByFD: Y must hold codes 1, 2, ... (NaN for missing values)"},
+    {"[Y, M] = imputeByFD(matrix(NaN, rows=2, cols=1), matrix(1, rows=2, cols=1), 0.5)\n",
+     "imputeByFD: X holds no code"},
+    {"Y = imputeByFDApply(matrix(1, rows=2, cols=2), matrix(1, rows=2, cols=1))\n",
+     "imputeByFDApply: X must be a column, got 2x2"},
+    {"Y = imputeByFDApply(matrix(1, rows=2, cols=1), matrix(NaN, rows=2, cols=1))\n",
+     "imputeByFDApply: Y_imp must hold target codes or 0, found NaN"},
+    {"Y = imputeByFDApply(matrix(-1, rows=2, cols=1), matrix(1, rows=2, cols=1))\n",
+     "imputeByFDApply: X must hold codes 1, 2, ... (NaN for missing values)"},
+    {"FD = discoverFD(matrix(1, rows=2, cols=2), matrix(1, rows=1, cols=2), -0.5)\n",
+     "Stopping due to invalid input, threshold required in interval [0, 1] found -0.5"},
+    {"FD = discoverFD(matrix(1, rows=2, cols=2), matrix(1, rows=1, cols=3), 0.5)\n",
+     "Stopping due to dimension mismatch in Matrix and Mask"},
+    {"FD = discoverFD(matrix(0.5, rows=2, cols=2), matrix(1, rows=1, cols=2), 0.5)\n",
+     "discoverFD: X must hold codes 1, 2, ... (NaN for missing values)"},
 };
 
 int main(void)
