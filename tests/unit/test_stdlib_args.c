@@ -100,6 +100,30 @@ static const Case cases[] = {
      "Stopping due to dimension mismatch in Matrix and Mask"},
     {"FD = discoverFD(matrix(0.5, rows=2, cols=2), matrix(1, rows=1, cols=2), 0.5)\n",
      "discoverFD: X must hold codes 1, 2, ... (NaN for missing values)"},
+    /* mice, miceApply */
+    {"[a, b, c, d, e] = mice(matrix(1, rows=3, cols=1), matrix(0, rows=1, cols=1))\n",
+     "MICE can not be applied on single vectors. expected number of columns > 1 found: 1"},
+    {"[a, b, c, d, e] = mice(matrix(1, rows=3, cols=2), matrix(0, rows=1, cols=3))\n",
+     "mice: cMask must be 1 x 2, got 1x3"},
+    {"[a, b, c, d, e] = mice(matrix(1, rows=3, cols=2), matrix(2, rows=1, cols=2))\n",
+     "mice: cMask must hold 0 (numeric) and 1 (categorical)"},
+    {"[a, b, c, d, e] = mice(matrix(1, rows=3, cols=2), matrix(0, rows=1, cols=2), iter=0)\n",
+     "mice: iter must be at least 1, got 0"},
+    {"[a, b, c, d, e] = mice(matrix(1, rows=3, cols=2), matrix(0, rows=1, cols=2), threshold=2)\n",
+     "mice: threshold must lie in [0, 1], got 2.0"},
+    {"[a, b, c, d, e] = mice(matrix(NaN, rows=3, cols=2), matrix(0, rows=1, cols=2))\n",
+     "mice: column 1 has no observed value"},
+    {"[a, b, c, d, e] = mice(matrix(0.5, rows=3, cols=2), matrix(1, rows=1, cols=2))\n",
+     "mice: categorical column 1 must hold codes 1, 2, ..."},
+    {"o = miceApply(matrix(1, rows=3, cols=2), matrix(0, rows=2, cols=2), 0.5, as.frame(matrix(0, rows=1, cols=2)),\n"
+     "  list(1, 2))\n",
+     "miceApply: meta must be 3 x 2 (from mice), got 2x2"},
+    {"o = miceApply(matrix(1, rows=3, cols=2), matrix(0, rows=3, cols=2), 0.5, as.frame(matrix(0, rows=1, cols=2)),\n"
+     "  list(1))\n",
+     "miceApply: dM and betaList must have one entry per column of X (2), got 2 and 1"},
+    {"o = miceApply(matrix(\"NaN 1\", rows=1, cols=2), matrix(0, rows=3, cols=2), 0.5,\n"
+     "  as.frame(matrix(0, rows=1, cols=2)), list(matrix(1, rows=3, cols=1), matrix(1, rows=3, cols=1)))\n",
+     "miceApply: a model has 3 rows, expected 2"},
 };
 
 int main(void)
