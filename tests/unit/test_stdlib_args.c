@@ -124,6 +124,15 @@ static const Case cases[] = {
     {"o = miceApply(matrix(\"NaN 1\", rows=1, cols=2), matrix(0, rows=3, cols=2), 0.5,\n"
      "  as.frame(matrix(0, rows=1, cols=2)), list(matrix(1, rows=3, cols=1), matrix(1, rows=3, cols=1)))\n",
      "miceApply: a model has 3 rows, expected 2"},
+    /* wer */
+    {"W = wer(as.frame(list(\"a\", \"b\")), as.frame(\"a\"))\n",
+     "wer: R and H must be n x 1 frames of one length, got 2x1 and 1x1"},
+    {"W = wer(matrix(1, rows=1, cols=1), as.frame(\"a\"))\n",
+     "argument 'R' of wer() must be a frame"},
+    {"s = \"\"\n"
+     "for (i in 1:201) s = s + \" w\"\n"
+     "W = wer(as.frame(\"a\"), as.frame(s))\n",
+     "wer: H[1] has 201 words; at most 200 are supported"},
 };
 
 int main(void)
