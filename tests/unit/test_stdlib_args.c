@@ -133,6 +133,16 @@ static const Case cases[] = {
      "for (i in 1:201) s = s + \" w\"\n"
      "W = wer(as.frame(\"a\"), as.frame(s))\n",
      "wer: H[1] has 201 words; at most 200 are supported"},
+    /* fixInvalidLengths, fixInvalidLengthsApply */
+    {"[o, M, l, h] = fixInvalidLengths(as.frame(\"a\"), matrix(1, rows=1, cols=1), 0.9, 0.1)\n",
+     "fixInvalidLengths: need 0 <= ql <= qu <= 1, got ql=0.9 and qu=0.1"},
+    {"[o, M, l, h] = fixInvalidLengths(as.frame(\"a\"), matrix(1, rows=1, cols=2))\n",
+     "fixInvalidLengths: mask must be 1 x 1, got 1x2"},
+    {"[o, M, l, h] = fixInvalidLengths(as.frame(matrix(1, rows=2, cols=1)), matrix(1, rows=1, cols=1))\n",
+     "fixInvalidLengths: column 1 is checked but holds FP64, not STRING"},
+    {"[o, M] = fixInvalidLengthsApply(as.frame(\"a\"), matrix(1, rows=1, cols=1), matrix(0, rows=1, cols=2),\n"
+     "  matrix(0, rows=1, cols=1))\n",
+     "fixInvalidLengthsApply: qLow and qUp must be 1 x 1, got 1x2 and 1x1"},
 };
 
 int main(void)
