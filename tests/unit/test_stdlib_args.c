@@ -143,6 +143,13 @@ static const Case cases[] = {
     {"[o, M] = fixInvalidLengthsApply(as.frame(\"a\"), matrix(1, rows=1, cols=1), matrix(0, rows=1, cols=2),\n"
      "  matrix(0, rows=1, cols=1))\n",
      "fixInvalidLengthsApply: qLow and qUp must be 1 x 1, got 1x2 and 1x1"},
+    /* ema */
+    {"M = ema(as.frame(matrix(1, rows=3, cols=1)), 1, \"quadruple\", 1, 0.5, 0.5, 0.5)\n",
+     "ema: mode must be \"single\", \"double\" or \"triple\", got \"quadruple\""},
+    {"M = ema(as.frame(matrix(1, rows=3, cols=1)), 1, \"triple\", 0, 0.5, 0.5, 0.5)\n",
+     "ema: mode \"triple\" needs a season length freq >= 1, got 0"},
+    {"M = ema(as.frame(matrix(1, rows=3, cols=1)), 0, \"single\", 1, 0.5, 0.5, 0.5)\n",
+     "ema: search_iterations must be at least 1, got 0"},
 };
 
 int main(void)
