@@ -150,6 +150,11 @@ static const Case cases[] = {
      "ema: mode \"triple\" needs a season length freq >= 1, got 0"},
     {"M = ema(as.frame(matrix(1, rows=3, cols=1)), 0, \"single\", 1, 0.5, 0.5, 0.5)\n",
      "ema: search_iterations must be at least 1, got 0"},
+    /* ses */
+    {"Y = ses(matrix(1, rows=3, cols=1), 1.5)\n",
+     "ses: alpha must lie in [0, 1], got 1.5"},
+    {"Y = ses(matrix(\"1 NaN\", rows=2, cols=1), 0.5)\n",
+     "ses: X has missing values (NaN); impute them first"},
 };
 
 int main(void)
