@@ -260,6 +260,12 @@ static bool mat_bytes(int64_t rows, int64_t cols, size_t *bytes)
     return true;
 }
 
+bool mat_cap_allows(uint64_t bytes)
+{
+    pthread_once(&cap_once, cap_init);
+    return bytes <= cap_bytes;
+}
+
 /* Contract in value.h. The header and the data are separate allocations so
  * that the data can be aligned and, later, handed over or swapped. */
 Matrix *mat_new_raw(int64_t rows, int64_t cols)

@@ -150,6 +150,10 @@ Str *str_concat(const char *x, size_t nx, const char *y, size_t ny);
 /* New matrix with uninitialised cells; NULL if the size overflows or memory
  * runs out. Use mat_alloc() (matrix.h) where a DML error should be raised. */
 Matrix *mat_new_raw(int64_t rows, int64_t cols);
+/* Whether 'bytes' of working memory fit under the cap that matrices are
+ * allocated against (physical memory, or DML_MAX_MATRIX_BYTES): for
+ * structures that grow piecemeal, which Linux would let overcommit. */
+bool mat_cap_allows(uint64_t bytes);
 Matrix *mat_new_zero_raw(int64_t rows, int64_t cols);
 /* Deep copy; NULL on allocation failure. */
 Matrix *mat_clone_raw(const Matrix *m);

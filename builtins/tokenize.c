@@ -203,7 +203,8 @@ static void utf8_init(void)
 /* An integer-valued JSON number in [lo, hi] into *out. */
 static bool js_int(const Js *v, int64_t lo, int64_t hi, int64_t *out)
 {
-    if (!v || v->k != JS_NUM || v->num != (double)(int64_t)v->num || v->num < (double)lo || v->num > (double)hi)
+    /* the range first: casting NaN or a number beyond int64 is undefined */
+    if (!v || v->k != JS_NUM || !(v->num >= (double)lo && v->num <= (double)hi) || v->num != (double)(int64_t)v->num)
         return false;
     *out = (int64_t)v->num;
     return true;
@@ -421,6 +422,7 @@ typedef struct Bag {
     int64_t n, cap;
     int64_t *slot;      /* index + 1 into tok, 0 = empty; nslot a power of two */
     int64_t nslot;
+    uint64_t bytes;     /* the tokens' text, held against the memory cap */
 } Bag;
 
 static void bag_clear(Bag *b)
@@ -428,6 +430,7 @@ static void bag_clear(Bag *b)
     for (int64_t k = 0; k < b->n; k++)
         free(b->tok[k]);
     b->n = 0;
+    b->bytes = 0;
     if (b->slot)
         memset(b->slot, 0, (size_t)b->nslot * sizeof *b->slot);
 }
@@ -517,6 +520,7 @@ static bool bag_add(Bag *b, const Span *p, int64_t np)
     b->len[b->n] = n;
     b->count[b->n] = 1;
     b->n++;
+    b->bytes += n + 1 + sizeof *b->tok + sizeof *b->len + sizeof *b->count + 2 * sizeof *b->slot;
     return true;
 }
 
@@ -657,10 +661,20 @@ static Status tk_document(Interp *I, const TkSpec *t, const char *text, size_t n
     if (!split_java(t, text, n, sp))
         return err_set(I, FN "(): out of memory");
     int64_t lo = t->ngram ? t->min_gram : 1, hi = t->ngram ? t->max_gram : 1;
+    /* n-grams of every length up to the document's: quadratic in its
+     * tokens, so the bag is held to the memory cap and the loop polls
+     * for an interrupt */
+    int64_t work = 0;
     for (int64_t g = lo; g <= hi; g++)
-        for (int64_t i = 0; i + g <= sp->n; i++)
+        for (int64_t i = 0; i + g <= sp->n; i++) {
             if (!bag_add(bag, sp->v + i, g))
                 return err_set(I, FN "(): out of memory");
+            if (!mat_cap_allows(bag->bytes))
+                return err_set(I, FN "(): out of memory: the distinct tokens of row %lld need more than %llu bytes",
+                               (long long)doc + 1, (unsigned long long)bag->bytes);
+            if (++work % 4096 == 0 && interp_interrupted(I))
+                return eval_raise_interrupt(I, NULL);
+        }
     int64_t *ord = malloc((size_t)(bag->n ? bag->n : 1) * sizeof *ord);
     if (!ord)
         return err_set(I, FN "(): out of memory");
