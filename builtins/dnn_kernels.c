@@ -880,9 +880,27 @@ static int wg_filter_grad(const DnnGeom *g, const double *X, const double *dout,
     return 0;
 }
 
+/* Whether a[0..n) holds no Inf or NaN. The Winograd transforms add and
+ * subtract values that direct convolution never combines: an Inf input
+ * becomes Inf - Inf = NaN in outputs that should read +-Inf (and a NaN
+ * spreads across its tile), so such operands take the im2col path. */
+static bool all_finite(const double *a, int64_t n)
+{
+    double acc = 0;
+    for (int64_t i = 0; i < n; i++)
+        acc += a[i] * 0.0;   /* NaN once any a[i] is Inf or NaN */
+    return acc == 0;
+}
+
+static bool wg_finite(const double *a, int64_t rows_a, int64_t cols_a, const double *b, int64_t rows_b,
+                      int64_t cols_b)
+{
+    return all_finite(a, rows_a * cols_a) && all_finite(b, rows_b * cols_b);
+}
+
 int dnn_conv2d(const DnnGeom *g, const double *X, const double *Wt, double *out)
 {
-    if (g->N > 0 && wg_use(g))
+    if (g->N > 0 && wg_use(g) && wg_finite(X, g->N, g->C * g->H * g->W, Wt, g->F, g->C * 25))
         return wg_corr(g, false, Wt, X, out);
     Conv cv = {.g = g, .op = CONV_FWD, .X = X, .Wt = Wt, .res = out};
     return conv_run(&cv);
@@ -890,7 +908,7 @@ int dnn_conv2d(const DnnGeom *g, const double *X, const double *Wt, double *out)
 
 int dnn_conv2d_backward_filter(const DnnGeom *g, const double *X, const double *dout, double *dW)
 {
-    if (g->N > 0 && wg_use(g))
+    if (g->N > 0 && wg_use(g) && wg_finite(X, g->N, g->C * g->H * g->W, dout, g->N, g->F * g->P * g->Q))
         return wg_filter_grad(g, X, dout, dW);
     Conv cv = {.g = g, .op = CONV_BWF, .X = X, .dout = dout, .res = dW};
     return conv_run(&cv);
@@ -898,7 +916,7 @@ int dnn_conv2d_backward_filter(const DnnGeom *g, const double *X, const double *
 
 int dnn_conv2d_backward_data(const DnnGeom *g, const double *Wt, const double *dout, double *dX)
 {
-    if (g->N > 0 && wg_use(g))
+    if (g->N > 0 && wg_use(g) && wg_finite(Wt, g->F, g->C * 25, dout, g->N, g->F * g->P * g->Q))
         return wg_corr(g, true, Wt, dout, dX);
     Conv cv = {.g = g, .op = CONV_BWD, .Wt = Wt, .dout = dout, .res = dX};
     return conv_run(&cv);
