@@ -6,7 +6,8 @@
  * occur once, in ASCII order (numpy's implicit mode).
  *
  * The result is always a matrix: no index 1x1, one index a column vector,
- * two indices rows x cols in the output's order. More than two operands
+ * two indices rows x cols in the output's order. Each operand first sums
+ * away the indices only it has (and takes its diagonal). More than two operands
  * are contracted pairwise, cheapest pair first, while a pair's result keeps
  * at most two indices. A pair shaped as a matrix multiplication (transposes
  * included) goes to BLAS; any other runs one loop over the values of the
@@ -335,6 +336,36 @@ static uint64_t term_mask(const EinOp *o)
  * hold[k] owns operand k's matrix when it is not borrowed (VAL_NONE). */
 static Status einsum_plan(Interp *I, Ein *e, Value *hold)
 {
+    /* First each operand on its own sums away the indices that neither the
+     * output nor another operand needs, and a repeated index takes the
+     * diagonal: "ab,cd->" is then sum(A) * sum(B), not a loop over a, b,
+     * c and d (n^4 products for n x n operands). */
+    for (int k = 0; k < e->nop && e->nop > 1; k++) {
+        EinOp *o = &e->op[k];
+        uint64_t keep = 0;
+        for (int d = 0; d < e->nout; d++)
+            keep |= (uint64_t)1 << e->out[d];
+        for (int j = 0; j < e->nop; j++)
+            if (j != k)
+                keep |= term_mask(&e->op[j]);
+        int res[2] = {0, 0}, n = 0;
+        for (int d = 0; d < o->nidx; d++) {
+            int l = o->idx[d];
+            if ((keep >> l & 1) && !(n == 1 && res[0] == l))
+                res[n++] = l;
+        }
+        if (n == o->nidx)
+            continue;   /* nothing to sum, no diagonal */
+        Matrix *R;
+        TRY(einsum_eval(I, e->size, o, 1, res, n, &R));
+        val_release(hold[k]);
+        o->m = R;
+        o->nidx = n;
+        o->idx[0] = res[0];
+        o->idx[1] = res[1];
+        op_strides(o);
+        hold[k] = val_matrix_take(R);
+    }
     while (e->nop > 2) {
         int bx = -1, by = -1, bres[2] = {0, 0}, bn = 0;
         double bcost = 0;
