@@ -284,8 +284,9 @@ static Status assign_matrix_take(Interp *I, Matrix *m, Span rs, Span cs, Value v
         goto out;
     }
     /* src may alias m only if v is m itself (X[..] = X with the same shape):
-     * memmove keeps that correct. */
-    for (int64_t i = 0; i < nr; i++)
+     * memmove keeps that correct. An empty range copies nothing (src may
+     * then be NULL, which memmove must not get). */
+    for (int64_t i = 0; i < nr && nc > 0; i++)
         memmove(m->data + (rs.lo + i) * m->cols + cs.lo, src + i * nc, sizeof(double) * (size_t)nc);
 out:
     val_release(v);
