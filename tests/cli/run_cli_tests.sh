@@ -159,6 +159,15 @@ check "slicefinder: e of the wrong length" 1 'sliceLine\.dml:[0-9]+:[0-9]+: slic
     "$DML" run "$tmp/sf.dml"
 check "slicefinder: the error's call stack names slicefinder" 1 '^  in slicefinder\(\) called at .*sf\.dml:2:' \
     "$DML" run "$tmp/sf.dml"
+printf 'f = function(Matrix[Double] X, Matrix[Double] y, Double a) return (Matrix[Double] B) { B = as.matrix(a) }\n' >"$tmp/gs.dml"
+printf 'g = function(Matrix[Double] X, Matrix[Double] y, Matrix[Double] B) return (Matrix[Double] l) { l = B }\n' >>"$tmp/gs.dml"
+printf '[B, o] = gridSearch(X=matrix(1, 4, 2), y=matrix(1, 4, 1), train="f", predict="g", params=list("a"),\n' >>"$tmp/gs.dml"
+printf '  paramValues=list(matrix(0, 0, 1)), trainArgs=list(X=matrix(1, 4, 2), y=matrix(1, 4, 1), a=0), verbose=FALSE)\n' >>"$tmp/gs.dml"
+check "gridSearch: a parameter without values is named (was an invalid column range 1:0)" 1 \
+    'gridSearch\.dml:[0-9]+:[0-9]+: gridSearch: paramValues\[1\] \(for a\) holds no value$' "$DML" run "$tmp/gs.dml"
+sed -i 's/paramValues=list(matrix(0, 0, 1))/paramValues=list(seq(1, 2))/; s/verbose=FALSE)/cv=TRUE, cvk=9, verbose=FALSE)/' "$tmp/gs.dml"
+check "gridSearch: too many folds, the fold size an integer" 1 \
+    'gridSearch: 4 rows are too few for 9 folds of 1$' "$DML" run "$tmp/gs.dml"
 
 # ---- every example in the reference runs -----------------------------------------
 # The indented example of each doc entry, fed to the REPL (stdin) in an empty
