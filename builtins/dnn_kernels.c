@@ -809,28 +809,32 @@ static void wg_split(const double *src, int64_t lds, int64_t rows, int64_t cols,
     }
 }
 
-/* Transforms the Ci planes of one image x into V[c][xi][t0 + tile]
- * (points ldxi apart, channels ldc apart). The cells of pad that planes are
- * copied into are the same for every plane; the rest stays zero. */
-static void wg_input(WgTiles *w, const double *x, double *V, int64_t ldxi, int64_t ldc, int64_t t0)
+/* Transforms the Ci planes of the b images x (Ci * Hi * Wi cells each)
+ * into V[c][xi][i * TT + tile] (points ldxi apart, channels ldc apart), a
+ * channel at a time, so that its block of V is written whole before the
+ * next. The cells of pad that planes are copied into are the same for every
+ * plane; the rest stays zero. */
+static void wg_input(WgTiles *w, const double *x, int64_t b, double *V, int64_t ldxi, int64_t ldc)
 {
-    const int64_t hp = 2 * w->TY + 4, wp = 2 * w->TX + 4;
+    const int64_t hp = 2 * w->TY + 4, wp = 2 * w->TX + 4, HW = w->Hi * w->Wi, TT = w->TY * w->TX;
     const int64_t rows = w->Hi < hp - w->ph ? w->Hi : hp - w->ph;
     const int64_t cols = w->Wi < wp - w->pw ? w->Wi : wp - w->pw;
-    for (int64_t c = 0; c < w->Ci; c++) {
-        wg_split(x + c * w->Hi * w->Wi, w->Wi, rows, cols, w->pad + w->ph * wp, wp, wp / 2, w->pw);
-        wg_isa.input(w->pad, wp, w->TY, w->TX, V + c * ldc + t0, ldxi);
-    }
+    for (int64_t c = 0; c < w->Ci; c++)
+        for (int64_t i = 0; i < b; i++) {
+            wg_split(x + (i * w->Ci + c) * HW, w->Wi, rows, cols, w->pad + w->ph * wp, wp, wp / 2, w->pw);
+            wg_isa.input(w->pad, wp, w->TY, w->TX, V + c * ldc + i * TT, ldxi);
+        }
 }
 
-/* The inverse of wg_input for the Co output planes of one image:
- * y[o, 2ty+a, 2tx+b] = (A^T M A)[a][b] with M[xi] = M[o][xi][t0 + tile],
+/* The inverse of wg_input for the Co output planes of b images y:
+ * y[i, o, 2ty+a, 2tx+b] = (A^T M A)[a][b] with M[xi] = M[o][xi][i * TT + tile],
  * the cells past Ho x Wo dropped; the cells of M read are left 0. */
-static void wg_output(const WgTiles *w, double *M, int64_t ldxi, int64_t ldc, int64_t t0,
-                      int64_t Co, double *y)
+static void wg_output(const WgTiles *w, double *M, int64_t ldxi, int64_t ldc, int64_t b, int64_t Co, double *y)
 {
+    const int64_t HW = w->Ho * w->Wo, TT = w->TY * w->TX;
     for (int64_t o = 0; o < Co; o++)
-        wg_isa.output(M + o * ldc + t0, ldxi, w->TX, w->TY * w->TX, w->Ho, w->Wo, y + o * w->Ho * w->Wo);
+        for (int64_t i = 0; i < b; i++)
+            wg_isa.output(M + o * ldc + i * TT, ldxi, w->TX, TT, w->Ho, w->Wo, y + (i * Co + o) * HW);
 }
 
 /* Images per batch: the caller's choice, else about WG_TARGET_BYTES of
@@ -878,13 +882,11 @@ static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *
     const int64_t inper = Ci * w.Hi * w.Wi, outper = Co * w.Ho * w.Wo;
     for (int64_t n0 = 0; n0 < g->N; n0 += nb) {
         const int64_t b = g->N - n0 < nb ? g->N - n0 : nb, T = b * TT;
-        for (int64_t i = 0; i < b; i++)
-            wg_input(&w, in + (n0 + i) * inper, V, T, 36 * T, i * TT);
+        wg_input(&w, in + n0 * inper, b, V, T, 36 * T);
         for (int64_t k = 0; k < 36; k++)
             blas_dgemm(false, false, Co, T, Ci, 1.0, U + k * Co * Ci, Ci, V + k * T, 36 * T, 1.0,
                        M + k * T, 36 * T);
-        for (int64_t i = 0; i < b; i++)
-            wg_output(&w, M, T, 36 * T, i * TT, Co, out + (n0 + i) * outper);
+        wg_output(&w, M, T, 36 * T, b, Co, out + n0 * outper);
     }
     free(U);
     free(V);
@@ -893,16 +895,19 @@ static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *
     return 0;
 }
 
-/* D[f][xi][t0 + tile] = (G2 d G2^T)[xi] for the 2x2 tiles d of the F
- * planes of one image's dout (P x Q; cells past it read as 0). 'dpad' is a
- * zeroed split plane of 2*TY rows of 2*TX cells and WG_PAD_SPARE more. */
-static void wg_dout(const WgTiles *w, int64_t F, const double *dout, double *dpad, double *D, int64_t ldxi,
-                    int64_t ldf, int64_t t0)
+/* D[f][xi][i * TT + tile] = (G2 d G2^T)[xi] for the 2x2 tiles d of the F
+ * planes of b images' dout (P x Q; cells past it read as 0), a channel at a
+ * time as wg_input. 'dpad' is a zeroed split plane of 2*TY rows of 2*TX
+ * cells and WG_PAD_SPARE more. */
+static void wg_dout(const WgTiles *w, int64_t F, const double *dout, int64_t b, double *dpad, double *D,
+                    int64_t ldxi, int64_t ldf)
 {
-    for (int64_t f = 0; f < F; f++) {
-        wg_split(dout + f * w->Ho * w->Wo, w->Wo, w->Ho, w->Wo, dpad, 2 * w->TX, w->TX, 0);
-        wg_isa.dout(dpad, w->TX, w->TY, w->TX, D + f * ldf + t0, ldxi);
-    }
+    const int64_t HW = w->Ho * w->Wo, TT = w->TY * w->TX;
+    for (int64_t f = 0; f < F; f++)
+        for (int64_t i = 0; i < b; i++) {
+            wg_split(dout + (i * F + f) * HW, w->Wo, w->Ho, w->Wo, dpad, 2 * w->TX, w->TX, 0);
+            wg_isa.dout(dpad, w->TX, w->TY, w->TX, D + f * ldf + i * TT, ldxi);
+        }
 }
 
 /* Filter gradient: dW (F x C*25) = sum over images and tiles of F(5x5, 2x2). */
@@ -929,10 +934,8 @@ static int wg_filter_grad(const DnnGeom *g, const double *X, const double *dout,
     const int64_t CHW = C * g->H * g->W, FPQ = F * g->P * g->Q;
     for (int64_t n0 = 0; n0 < g->N; n0 += nb) {
         const int64_t b = g->N - n0 < nb ? g->N - n0 : nb, T = b * TT;
-        for (int64_t i = 0; i < b; i++) {
-            wg_input(&w, X + (n0 + i) * CHW, V, T, 36 * T, i * TT);
-            wg_dout(&w, F, dout + (n0 + i) * FPQ, dpad, D, T, 36 * T, i * TT);
-        }
+        wg_input(&w, X + n0 * CHW, b, V, T, 36 * T);
+        wg_dout(&w, F, dout + n0 * FPQ, b, dpad, D, T, 36 * T);
         /* Mw[xi] (F x C) (+)= D[xi] (F x T) * V[xi]^T; the first batch overwrites */
         for (int64_t k = 0; k < 36; k++)
             blas_dgemm(false, true, F, C, T, 1.0, D + k * T, 36 * T, V + k * T, 36 * T, n0 == 0 ? 0.0 : 1.0,
