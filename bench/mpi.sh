@@ -9,6 +9,8 @@
 #       machine, over shared memory and TCP loopback: the transport overhead
 #   (b) bytes per update vs model size, from --stats, for LeNet and a
 #       3-weight linear model
+#   (c) the transport alone: ms per step moving a 12.8 MB model and
+#       gradient (bench/dml/ps_transport.dml), threads vs one worker rank
 # PS_REPS runs of each, configurations interleaved (the machine may be
 # shared: min and median are reported, with the load average before and
 # after). Skipped when mpirun is absent.
@@ -88,6 +90,25 @@ set -- $(stat "$lo_k") $(stat "$sm_k") $(stat "$tc_k")
 lo_k=$2 sm_k=$4 tc_k=$6
 pct() { awk "BEGIN{printf \"%+.1f%%\", ($1 / $2 - 1) * 100}"; }
 
+# (c) the transport alone: bench/dml/ps_transport.dml moves a 12.8 MB model
+# and gradient per step with next to no computing; ms per step, medians.
+tstep() { awk '$1 == "ps_transport" { printf "%.1f", $2 * 1000 }'; }
+tr_lo=""; tr_sm=""; tr_nc=""; tr_tc=""
+TARGS="steps=${PS_TSTEPS:-40} k=1"
+r=1
+while [ $r -le "$REPS" ]; do
+    echo "bench: paramserv transport (12.8 MB model), round $r/$REPS" >&2
+    tr_lo="$tr_lo $("$DML" run bench/dml/ps_transport.dml -nvargs $TARGS mode=LOCAL 2>/dev/null | tstep)"
+    tr_sm="$tr_sm $($MPIRUN --mca btl self,vader -np 2 "$DML" run bench/dml/ps_transport.dml -nvargs $TARGS \
+        mode=REMOTE_MPI 2>/dev/null | tstep)"
+    tr_nc="$tr_nc $($MPIRUN --mca btl self,vader --mca btl_vader_single_copy_mechanism none -np 2 "$DML" run \
+        bench/dml/ps_transport.dml -nvargs $TARGS mode=REMOTE_MPI 2>/dev/null | tstep)"
+    tr_tc="$tr_tc $($MPIRUN --mca btl self,tcp -np 2 "$DML" run bench/dml/ps_transport.dml -nvargs $TARGS \
+        mode=REMOTE_MPI 2>/dev/null | tstep)"
+    r=$((r + 1))
+done
+med() { set -- $(stat "$1"); echo "$2"; }
+
 # (b) bytes per update, from --stats of one remote run each
 bpu() { # bpu SCRIPT ARGS...: "pulled pushed model" bytes
     $MPIRUN -np 3 "$DML" run "$@" 2>/dev/null |
@@ -129,8 +150,15 @@ echo "|---|---|---|---|"
 row "LeNet (17 entries: 8 weights, 8 momentum buffers, a step counter; upd reads the 8 weights; 8 gradients pushed)" "$lenet"
 row "linear model (3x1 + 1x1)" "$lin"
 echo
-echo "Scaling over k = 1, 2, 4, 8 ranks was not measured: no machine with 16 cores was available"
-echo "(this one has $(nproc)); on 2 cores, more than 2 worker ranks only time-share the cores."
+echo "The transport alone (\`bench/dml/ps_transport.dml\`: a 12.8 MB model pulled and a 12.8 MB"
+echo "gradient pushed per step, k=1, next to no computing; milliseconds per step, medians of $REPS):"
+echo
+echo "| k=1 threads | 1 worker rank, shared memory | shared memory without single copy (\`btl_vader_single_copy_mechanism none\`, as in containers that bar CMA) | TCP loopback |"
+echo "|---|---|---|---|"
+echo "| $(med "$tr_lo") | $(med "$tr_sm") | $(med "$tr_nc") | $(med "$tr_tc") |"
+echo
+echo "Scaling over k = 1, 2, 4, 8 ranks needs more cores than this machine's $(nproc): \`sh bench/mpi_scaling.sh\`"
+echo "on a 16-core machine (see the hand-written section on it below)."
 echo
 echo "Commands:"
 echo
@@ -138,4 +166,6 @@ echo '```'
 echo "$DML run bench/dml/lenet_ps.dml --stats -nvargs $ARGS mode=LOCAL"
 echo "$MPIRUN --mca btl self,vader -np 3 $DML run bench/dml/lenet_ps.dml --stats -nvargs $ARGS mode=REMOTE_MPI"
 echo "$MPIRUN --mca btl self,tcp -np 3 $DML run bench/dml/lenet_ps.dml --stats -nvargs $ARGS mode=REMOTE_MPI"
+echo "$DML run bench/dml/ps_transport.dml -nvargs $TARGS mode=LOCAL"
+echo "$MPIRUN --mca btl self,vader [--mca btl_vader_single_copy_mechanism none] -np 2 $DML run bench/dml/ps_transport.dml -nvargs $TARGS mode=REMOTE_MPI"
 echo '```'

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,10 @@
 void mpi_idle_sleep(MpiIdle *w)
 {
     long us = mpi_idle_next(w);
+    if (us <= 0) {
+        sched_yield();
+        return;
+    }
     struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = us % 1000000 * 1000L};
     nanosleep(&ts, NULL);
 }
@@ -32,7 +37,8 @@ void mpi_idle_sleep(MpiIdle *w)
 enum { MT_HDR = 7001, MT_DATA = 7002 };
 
 /* Caps of the idle sleeps (mpi_comm.h): waiting for the rest of a message
- * already under way, and waiting for a message at start-up and shutdown. */
+ * that stalled (MPI_SPIN_SECS without arriving), and waiting for a message
+ * at start-up and shutdown. */
 #define CHUNK_IDLE_MAX_US 200
 #define WAIT_IDLE_MAX_US 1000
 
@@ -70,6 +76,7 @@ static struct {
     size_t chunk;
     double timeout;
     Pending *pending;
+    double send_moved;          /* clock_now_sec() when a send request was last posted or completed */
     char err[512];
     pthread_mutex_t lock;
 } M = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -162,6 +169,7 @@ static bool send_msg_take(int dest, int type, int worker, int64_t epoch, int64_t
      * live until it completes, even when a later Isend fails. */
     p->next_p = M.pending;
     M.pending = p;
+    M.send_moved = clock_now_sec();
     int rc = M.Isend(p->hdr, (int)sizeof p->hdr, M.byte, dest, MT_HDR, M.world, &reqs[0]);
     if (rc != MPI_SUCCESS)
         return mpi_fail(rc, "MPI_Isend");
@@ -209,6 +217,7 @@ bool mpi_progress(void)
             if (!flag)
                 break;
             p->next++;
+            M.send_moved = clock_now_sec();
         }
         if (p->next == p->nreq) {
             *pp = p->next_p;
@@ -222,6 +231,8 @@ bool mpi_progress(void)
 
 bool mpi_sends_pending(void) { return M.pending != NULL; }
 
+bool mpi_sends_moving(void) { return M.pending && clock_now_sec() - M.send_moved < MPI_SPIN_SECS; }
+
 bool mpi_flush_sends(void)
 {
     double t0 = clock_now_sec();
@@ -229,6 +240,7 @@ bool mpi_flush_sends(void)
     while (M.pending) {
         if (!mpi_progress() || clock_now_sec() - t0 > M.timeout)
             return false;
+        mpi_idle_cap(&idle, mpi_sends_moving() ? 0 : WAIT_IDLE_MAX_US);
         mpi_idle_sleep(&idle);
     }
     return true;
@@ -255,7 +267,10 @@ static bool recv_chunks(int src, char *p, size_t len)
         int rc = M.Irecv(p + off, (int)n, M.byte, src, MT_DATA, M.world, &req);
         if (rc != MPI_SUCCESS)
             return mpi_fail(rc, "MPI_Irecv");
-        MpiIdle idle = mpi_idle_init(CHUNK_IDLE_MAX_US);
+        /* The chunk is on its way: spin (mpi_comm.h) until it is in or
+         * stalls for MPI_SPIN_SECS, then sleep between polls. */
+        MpiIdle idle = mpi_idle_init(0);
+        double t0 = clock_now_sec();
         for (;;) {
             int flag = 0;
             rc = M.Test(&req, &flag, MPI_STATUS_IGNORE);
@@ -263,6 +278,8 @@ static bool recv_chunks(int src, char *p, size_t len)
                 return mpi_fail(rc, "MPI_Test");
             if (flag)
                 break;
+            if (idle.max_us == 0 && clock_now_sec() - t0 > MPI_SPIN_SECS)
+                mpi_idle_cap(&idle, CHUNK_IDLE_MAX_US);
             mpi_idle_sleep(&idle);
         }
     }
@@ -644,6 +661,7 @@ bool mpi_send_take(int dest, int type, int worker, int64_t epoch, int64_t batch,
 }
 bool mpi_progress(void) { return false; }
 bool mpi_sends_pending(void) { return false; }
+bool mpi_sends_moving(void) { return false; }
 bool mpi_flush_sends(void) { return true; }
 int mpi_poll(MpiMsg *m) { return -1; }
 void mpi_msg_free(MpiMsg *m) { free(m->data); m->data = NULL; val_release(m->value); m->value = val_none(); }

@@ -30,6 +30,7 @@ enum {
     MM_DONE,            /* r -> 0: made its last push; payload is its statistics */
     MM_BEAT,            /* r -> 0: still alive (sent each second during a call) */
     MM_ENDACK,          /* r -> 0: left the call */
+    MM_PART,            /* 0 -> r: right after CALL, the partition list(X, Y), cells in place */
 };
 
 typedef struct MpiMsg {
@@ -73,28 +74,42 @@ void mpi_unlock(void);
  * blocking MPI call would spin a core that the computing ranks need) and
  * sleeps between polls: MPI_IDLE_MIN_US after any traffic, doubling while
  * nothing happens up to the loop's cap, so an idle loop costs little CPU and
- * a busy one little latency. */
+ * a busy one little latency. A cap of 0 means the loop does not sleep but
+ * yields the core (sched_yield) between polls: while a large message is
+ * moving, each side must poll for every fragment (Open MPI's shared-memory
+ * transport moves a big message in 32 KiB fragments, its TCP one as fast as
+ * the socket drains), and a sleep per poll cut 13 MB transfers on a 16-core
+ * machine to ~200 MB/s. Such spinning lasts at most MPI_SPIN_SECS after the
+ * last sign of progress, so a stalled peer costs no core for long. */
 #define MPI_IDLE_MIN_US 50
+#define MPI_SPIN_SECS 0.05
 typedef struct MpiIdle {
     long us, max_us;
 } MpiIdle;
-static inline MpiIdle mpi_idle_init(long max_us) { return (MpiIdle){MPI_IDLE_MIN_US, max_us}; }
+static inline long mpi_idle_min(long a, long b) { return a < b ? a : b; }
+static inline MpiIdle mpi_idle_init(long max_us) { return (MpiIdle){mpi_idle_min(MPI_IDLE_MIN_US, max_us), max_us}; }
 /* Something happened: poll again soon. */
-static inline void mpi_idle_busy(MpiIdle *w) { w->us = MPI_IDLE_MIN_US; }
+static inline void mpi_idle_busy(MpiIdle *w) { w->us = mpi_idle_min(MPI_IDLE_MIN_US, w->max_us); }
 /* A new cap (the loop's state changed); the next sleep is at most that. */
 static inline void mpi_idle_cap(MpiIdle *w, long max_us)
 {
     w->max_us = max_us;
     if (w->us > max_us)
         w->us = max_us;
+    else if (w->us == 0 && max_us > 0)
+        w->us = mpi_idle_min(MPI_IDLE_MIN_US, max_us);
 }
-/* Microseconds to sleep now (then the next sleep doubles, up to the cap). */
+/* Microseconds to sleep now (then the next sleep doubles, up to the cap);
+ * 0: yield the core instead. */
 static inline long mpi_idle_next(MpiIdle *w)
 {
     long us = w->us;
     w->us = us * 2 < w->max_us ? us * 2 : w->max_us;
     return us;
 }
+/* Whether a send is under way and moved (was posted or completed a
+ * request) within MPI_SPIN_SECS: then a loop should poll without sleeping. */
+bool mpi_sends_moving(void);
 void mpi_idle_sleep(MpiIdle *w);
 
 #endif

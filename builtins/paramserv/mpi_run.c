@@ -30,6 +30,7 @@
  * job is torn down with MPI_Abort at exit. A rank that dies is noticed by
  * mpirun itself, which ends the whole job and names the rank. */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,9 @@
 #define AWAIT_IDLE_MAX_US 1000
 #define COMPUTE_IDLE_MAX_US 5000
 #define BETWEEN_IDLE_MAX_US 10000
-/* While a send is under way: over TCP it moves only when its rank polls. */
+/* While a send is under way but has not moved for MPI_SPIN_SECS (until
+ * then the bridge spins: mpi_comm.h): over TCP it moves only when its rank
+ * polls. */
 #define SEND_IDLE_MAX_US 200
 
 static void cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us)
@@ -256,12 +259,25 @@ static void call_free(CallMsg *m)
 }
 
 /* The part of a CALL for one worker: its id, k and its partition. */
-static void xfer_part(WIO *x, int64_t *id, int64_t *k, Value *X, Value *Y)
+/* The worker's place in the call; its partition follows as MM_PART, whose
+ * cells go straight from the matrices into the worker's (no copy into the
+ * payload: a partition may be past 2 GiB, and a copy would double it). */
+static void xfer_part(WIO *x, int64_t *id, int64_t *k)
 {
     wio_i64(x, id);
     wio_i64(x, k);
-    wio_value(x, X);
-    wio_value(x, Y);
+}
+
+/* list(X, Y) of a worker's partition, sharing the matrices; NONE when
+ * memory ran out. */
+static Value part_value(const PsWorker *w)
+{
+    List *l = list_new(2, false);
+    if (!l || !list_push(l, val_matrix_take(w->part.X), NULL) || !list_push(l, val_matrix_take(w->part.Y), NULL)) {
+        list_release(l);
+        return val_none();
+    }
+    return val_list_take(l);
 }
 
 /* A worker rank's statistics, sent with DONE. */
@@ -428,10 +444,17 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         if (common.oom)
             b.oom = true;
         int64_t id = w->id, k = n;
-        Value X = val_matrix_take(w->part.X), Y = val_matrix_take(w->part.Y);
-        xfer_part(&(WIO){.w = &b}, &id, &k, &X, &Y);
-        if (!mpi_send_take(w->rank, MM_CALL, w->id, 0, 0, &b))
+        xfer_part(&(WIO){.w = &b}, &id, &k);
+        Value part = part_value(w);
+        if (part.kind == VAL_NONE) {
+            wb_free(&b);
+            ps_fail_msg(run, "paramserv: out of memory");
+            break;
+        }
+        if (!mpi_send_take(w->rank, MM_CALL, w->id, 0, 0, &b) ||
+            !mpi_send_value(w->rank, MM_PART, w->id, 0, 0, part))
             mpi_failed(run, "sending a paramserv call");
+        val_release(part);
         seen[i] = clock_now_sec();
     }
     wb_free(&common);
@@ -477,11 +500,16 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         if (busy) {
             mpi_idle_busy(&idle);
         } else {
-            mpi_idle_cap(&idle, mpi_sends_pending() ? SEND_IDLE_MAX_US : SERVE_IDLE_MAX_US);
-            pthread_mutex_lock(&run->mu);
-            if (!atomic_load(&run->abort))
-                cond_wait_us(&run->pump_cv, &run->mu, mpi_idle_next(&idle));
-            pthread_mutex_unlock(&run->mu);
+            mpi_idle_cap(&idle, mpi_sends_moving() ? 0 : mpi_sends_pending() ? SEND_IDLE_MAX_US : SERVE_IDLE_MAX_US);
+            long us = mpi_idle_next(&idle);
+            if (us == 0) {
+                sched_yield();
+            } else {
+                pthread_mutex_lock(&run->mu);
+                if (!atomic_load(&run->abort))
+                    cond_wait_us(&run->pump_cv, &run->mu, us);
+                pthread_mutex_unlock(&run->mu);
+            }
         }
     }
     /* End the call on every worker rank, done or not, and wait until each
@@ -579,7 +607,7 @@ static void remote_free(Remote *r)
  * success; false with *err a malloc'd message, or NULL when memory ran out
  * even for the reserved "out of memory" (so a failed allocation is never
  * taken for success). */
-static bool remote_setup(Remote *r, WRead *rd, char **err)
+static bool remote_setup(Remote *r, WRead *rd, const Value *part, char **err)
 {
     CallMsg *m = &r->call;
     WIO x = {.r = rd};
@@ -600,19 +628,19 @@ static bool remote_setup(Remote *r, WRead *rd, char **err)
     c->hyper = m->hyper.kind == VAL_LIST ? m->hyper.l : NULL;
     r->run.start_epoch = m->start_epoch;
     int64_t id = 0, k = 0;
-    Value X = val_none(), Y = val_none();
-    xfer_part(&x, &id, &k, &X, &Y);
+    xfer_part(&x, &id, &k);
     r->w.id = (int)id;
-    if (rd->bad || !m->main_path || !m->upd_key || !m->upd_name || !m->agg_key || !m->agg_name ||
-        X.kind != VAL_MATRIX || Y.kind != VAL_MATRIX || c->batchsize <= 0 || c->nbatches <= 0 || k <= 0 ||
-        id < 0 || id >= k) {
-        val_release(X);
-        val_release(Y);
+    List *pl = part->kind == VAL_LIST ? part->l : NULL;
+    if (rd->bad || !m->main_path || !m->upd_key || !m->upd_name || !m->agg_key || !m->agg_name || !pl ||
+        pl->n != 2 || pl->items[0].kind != VAL_MATRIX || pl->items[1].kind != VAL_MATRIX || c->batchsize <= 0 ||
+        c->nbatches <= 0 || k <= 0 || id < 0 || id >= k) {
         *err = failalloc_msg_dup(rd->oom ? "out of memory" : "malformed paramserv call");
         return false;
     }
-    r->w.part.X = X.m;
-    r->w.part.Y = Y.m;
+    r->w.part.X = pl->items[0].m;
+    r->w.part.Y = pl->items[1].m;
+    val_ref(pl->items[0]);
+    val_ref(pl->items[1]);
     r->prog = program_new();
     if (!r->prog) {
         *err = failalloc_msg_dup("out of memory");
@@ -682,7 +710,7 @@ static bool send_fail(const char *msg)
 
 /* One paramserv call on a worker rank, from its CALL to rank 0's END.
  * False when this rank could not send to rank 0 (mpi_error says why). */
-static bool serve_call(MpiMsg *call)
+static bool serve_call(MpiMsg *call, const Value *part)
 {
     double cpu0 = ps_process_cpu();
     Remote *r = calloc(1, sizeof *r);
@@ -707,7 +735,7 @@ static bool serve_call(MpiMsg *call)
     char *err;
     bool started = false, ok = true;
     pthread_t th;
-    if (!remote_setup(r, &rd, &err)) {
+    if (!remote_setup(r, &rd, part, &err)) {
         const char *why = err ? err : "out of memory";
         char small[512];
         size_t cap = strlen(why) + 400;
@@ -813,14 +841,19 @@ static bool serve_call(MpiMsg *call)
         } else if (busy) {
             mpi_idle_busy(&idle);
         } else {
-            mpi_idle_cap(&idle, mpi_sends_pending() ? SEND_IDLE_MAX_US
+            mpi_idle_cap(&idle, mpi_sends_moving() ? 0 : mpi_sends_pending() ? SEND_IDLE_MAX_US
                                 : awaiting ? AWAIT_IDLE_MAX_US : COMPUTE_IDLE_MAX_US);
             /* Sleep unless a push or the worker's end is waiting to go;
              * once reported, only END can come. */
-            pthread_mutex_lock(&run->mu);
-            if (run->ninbox == 0 && (!r->finished || reported))
-                cond_wait_us(&run->server_cv, &run->mu, mpi_idle_next(&idle));
-            pthread_mutex_unlock(&run->mu);
+            long us = mpi_idle_next(&idle);
+            if (us == 0) {
+                sched_yield();
+            } else {
+                pthread_mutex_lock(&run->mu);
+                if (run->ninbox == 0 && (!r->finished || reported))
+                    cond_wait_us(&run->server_cv, &run->mu, us);
+                pthread_mutex_unlock(&run->mu);
+            }
         }
     }
     /* END (or a broken connection): stop the worker thread and leave. */
@@ -859,6 +892,38 @@ static bool serve_call(MpiMsg *call)
     return ok;
 }
 
+/* The MM_PART that follows a CALL (rank 0 sends the two back to back);
+ * NONE in *part when something else came or nothing within mpi_timeout()
+ * (the call then fails as malformed, and rank 0 hears of it). False only
+ * on an MPI error. */
+static bool recv_part(Value *part)
+{
+    double t0 = clock_now_sec();
+    MpiIdle idle = mpi_idle_init(0);
+    for (;;) {
+        if (!mpi_progress())
+            return false;
+        MpiMsg m;
+        int got = mpi_poll(&m);
+        if (got < 0)
+            return false;
+        if (got) {
+            if (m.type == MM_PART) {
+                *part = m.value;
+                m.value = val_none();
+            }
+            mpi_msg_free(&m);
+            return true;
+        }
+        double waited = clock_now_sec() - t0;
+        if (waited > mpi_timeout())
+            return true;
+        if (idle.max_us == 0 && waited > MPI_SPIN_SECS)
+            mpi_idle_cap(&idle, AWAIT_IDLE_MAX_US);
+        mpi_idle_sleep(&idle);
+    }
+}
+
 int ps_mpi_worker_loop(void)
 {
     int status = -1;
@@ -881,9 +946,14 @@ int ps_mpi_worker_loop(void)
             mpi_msg_free(&m);
             break;
         }
-        if (m.type == MM_CALL && !serve_call(&m)) {
-            mpi_msg_free(&m);
-            break;
+        if (m.type == MM_CALL) {
+            Value part = val_none();
+            bool ok = recv_part(&part) && serve_call(&m, &part);
+            val_release(part);
+            if (!ok) {
+                mpi_msg_free(&m);
+                break;
+            }
         }
         if (m.type == MM_END)
             mpi_send_take(0, MM_ENDACK, m.worker, 0, 0, NULL);

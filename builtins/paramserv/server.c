@@ -81,14 +81,22 @@ static void epoch_end(PsRun *run, int64_t e)
 /* Kernel threads of the server's updates (runtime/pool.h). A local worker
  * waits from its push until its next model arrives, so an update may use
  * the thread share of each worker it keeps waiting (workers x share stays
- * within the budget). Workers on MPI ranks have budgets of their own, and
- * outside updates the server keeps to one thread. Element-wise kernels
- * compute each cell alone, so the thread count never changes a result. */
+ * within the budget). Workers on MPI ranks have budgets of their own, so
+ * rank 0 keeps to its rank's share, except when every worker waits for
+ * this update (a BSP round; SBP or ASP with all k pushing): then the worker
+ * ranks on rank 0's host wait too, and the host's whole budget is idle (on 16 cores with 8 worker ranks, one
+ * thread summed the eight 13 MB LeNet gradients and ran the optimizer while
+ * the eight waited). Outside updates the server keeps to one thread.
+ * Element-wise kernels compute each cell alone, so the thread count never
+ * changes a result. */
 static void update_threads_begin(PsRun *run, int waiting)
 {
-    if (run->remote)
-        return;
     int total = blas_budget_total(), share = blas_budget_share(run->k);
+    if (run->remote) {
+        if (waiting < run->k)
+            return;
+        share = total;
+    }
     int n = waiting >= total / share ? total : waiting * share;
     run->SI.blas_threads = n;
     if (n > run->update_threads)

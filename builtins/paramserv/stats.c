@@ -46,7 +46,7 @@ void ps_report_stats(PsRun *run, double total, double cpu)
                   blas_budget_total(), run->k);
     sb_printf(b, "Paramserv grad compute time:\t%.3f secs.\n", sum.compute);
     sb_printf(b, "Paramserv model update time:\t%.3f/%.3f secs.\n", sum.local_agg, run->agg_time);
-    if (!run->remote)
+    if (!run->remote || run->update_threads > 0)
         sb_printf(b, "Paramserv server updates:\t%.3f secs adding gradients; kernel threads per update: %d.\n",
                   run->sum_time, run->update_threads > 0 ? run->update_threads : 1);
     sb_printf(b, "Paramserv batch slice time:\t%.3f secs.\n", sum.slice);
