@@ -73,5 +73,7 @@ extern const BuiltinDef bi_frame_table[];       /* frame.c: as.frame, typeof, co
 extern const BuiltinDef bi_frame_clean_table[]; /* frame_clean.c: detectSchema, dropInvalidType, dropInvalidLength, map */
 extern const BuiltinDef bi_transform_table[];   /* transform.c: transformencode, transformapply, transformdecode, transformcolmap */
 extern const BuiltinDef bi_tokenize_table[];    /* tokenize.c: tokenize */
+extern const BuiltinDef bi_einsum_table[];      /* einsum.c: einsum */
+extern const BuiltinDef bi_unsupported_natives_table[]; /* unsupported_natives.c: upstream natives dml refuses, with why */
 
 #endif

@@ -321,7 +321,8 @@ static void fuzz_one(Interp *I, const BuiltinDef *d, const int *ks, int n)
 static void test_fuzz_tables(Interp *I)
 {
     const BuiltinDef *tables[] = {bi_core_table, bi_construct_table, bi_elementwise_table, bi_aggregate_table,
-                                  bi_reorg_table, bi_linalg_table, bi_list_table, bi_stats_table};
+                                  bi_reorg_table, bi_linalg_table, bi_list_table, bi_stats_table,
+                                  bi_einsum_table, bi_unsupported_natives_table};
     static const int small[6] = {0, 3, 8, 11, 12, 15};
     FILE *devnull = fopen("/dev/null", "w");
     FILE *saved = I->out;
