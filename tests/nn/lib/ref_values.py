@@ -81,6 +81,19 @@ def depthwise_T(N, C, Hin, Win, M, Hf, Wf, sh, sw, ph, pw, oph, opw):
     return out
 
 
+def layer_norm(N, D, eps):
+    X = cells(N*D, math.sin)
+    g = cells(D, lambda k: 0.5*math.cos(k))
+    b = cells(D, lambda k: k/10)
+    out = []
+    for n in range(N):
+        row = X[n*D:(n+1)*D]
+        mu = sum(row) / D
+        var = sum((v - mu)**2 for v in row) / D
+        out += [g[j]*(row[j] - mu)/math.sqrt(var + eps) + b[j] for j in range(D)]
+    return out
+
+
 def show(name, A):
     """Prints the values as a DML string literal, four numbers a line."""
     print("#", name, len(A), "values")
@@ -98,3 +111,4 @@ if __name__ == "__main__":
          depthwise_T(1, 2, 2, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0))
     show("conv2d_transpose_depthwise cfg2 N=1 C=4 2x3 M=2 3x2 s(2,1) p(1,0) op(1,0)",
          depthwise_T(1, 4, 2, 3, 2, 3, 2, 2, 1, 1, 0, 1, 0))
+    show("layer_norm N=2 D=4 eps=1e-5", layer_norm(2, 4, 1e-5))
