@@ -94,6 +94,29 @@ def layer_norm(N, D, eps):
     return out
 
 
+def multi_attention(B, T, H, D):
+    """context = softmax(Q_h K_h' / sqrt(D)) V_h per sequence and head; no dropout."""
+    n = T*H*D
+    Q = cells(B*n, math.sin)
+    K = cells(B*n, lambda k: 0.5*math.cos(k))
+    V = cells(B*n, lambda k: k/10)
+    at = lambda X, i, t, h, d: X[i*n + t*H*D + h*D + d]
+    ctx = [0.0] * (B*n)
+    att = []
+    for i in range(B):
+        for h in range(H):
+            for t in range(T):
+                s = [sum(at(Q, i, t, h, d)*at(K, i, u, h, d) for d in range(D)) / math.sqrt(D)
+                     for u in range(T)]
+                mx = max(s)
+                e = [math.exp(x - mx) for x in s]
+                p = [x / sum(e) for x in e]
+                att += p
+                for d in range(D):
+                    ctx[i*n + t*H*D + h*D + d] = sum(p[u]*at(V, i, u, h, d) for u in range(T))
+    return ctx, att
+
+
 def show(name, A):
     """Prints the values as a DML string literal, four numbers a line."""
     print("#", name, len(A), "values")
@@ -112,3 +135,6 @@ if __name__ == "__main__":
     show("conv2d_transpose_depthwise cfg2 N=1 C=4 2x3 M=2 3x2 s(2,1) p(1,0) op(1,0)",
          depthwise_T(1, 4, 2, 3, 2, 3, 2, 2, 1, 1, 0, 1, 0))
     show("layer_norm N=2 D=4 eps=1e-5", layer_norm(2, 4, 1e-5))
+    ctx, att = multi_attention(2, 3, 2, 2)
+    show("multi_attention context B=2 T=3 H=2 D=2", ctx)
+    show("multi_attention attention B=2 T=3 H=2 D=2", att)
