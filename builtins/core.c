@@ -497,11 +497,14 @@ static Status bi_toString(Interp *I, const BArgs *a, Value *out)
     TRY(arg_bool(I, a, 4, o.sparse, &o.sparse));
     TRY(arg_string(I, a, 5, o.sep, &o.sep));
     TRY(arg_string(I, a, 6, o.linesep, &o.linesep));
-    if (o.rows < 0 || o.cols < 0)
-        return err_set(I, "toString(): rows and cols must be non-negative");
-    if (dec < 0 || dec > 340)
-        return err_set(I, "toString(): decimal must be between 0 and 340, got %lld", (long long)dec);
-    o.decimal = (int)dec;
+    /* As upstream's DataConverter: a negative rows/cols prints them all; a
+     * negative decimal leaves DecimalFormat's minimum at 0, and Java caps
+     * fraction digits at 340. */
+    if (o.rows < 0)
+        o.rows = INT64_MAX;
+    if (o.cols < 0)
+        o.cols = INT64_MAX;
+    o.decimal = dec < 0 ? 0 : dec > 340 ? 340 : (int)dec;
     Str *s = NULL;
     TRY(tostring_value(I, a->v[0], &o, &s));
     *out = val_str_take(s);

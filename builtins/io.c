@@ -120,11 +120,14 @@ static void na_free(NaList *na)
     free(na->copy);
 }
 
-static Status na_collect(Interp *I, const BArgs *a, NaList *na)
+static Status na_split(Interp *I, const char *s, NaList *na);
+
+/* naStrings of the call, else of the .mtd (mtd_na, may be NULL). */
+static Status na_collect(Interp *I, const BArgs *a, const char *mtd_na, NaList *na)
 {
     memset(na, 0, sizeof *na);
     if (!arg_given(a, R_NA_STRINGS))
-        return ST_OK;
+        return mtd_na ? na_split(I, mtd_na, na) : ST_OK;
     Value v = a->v[R_NA_STRINGS];
     if (v.kind == VAL_LIST) {
         na->v = malloc(sizeof *na->v * (size_t)(v.l->n ? v.l->n : 1));
@@ -143,9 +146,16 @@ static Status na_collect(Interp *I, const BArgs *a, NaList *na)
     if (v.kind != VAL_STRING)
         return err_set(I, "read(): argument 'naStrings' must be a string or a list of strings, got %s",
                        val_kind_name(v.kind));
-    na->copy = strdup(v.s->s);
+    return na_split(I, v.s->s, na);
+}
+
+/* The strings of s, several joined by NA_SEP, into na (emptied first). */
+static Status na_split(Interp *I, const char *s, NaList *na)
+{
+    memset(na, 0, sizeof *na);
+    na->copy = strdup(s);
     size_t parts = 1;
-    for (const char *p = v.s->s; (p = strstr(p, NA_SEP)) != NULL; p += 2)
+    for (const char *p = s; (p = strstr(p, NA_SEP)) != NULL; p += 2)
         parts++;
     na->v = malloc(sizeof *na->v * parts);
     if (!na->copy || !na->v) {
@@ -362,11 +372,11 @@ static Status bi_read(Interp *I, const BArgs *a, Value *out)
     if (st == ST_OK)
         st = merge_bool(I, a, R_HEADER, "header", md.header, mtd_path, false, &header);
     if (st == ST_OK)
-        st = arg_bool(I, a, R_FILL, true, &fill);
+        st = merge_bool(I, a, R_FILL, "fill", md.fill, mtd_path, true, &fill);
     if (st == ST_OK)
-        st = arg_double(I, a, R_DEFAULT, 0.0, &dflt);
+        st = arg_double(I, a, R_DEFAULT, md.has_default ? md.dflt : 0.0, &dflt);
     if (st == ST_OK)
-        st = na_collect(I, a, &na);
+        st = na_collect(I, a, md.na_strings, &na);
     if (st != ST_OK)
         goto done;
     if (!dtype)
@@ -471,6 +481,29 @@ static bool write_mtd_file(const char *mtd_path, const Mtd *md, DiagErr *e)
 }
 
 static Status write_value(Interp *I, Value x, const char *path, const WriteOpts *o, int depth);
+
+/* The folders on the way to 'path' that do not exist yet are made, as
+ * upstream's writers (through Hadoop's FileSystem.create) do. */
+static Status make_parent_dirs(Interp *I, const char *path)
+{
+    char eb[64];
+    char *p = strdup(path);
+    if (!p)
+        return err_set(I, "write(): out of memory");
+    for (char *q = p + 1; *q; q++) {
+        if (*q != '/')
+            continue;
+        *q = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            Status st = err_set(I, "write(): cannot create the folder '%s': %s", p, io_strerror(errno, eb, sizeof eb));
+            free(p);
+            return st;
+        }
+        *q = '/';
+    }
+    free(p);
+    return ST_OK;
+}
 
 /* write(list, f): as upstream, f.mtd describes the list and the folder f/
  * holds element i (from 0) as f/<i>_<name> ("<i>_null" when unnamed), each
@@ -671,6 +704,7 @@ static Status bi_write(Interp *I, const BArgs *a, Value *out)
         fmt[k] = (char)(o.format[k] >= 'A' && o.format[k] <= 'Z' ? o.format[k] - 'A' + 'a' : o.format[k]);
     fmt[k] = 0;
     o.fmt = fmt;
+    TRY(make_parent_dirs(I, path));
     return write_value(I, a->v[W_X], path, &o, 0);
 }
 

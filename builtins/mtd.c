@@ -16,7 +16,7 @@ void mtd_init(Mtd *m)
 {
     memset(m, 0, sizeof *m);
     m->rows = m->cols = m->rows_in_block = m->cols_in_block = m->nnz = -1;
-    m->header = -1;
+    m->header = m->fill = -1;
 }
 
 void mtd_free(Mtd *m)
@@ -30,6 +30,7 @@ void mtd_free(Mtd *m)
     free(m->created);
     free(m->indsep);
     free(m->schema);
+    free(m->na_strings);
     mtd_init(m);
 }
 
@@ -357,6 +358,21 @@ static bool key_int(J *j, const char *key, JVal *v, int64_t *slot)
     return true;
 }
 
+static bool key_double(J *j, const char *key, JVal *v, double *slot)
+{
+    double d = v->num;
+    bool ok = v->kind == J_NUM;
+    if (v->kind == J_STR)
+        ok = io_parse_double(v->s, v->s + strlen(v->s), &d);
+    if (!ok) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "'%s' must be a number", key);
+        return jfail(j, msg);
+    }
+    *slot = d;
+    return true;
+}
+
 static bool key_bool(J *j, const char *key, JVal *v, int *slot)
 {
     if (v->kind == J_BOOL) {
@@ -411,6 +427,14 @@ static bool apply_key(J *j, const char *key, JVal *v, Mtd *m)
         return key_int(j, key, v, &m->cols_in_block);
     if (strcmp(key, "header") == 0)
         return key_bool(j, key, v, &m->header);
+    /* fill, default and naStrings: csv read options a call may leave to
+     * the .mtd, as upstream's read takes any of its parameters from it. */
+    if (strcmp(key, "fill") == 0)
+        return key_bool(j, key, v, &m->fill);
+    if (strcmp(key, "default") == 0)
+        return (m->has_default = true, key_double(j, key, v, &m->dflt));
+    if (strcmp(key, "naStrings") == 0)
+        return key_string(j, key, v, &m->na_strings);
     return true;    /* unknown keys (blocksize, ...) are ignored */
 }
 

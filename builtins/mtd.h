@@ -12,7 +12,8 @@
 
 #include "io/io_formats.h"
 
-/* Parsed metadata. Absent keys are NULL strings, -1 numbers, header -1. */
+/* Parsed metadata. Absent keys are NULL strings, -1 numbers, header and
+ * fill -1, has_default false. */
 typedef struct Mtd {
     char *data_type;        /* "matrix", "scalar", "frame" */
     char *value_type;       /* "double", "int", "boolean", "string" */
@@ -27,6 +28,10 @@ typedef struct Mtd {
     char *created;          /* "yyyy-MM-dd HH:mm:ss z" */
     char *indsep;           /* libsvm: index/value separator ("indSep") */
     char *schema;           /* frames: the column value types, "STRING,FP64,..." */
+    int fill;               /* csv: -1 absent, 0 FALSE, 1 TRUE */
+    bool has_default;       /* csv: "default" given ... */
+    double dflt;            /* ... the value of empty fields */
+    char *na_strings;       /* csv: "naStrings", several joined by '·' */
 } Mtd;
 
 void mtd_init(Mtd *m);

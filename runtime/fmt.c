@@ -274,3 +274,23 @@ void fmt_fixed(StrBuf *b, double x, int decimal)
         sb_putn(b, (i >= 0 && i < d.n) ? &d.dig[i] : "0", 1);
     }
 }
+
+void fmt_decimal_format(StrBuf *b, double x, int min_frac)
+{
+    if (min_frac < 0)
+        min_frac = 0;
+    int max_frac = min_frac < 3 ? 3 : min_frac;
+    size_t start = b->len;
+    fmt_fixed(b, x, max_frac);
+    if (b->oom || max_frac == min_frac)
+        return;
+    const char *dot = memchr(b->p + start, '.', b->len - start);
+    if (!dot)
+        return;
+    size_t keep = (size_t)(dot - b->p) + 1 + (size_t)min_frac;
+    while (b->len > keep && b->p[b->len - 1] == '0')
+        b->len--;
+    if (min_frac == 0 && b->len == keep)
+        b->len--;                       /* no fraction left: drop the point */
+    b->p[b->len] = '\0';
+}

@@ -12,5 +12,10 @@
 int fmt_double_java(double d, char *buf);
 /* Java DecimalFormat with exactly 'decimal' fraction digits, HALF_EVEN. */
 void fmt_fixed(StrBuf *b, double d, int decimal);
+/* What toString's cells get: upstream's `new DecimalFormat()` (at most 3
+ * fraction digits) after setMinimumFractionDigits(min_frac), so at least
+ * min_frac and at most max(min_frac, 3) digits, trailing zeros past
+ * min_frac dropped: min_frac 1 gives 1.0, 2.5, 0.333. */
+void fmt_decimal_format(StrBuf *b, double d, int min_frac);
 
 #endif

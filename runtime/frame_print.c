@@ -63,7 +63,7 @@ void frame_tostring_sb(StrBuf *b, const FrameBlock *f, const ToStringOpts *o)
             if (j)
                 sb_putn(b, sep, seplen);
             if (f->col[j].type == FT_DOUBLE)
-                fmt_fixed(b, f->col[j].d[i], o->decimal);
+                fmt_decimal_format(b, f->col[j].d[i], o->decimal);
             else
                 frame_cell_text(b, f, i, j);
         }

@@ -684,7 +684,7 @@ int64_t ops_d2i(double d)
 /* Java's Double.parseDouble: surrounding chars <= ' ' are ignored; accepts
  * "NaN", "[+-]Infinity", decimal and hex forms, an optional f/F/d/D
  * suffix. Rejects what only strtod accepts ("inf", "nan(..)", "0x10"). */
-static bool parse_java_double(const char *s, double *out)
+bool ops_parse_java_double(const char *s, double *out)
 {
     const char *b = s;
     while (*b && (unsigned char)*b <= ' ')
@@ -772,7 +772,7 @@ Status ops_to_int(Interp *I, Value v, int64_t *out)
     case VAL_STRING:
         if (parse_exact_int(v.s->s, out))
             return ST_OK;
-        if (!parse_java_double(v.s->s, &d))
+        if (!ops_parse_java_double(v.s->s, &d))
             return err_convert(I, v, "int");
         *out = ops_d2i(d);
         return ST_OK;
@@ -787,7 +787,7 @@ Status ops_to_double(Interp *I, Value v, double *out)
     case VAL_INT: *out = (double)v.i; return ST_OK;
     case VAL_DOUBLE: *out = v.d; return ST_OK;
     case VAL_STRING:
-        if (!parse_java_double(v.s->s, out))
+        if (!ops_parse_java_double(v.s->s, out))
             return err_convert(I, v, "double");
         return ST_OK;
     default: return err_convert(I, v, "double");

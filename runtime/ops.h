@@ -31,6 +31,9 @@ int64_t ops_d2i(double d);                 /* truncation after adding 2^-53 to |
 Status ops_to_bool(Interp *I, Value v, bool *out);
 Status ops_to_int(Interp *I, Value v, int64_t *out);
 Status ops_to_double(Interp *I, Value v, double *out);
+/* Java's Double.parseDouble: true and *out set when s is a number in its
+ * syntax (trimmed, NaN/Infinity, hex with a p exponent, f/d suffix). */
+bool ops_parse_java_double(const char *s, double *out);
 /* String form (doc/language.md, "types") of a scalar; owned Str. */
 Status ops_to_str(Interp *I, Value v, Str **out);
 /* Convert scalar v to value type 'vt' (int/double/boolean/string) for

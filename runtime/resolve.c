@@ -21,6 +21,7 @@
 #include "dtcheck.h"
 #include "liveness.h"
 #include "loader.h"
+#include "ops.h"
 #include "parfor.h"
 #include "stack.h"
 
@@ -263,20 +264,25 @@ static void expr(Res *r, Node *n, bool allow_list);
 static void stmts_bind(Res *r, Node **s, int n);
 static void collect_writes(Res *r, Node *loop);
 
-/* "$name" -> a typed constant (doc/language.md, "ifdef"). */
+/* "$name" -> a typed constant (doc/language.md, "ifdef"): TRUE/FALSE, then
+ * what Java's Long.parseLong reads ([+-]digits, nothing around them), then
+ * what Double.parseDouble reads ("1e3", "2.5d", "NaN"; not "inf" or
+ * "0x10", which stay strings), else a string. */
 static Value cmdarg_value(Res *r, const char *text, const Loc *loc)
 {
     if (strcmp(text, "TRUE") == 0)
         return val_bool(true);
     if (strcmp(text, "FALSE") == 0)
         return val_bool(false);
-    char *end;
-    errno = 0;
-    long long ll = strtoll(text, &end, 10);
-    if (*text && *end == '\0' && errno == 0)
-        return val_int(ll);
-    double d = strtod(text, &end);
-    if (*text && *end == '\0' && end != text)
+    const char *digits = text + (text[0] == '+' || text[0] == '-');
+    if (*digits && strspn(digits, "0123456789") == strlen(digits)) {
+        errno = 0;
+        long long ll = strtoll(text, NULL, 10);
+        if (errno == 0)
+            return val_int(ll);
+    }
+    double d;
+    if (ops_parse_java_double(text, &d))
         return val_double(d);
     size_t len = strlen(text);
     if (len >= 2 && (text[0] == '"' || text[0] == '\'') && text[len - 1] == text[0])

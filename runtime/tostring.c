@@ -69,14 +69,14 @@ static void matrix_tostring_sb(StrBuf *b, const Matrix *m, const ToStringOpts *o
                 sb_putn(b, sep, seplen);
                 sb_printf(b, "%lld", (long long)(j + 1));
                 sb_putn(b, sep, seplen);
-                fmt_fixed(b, row[j], o->decimal);
+                fmt_decimal_format(b, row[j], o->decimal);
                 sb_putn(b, linesep, linelen);
             }
         } else {
             for (int64_t j = 0; j < cols; j++) {
                 if (j)
                     sb_putn(b, sep, seplen);
-                fmt_fixed(b, row[j], o->decimal);
+                fmt_decimal_format(b, row[j], o->decimal);
             }
             sb_putn(b, linesep, linelen);
         }

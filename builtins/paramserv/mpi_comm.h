@@ -108,7 +108,8 @@ static inline long mpi_idle_next(MpiIdle *w)
     return us;
 }
 /* Whether a send is under way and moved (was posted or completed a
- * request) within MPI_SPIN_SECS: then a loop should poll without sleeping. */
+ * request) within MPI_SPIN_SECS, on a host with a core for each of its
+ * ranks: then a loop should poll without sleeping. */
 bool mpi_sends_moving(void);
 void mpi_idle_sleep(MpiIdle *w);
 
