@@ -789,8 +789,7 @@ static void wg_split(const double *src, int64_t lds, int64_t rows, int64_t cols,
 {
     /* cells x, x+2, .. of a row go to one half, x+1, x+3, .. to the other:
      * 8 cells at a time, two vectors unzipped */
-    typedef int64_t WgI __attribute__((vector_size(WG_L * sizeof(int64_t))));
-    const WgI ev = {0, 2, 4, 6}, od = {1, 3, 5, 7};
+    _Static_assert(WG_L == 4, "the unzip below is written for 4 lanes");
     for (int64_t h = 0; h < rows; h++) {
         const double *s = src + h * lds;
         double *d = dst + h * ldd;
@@ -801,8 +800,10 @@ static void wg_split(const double *src, int64_t lds, int64_t rows, int64_t cols,
             WgV a, b;
             WG_LD(a, s + x);
             WG_LD(b, s + x + WG_L);
-            WG_ST(d0 + x / 2, __builtin_shuffle(a, b, ev));
-            WG_ST(d1 + x / 2, __builtin_shuffle(a, b, od));
+            /* __builtin_shufflevector: GCC 12 and clang (the fuzz build)
+             * both have it; GCC's __builtin_shuffle is GCC's alone. */
+            WG_ST(d0 + x / 2, __builtin_shufflevector(a, b, 0, 2, 4, 6));
+            WG_ST(d1 + x / 2, __builtin_shufflevector(a, b, 1, 3, 5, 7));
         }
         for (; x < cols; x++)
             (x & 1 ? d1 : d0)[x >> 1] = s[x];
