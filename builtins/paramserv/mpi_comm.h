@@ -31,6 +31,8 @@ enum {
     MM_BEAT,            /* r -> 0: still alive (sent each second during a call) */
     MM_ENDACK,          /* r -> 0: left the call */
     MM_PART,            /* 0 -> r: right after CALL, the partition list(X, Y), cells in place */
+    MM_MODEL_TREE,      /* 0 or r -> r: list(model, ranks): a model for this rank's next pull,
+                           to be passed on to 'ranks' (a BSP round's broadcast tree) */
 };
 
 typedef struct MpiMsg {

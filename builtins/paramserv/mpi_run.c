@@ -323,31 +323,110 @@ static Value pull_view(Value m, const bool *need, int64_t n)
     return val_list_take(v);
 }
 
+/* A model that several ranks pull at once (a BSP round) goes down a tree
+ * instead of k times out of rank 0: the ranks ranks[0..n) are split in two
+ * halves, the first rank of each gets the model with the rest of its half
+ * to pass on in the same way. Each rank still receives one copy, the cells
+ * are the same bytes, so results do not change; rank 0 sends two copies
+ * instead of k, and the copies travel in parallel, log2(k) hops deep. A
+ * rank that dies on the way ends the job as any dead rank does; one that
+ * hangs stops answering rank 0 and is found by the heartbeat timeout. */
+enum { TREE_MIN = 3 };   /* fewer recipients: direct sends are as good */
+
+/* Rank 0 numbers its calls; a CALL carries the number (header 'epoch') and
+ * so does each tree message (header 'batch'), so a worker rank drops a
+ * model forwarded late from an aborted earlier call. Only workers that
+ * have pushed get a model through the tree: their CALL is in, and a peer's
+ * message cannot overtake it (MPI orders messages per sender only). */
+static int64_t call_seq;
+
+static bool send_tree_half(Value model, const int *ranks, int n, int worker, int64_t seq)
+{
+    Matrix *fwd = mat_new_raw(1, n - 1);
+    List *l = list_new(2, false);
+    bool ok = fwd && l && list_push(l, model, NULL);
+    if (ok) {
+        for (int i = 1; i < n; i++)
+            fwd->data[i - 1] = ranks[i];
+        ok = list_push_take(l, val_matrix_take(fwd), NULL);
+        fwd = NULL;
+    }
+    if (!ok) {
+        mat_release(fwd);
+        list_release(l);
+        return false;
+    }
+    Value v = val_list_take(l);
+    ok = mpi_send_value(ranks[0], MM_MODEL_TREE, worker, 0, seq, v);
+    val_release(v);
+    return ok;
+}
+
+/* Send 'model' to ranks[0..n) down the tree (one or two sends from here). */
+static bool send_tree(Value model, const int *ranks, int n, int worker, int64_t seq)
+{
+    int h = (n + 1) / 2;
+    if (n > 0 && !send_tree_half(model, ranks, h, worker, seq))
+        return false;
+    return n - h <= 0 || send_tree_half(model, ranks + h, n - h, worker, seq);
+}
+
 /* Send each proxy's pending mailbox to its rank (the entries in need[]).
- * Returns whether anything was sent. */
+ * Workers whose mailboxes hold the same model (BSP delivers one model to
+ * every worker) get it through one tree when there are TREE_MIN or more
+ * of them. Returns whether anything was sent. */
 static bool send_models(PsRun *run, const bool *need, int64_t nneed)
 {
     bool any = false;
-    for (int i = 0; i < run->k; i++) {
-        PsWorker *w = &run->w[i];
-        pthread_mutex_lock(&run->mu);
-        Value m = w->mailbox;
-        w->mailbox = val_none();
-        pthread_mutex_unlock(&run->mu);
-        if (m.kind == VAL_NONE)
-            continue;
-        /* BSP delivers one model to every worker: the same cells go to
-         * each rank, straight from the model's memory. */
-        Value view = pull_view(m, need, nneed);
-        val_release(m);
-        bool sent = mpi_send_value(w->rank, MM_MODEL, w->id, 0, 0, view);
-        val_release(view);
-        if (!sent) {
-            mpi_failed(run, "sending a model");
-            return any;
-        }
-        any = true;
+    int k = run->k, few[16];
+    int *ranks = k <= 16 ? few : malloc(sizeof *ranks * (size_t)k);
+    Value *ms = calloc((size_t)k, sizeof *ms);
+    if (!ranks || !ms) {
+        if (ranks != few)
+            free(ranks);
+        free(ms);
+        ps_fail_msg(run, "paramserv: out of memory");
+        return false;
     }
+    pthread_mutex_lock(&run->mu);
+    for (int i = 0; i < k; i++) {
+        ms[i] = run->w[i].mailbox;
+        run->w[i].mailbox = val_none();
+    }
+    pthread_mutex_unlock(&run->mu);
+    bool ok = true;
+    for (int i = 0; i < k; i++) {
+        if (ms[i].kind == VAL_NONE)
+            continue;
+        /* The workers from i on waiting for this very model. */
+        int n = 0;
+        for (int j = i; j < k && run->w[i].heard_push; j++)
+            if (ms[j].kind == VAL_LIST && ms[j].l == ms[i].l && run->w[j].heard_push)
+                ranks[n++] = run->w[j].rank;
+        Value view = ok ? pull_view(ms[i], need, nneed) : val_none();
+        if (ok && n >= TREE_MIN) {
+            ok = send_tree(view, ranks, n, run->w[i].id, call_seq);
+            for (int j = k - 1; j > i; j--)
+                if (ms[j].kind == VAL_LIST && ms[j].l == ms[i].l && run->w[j].heard_push) {
+                    val_release(ms[j]);
+                    ms[j] = val_none();
+                }
+        } else if (ok) {
+            ok = mpi_send_value(run->w[i].rank, MM_MODEL, run->w[i].id, 0, 0, view);
+        }
+        val_release(view);
+        val_release(ms[i]);
+        ms[i] = val_none();
+        if (!ok)
+            mpi_failed(run, "sending a model");
+        else
+            any = true;
+    }
+    for (int i = 0; i < k; i++)
+        val_release(ms[i]);
+    if (ranks != few)
+        free(ranks);
+    free(ms);
     return any;
 }
 
@@ -377,6 +456,7 @@ static void on_message(PsRun *run, MpiMsg *m, int *ndone)
             ps_fail_msg(run, msg);
             return;
         }
+        w->heard_push = true;
         if (ps_enqueue_push_take(run, w->id, m->epoch, m->batch, payload) != ST_OK)
             ps_fail_msg(run, "paramserv: out of memory queueing a push");
         break;
@@ -429,6 +509,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
     int blas_before = blas_budget_enter(local_ranks());
     mpi_lock();
     double t0 = clock_now_sec();
+    call_seq++;
     /* The CALL: the common part, then this worker's id, k and partition. */
     WBuf common = {0};
     CallMsg call;
@@ -451,7 +532,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
             ps_fail_msg(run, "paramserv: out of memory");
             break;
         }
-        if (!mpi_send_take(w->rank, MM_CALL, w->id, 0, 0, &b) ||
+        if (!mpi_send_take(w->rank, MM_CALL, w->id, call_seq, 0, &b) ||
             !mpi_send_value(w->rank, MM_PART, w->id, 0, 0, part))
             mpi_failed(run, "sending a paramserv call");
         val_release(part);
@@ -708,6 +789,34 @@ static bool send_fail(const char *msg)
     return mpi_send_take(0, MM_FAIL, 0, 0, 0, NULL);
 }
 
+/* An MM_MODEL_TREE, list(model, ranks): send the model on to 'ranks'
+ * (send_tree) and leave the bare model in m->value (NONE when the message
+ * is malformed: the worker then fails on it). False on an MPI error. */
+static bool forward_tree(MpiMsg *m)
+{
+    Value v = m->value;
+    m->value = val_none();
+    List *l = v.kind == VAL_LIST ? v.l : NULL;
+    Matrix *fwd = l && l->n == 2 && l->items[0].kind == VAL_LIST && l->items[1].kind == VAL_MATRIX
+                      ? l->items[1].m : NULL;
+    int64_t n = fwd ? mat_len(fwd) : 0;
+    int *ranks = n > 0 ? malloc(sizeof *ranks * (size_t)n) : NULL;
+    bool ok = true, good = fwd && (n == 0 || ranks);
+    for (int64_t i = 0; good && i < n; i++) {
+        double d = fwd->data[i];
+        good = d >= 1 && d < mpi_size() && d == (int)d && (int)d != mpi_rank();
+        if (good)
+            ranks[i] = (int)d;
+    }
+    if (good) {
+        m->value = val_ref(l->items[0]);
+        ok = send_tree(m->value, ranks, (int)n, m->worker, m->batch);
+    }
+    free(ranks);
+    val_release(v);
+    return ok;
+}
+
 /* One paramserv call on a worker rank, from its CALL to rank 0's END.
  * False when this rank could not send to rank 0 (mpi_error says why). */
 static bool serve_call(MpiMsg *call, const Value *part)
@@ -813,6 +922,17 @@ static bool serve_call(MpiMsg *call, const Value *part)
         }
         if (got) {
             busy = true;
+            if (m.type == MM_MODEL_TREE && m.batch != call->epoch) {
+                m.type = 0;     /* forwarded late from an earlier call */
+            } else if (m.type == MM_MODEL_TREE) {
+                /* Pass the model on down the tree first, then take it. */
+                if (!forward_tree(&m)) {
+                    ok = false;
+                    mpi_msg_free(&m);
+                    break;
+                }
+                m.type = MM_MODEL;
+            }
             if (m.type == MM_MODEL) {
                 Value model = m.value;
                 m.value = val_none();

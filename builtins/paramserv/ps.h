@@ -191,6 +191,7 @@ typedef struct PsWorker {
     bool remote;                /* runs on an MPI rank; mpi_run.c sends its mailbox */
     int rank;                   /* that rank */
     char *where;                /* "rank R on HOST" (malloc'd) or NULL */
+    bool heard_push;            /* rank 0's bridge: a push came from its rank, which so has its CALL */
     /* shared (PsRun.mu) */
     Value mailbox;              /* model waiting to be pulled, or NONE */
     pthread_cond_t cv;          /* the worker waits here for its mailbox */

@@ -96,6 +96,8 @@ for btl in self,vader self,tcp; do
         bits $n $btl BATCH DISJOINT_RANDOM FALSE gradients_dropout
     done
 done
+# Five workers: BSP's models go down a broadcast tree two levels deep.
+bits 6 self,tcp BATCH DISJOINT_RANDOM FALSE gradients_dropout
 bits 3 self,vader EPOCH OVERLAP_RESHUFFLE FALSE gradients_dropout
 bits 3 self,tcp NBATCHES DISJOINT_ROUND_ROBIN FALSE gradients
 bits 4 self,vader EPOCH DISJOINT_CONTIGUOUS TRUE gradients_dropout
