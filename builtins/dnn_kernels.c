@@ -964,10 +964,16 @@ static int wg_filter_grad(const DnnGeom *g, const double *X, const double *dout,
  * spreads across its tile), so such operands take the im2col path. */
 static bool all_finite(const double *a, int64_t n)
 {
-    double acc = 0;
-    for (int64_t i = 0; i < n; i++)
-        acc += a[i] * 0.0;   /* NaN once any a[i] is Inf or NaN */
-    return acc == 0;
+    /* the exponent all ones is Inf or NaN; integer ops, so it vectorises
+     * (a floating-point sum would run at the add's latency) */
+    const uint64_t exp = 0x7ffULL << 52;
+    uint64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t b;
+        memcpy(&b, &a[i], sizeof b);
+        bad |= (b & exp) == exp;
+    }
+    return !bad;
 }
 
 static bool wg_finite(const double *a, int64_t rows_a, int64_t cols_a, const double *b, int64_t rows_b,
