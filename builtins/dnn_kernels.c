@@ -321,7 +321,7 @@ static void conv_gemm(const Conv *cv, int64_t n0, int64_t b)
     const DnnGeom *g = cv->g;
     const int64_t CRS = g->C * g->R * g->S, PQ = g->P * g->Q, FPQ = g->F * PQ, ld = b * PQ;
     /* one image's dout row already is F x PQ with leading dimension PQ */
-    const double *d = b > 1 ? cv->buf : cv->dout + n0 * FPQ;
+    const double *d = b > 1 ? cv->buf : cv->dout ? cv->dout + n0 * FPQ : NULL;   /* forward: no dout (NULL + 0 is UB) */
     switch (cv->op) {
     case CONV_FWD:  /* out_B (F x bPQ) = W (F x CRS) * cols (CRS x bPQ); one image: straight into out */
         if (b == 1)
