@@ -20,6 +20,13 @@
 #include "mpi_comm.h"
 #include "psmpi.h"
 
+int mpi_local_ranks(void)
+{
+    const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    long n = ls ? atol(ls) : 1;
+    return n > 0 && n < 4096 ? (int)n : 1;
+}
+
 void mpi_idle_sleep(MpiIdle *w)
 {
     long us = mpi_idle_next(w);
@@ -282,8 +289,7 @@ static bool recv_chunks(int src, char *p, size_t len)
                 return mpi_fail(rc, "MPI_Test");
             if (flag)
                 break;
-            if (idle.max_us == 0 && clock_now_sec() - t0 > MPI_SPIN_SECS)
-                mpi_idle_cap(&idle, CHUNK_IDLE_MAX_US);
+            mpi_idle_spun(&idle, clock_now_sec() - t0, CHUNK_IDLE_MAX_US);
             mpi_idle_sleep(&idle);
         }
     }
@@ -599,9 +605,8 @@ bool ps_mpi_launch(const DiagSink *sink, int *status)
      * takes the core a receiver copies on (2 cores, 3 ranks, with Open
      * MPI's single copy: 17 -> 21 ms per step of bench/dml/ps_transport.dml).
      * Receivers spin anyway (recv_chunks): they do the copying. */
-    const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    long local = ls ? atol(ls) : 1, cores = sysconf(_SC_NPROCESSORS_ONLN);
-    M.spin_sends = local >= 1 && cores >= 1 && local <= cores;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    M.spin_sends = cores >= 1 && mpi_local_ranks() <= cores;
     M.up = true;
     if (M.size >= 2) {
         int st = 0;

@@ -71,6 +71,11 @@ double mpi_timeout(void);
 void mpi_mark_broken(void);
 void mpi_lock(void);
 void mpi_unlock(void);
+/* How many ranks share this host (OMPI_COMM_WORLD_LOCAL_SIZE; 1 outside
+ * mpirun): each gets that share of the host's thread budget (the cores, or
+ * --threads / DML_THREADS), rank 0 during a call included, so ranks x
+ * threads never exceed it. */
+int mpi_local_ranks(void);
 
 /* Waiting in a polling loop. Every wait for MPI traffic here polls (a
  * blocking MPI call would spin a core that the computing ranks need) and
@@ -108,6 +113,13 @@ static inline long mpi_idle_next(MpiIdle *w)
     long us = w->us;
     w->us = us * 2 < w->max_us ? us * 2 : w->max_us;
     return us;
+}
+/* A loop that spins (cap 0) and has 'waited' seconds: past MPI_SPIN_SECS
+ * it sleeps between polls again, up to 'cap' microseconds. */
+static inline void mpi_idle_spun(MpiIdle *w, double waited, long cap)
+{
+    if (w->max_us == 0 && waited > MPI_SPIN_SECS)
+        mpi_idle_cap(w, cap);
 }
 /* Whether a send is under way and moved (was posted or completed a
  * request) within MPI_SPIN_SECS, on a host with a core for each of its

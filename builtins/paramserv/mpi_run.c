@@ -64,8 +64,16 @@
  * polls. */
 #define SEND_IDLE_MAX_US 200
 
+/* Wait on cv (mu held) at most 'us' microseconds; 0 (a spinning MpiIdle,
+ * mpi_comm.h): only yield the core, with mu released meanwhile. */
 static void cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us)
 {
+    if (us <= 0) {
+        pthread_mutex_unlock(mu);
+        sched_yield();
+        pthread_mutex_lock(mu);
+        return;
+    }
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_nsec += us * 1000L;
@@ -74,16 +82,6 @@ static void cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us)
         ts.tv_nsec %= 1000000000L;
     }
     pthread_cond_timedwait(cv, mu, &ts);
-}
-
-/* How many ranks share this host: each gets that share of the host's
- * thread budget (the cores, or --threads / DML_THREADS), rank 0 during a
- * call included, so ranks x threads never exceed it. */
-static int local_ranks(void)
-{
-    const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    long n = ls ? atol(ls) : 1;
-    return n > 0 && n < 4096 ? (int)n : 1;
 }
 
 bool ps_mpi_launched(void)
@@ -258,8 +256,7 @@ static void call_free(CallMsg *m)
     val_release(m->hyper);
 }
 
-/* The part of a CALL for one worker: its id, k and its partition. */
-/* The worker's place in the call; its partition follows as MM_PART, whose
+/* The part of a CALL for one worker: its place in the call; its partition follows as MM_PART, whose
  * cells go straight from the matrices into the worker's (no copy into the
  * payload: a partition may be past 2 GiB, and a copy would double it). */
 static void xfer_part(WIO *x, int64_t *id, int64_t *k)
@@ -371,6 +368,14 @@ static bool send_tree(Value model, const int *ranks, int n, int worker, int64_t 
     return n - h <= 0 || send_tree_half(model, ranks + h, n - h, worker, seq);
 }
 
+/* Whether worker j may take worker i's model (ms[i]) in one tree with it:
+ * the same model object, and both have pushed (so their CALL is in). */
+static bool tree_mate(const PsRun *run, const Value *ms, int i, int j)
+{
+    return run->w[i].heard_push && run->w[j].heard_push && ms[i].kind == VAL_LIST && ms[j].kind == VAL_LIST &&
+           ms[j].l == ms[i].l;
+}
+
 /* Send each proxy's pending mailbox to its rank (the entries in need[]).
  * Workers whose mailboxes hold the same model (BSP delivers one model to
  * every worker) get it through one tree when there are TREE_MIN or more
@@ -400,14 +405,14 @@ static bool send_models(PsRun *run, const bool *need, int64_t nneed)
             continue;
         /* The workers from i on waiting for this very model. */
         int n = 0;
-        for (int j = i; j < k && run->w[i].heard_push; j++)
-            if (ms[j].kind == VAL_LIST && ms[j].l == ms[i].l && run->w[j].heard_push)
+        for (int j = i; j < k; j++)
+            if (tree_mate(run, ms, i, j))
                 ranks[n++] = run->w[j].rank;
         Value view = ok ? pull_view(ms[i], need, nneed) : val_none();
         if (ok && n >= TREE_MIN) {
             ok = send_tree(view, ranks, n, run->w[i].id, call_seq);
             for (int j = k - 1; j > i; j--)
-                if (ms[j].kind == VAL_LIST && ms[j].l == ms[i].l && run->w[j].heard_push) {
+                if (tree_mate(run, ms, i, j)) {
                     val_release(ms[j]);
                     ms[j] = val_none();
                 }
@@ -506,11 +511,12 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
     for (int64_t i = 0; need && i < nneed; i++)
         run->pull_entries += need[i];
     /* The server's agg and val share this host with worker ranks. */
-    int blas_before = blas_budget_enter(local_ranks());
+    int blas_before = blas_budget_enter(mpi_local_ranks());
     mpi_lock();
     double t0 = clock_now_sec();
     call_seq++;
-    /* The CALL: the common part, then this worker's id, k and partition. */
+    /* The CALL: the common part, then this worker's id and k; its
+     * partition follows as MM_PART. */
     WBuf common = {0};
     CallMsg call;
     if (!call_of(&call, I, run, c))
@@ -582,15 +588,10 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
             mpi_idle_busy(&idle);
         } else {
             mpi_idle_cap(&idle, mpi_sends_moving() ? 0 : mpi_sends_pending() ? SEND_IDLE_MAX_US : SERVE_IDLE_MAX_US);
-            long us = mpi_idle_next(&idle);
-            if (us == 0) {
-                sched_yield();
-            } else {
-                pthread_mutex_lock(&run->mu);
-                if (!atomic_load(&run->abort))
-                    cond_wait_us(&run->pump_cv, &run->mu, us);
-                pthread_mutex_unlock(&run->mu);
-            }
+            pthread_mutex_lock(&run->mu);
+            if (!atomic_load(&run->abort))
+                cond_wait_us(&run->pump_cv, &run->mu, mpi_idle_next(&idle));
+            pthread_mutex_unlock(&run->mu);
         }
     }
     /* End the call on every worker rank, done or not, and wait until each
@@ -869,7 +870,7 @@ static bool serve_call(MpiMsg *call, const Value *part)
         if (r->out)
             setvbuf(r->out, NULL, _IOLBF, 0);   /* a printed line leaves with the next message */
         /* BLAS: this rank's share of its host's thread budget. */
-        int per = blas_budget_share(local_ranks());
+        int per = blas_budget_share(mpi_local_ranks());
         blas_set_threads(per);
         worker_interp_init(&w->I, r->prog, rng_mix3(r->cfg.seed, (uint64_t)w->id + 1, 0), &run->abort, per,
                            r->out ? r->out : stdout);
@@ -965,15 +966,10 @@ static bool serve_call(MpiMsg *call, const Value *part)
                                 : awaiting ? AWAIT_IDLE_MAX_US : COMPUTE_IDLE_MAX_US);
             /* Sleep unless a push or the worker's end is waiting to go;
              * once reported, only END can come. */
-            long us = mpi_idle_next(&idle);
-            if (us == 0) {
-                sched_yield();
-            } else {
-                pthread_mutex_lock(&run->mu);
-                if (run->ninbox == 0 && (!r->finished || reported))
-                    cond_wait_us(&run->server_cv, &run->mu, us);
-                pthread_mutex_unlock(&run->mu);
-            }
+            pthread_mutex_lock(&run->mu);
+            if (run->ninbox == 0 && (!r->finished || reported))
+                cond_wait_us(&run->server_cv, &run->mu, mpi_idle_next(&idle));
+            pthread_mutex_unlock(&run->mu);
         }
     }
     /* END (or a broken connection): stop the worker thread and leave. */
@@ -1038,8 +1034,7 @@ static bool recv_part(Value *part)
         double waited = clock_now_sec() - t0;
         if (waited > mpi_timeout())
             return true;
-        if (idle.max_us == 0 && waited > MPI_SPIN_SECS)
-            mpi_idle_cap(&idle, AWAIT_IDLE_MAX_US);
+        mpi_idle_spun(&idle, waited, AWAIT_IDLE_MAX_US);
         mpi_idle_sleep(&idle);
     }
 }

@@ -84,9 +84,10 @@ static void epoch_end(PsRun *run, int64_t e)
  * within the budget). Workers on MPI ranks have budgets of their own, so
  * rank 0 keeps to its rank's share, except when every worker waits for
  * this update (a BSP round; SBP or ASP with all k pushing): then the worker
- * ranks on rank 0's host wait too, and the host's whole budget is idle (on 16 cores with 8 worker ranks, one
- * thread summed the eight 13 MB LeNet gradients and ran the optimizer while
- * the eight waited). Outside updates the server keeps to one thread.
+ * ranks on rank 0's host wait too, and the host's whole budget is idle (on
+ * 16 cores with 8 worker ranks, one thread summed the eight 13 MB LeNet
+ * gradients and ran the optimizer while the eight waited). Outside updates
+ * the server keeps to one thread.
  * Element-wise kernels compute each cell alone, so the thread count never
  * changes a result. */
 static void update_threads_begin(PsRun *run, int waiting)
