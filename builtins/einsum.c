@@ -329,6 +329,19 @@ static uint64_t term_mask(const EinOp *o)
     return m;
 }
 
+/* Operand o becomes R (owned through *hold, whose old matrix is released),
+ * a result with the n (<= 2) indices idx. */
+static void op_become(EinOp *o, Value *hold, Matrix *R, const int *idx, int n)
+{
+    val_release(*hold);
+    o->m = R;
+    o->nidx = n;
+    o->idx[0] = idx[0];
+    o->idx[1] = idx[1];
+    op_strides(o);
+    *hold = val_matrix_take(R);
+}
+
 /* While more than two operands remain, contracts the cheapest pair (the
  * product of the sizes of the indices it spans) whose result keeps at most
  * two indices: those the output or another operand still needs. "ij,jk,kl"
@@ -358,13 +371,7 @@ static Status einsum_plan(Interp *I, Ein *e, Value *hold)
             continue;   /* nothing to sum, no diagonal */
         Matrix *R;
         TRY(einsum_eval(I, e->size, o, 1, res, n, &R));
-        val_release(hold[k]);
-        o->m = R;
-        o->nidx = n;
-        o->idx[0] = res[0];
-        o->idx[1] = res[1];
-        op_strides(o);
-        hold[k] = val_matrix_take(R);
+        op_become(o, &hold[k], R, res, n);
     }
     while (e->nop > 2) {
         int bx = -1, by = -1, bres[2] = {0, 0}, bn = 0;
@@ -409,15 +416,8 @@ static Status einsum_plan(Interp *I, Ein *e, Value *hold)
         EinOp pair[2] = {e->op[bx], e->op[by]};
         Matrix *R;
         TRY(einsum_eval(I, e->size, pair, 2, bres, bn, &R));
-        val_release(hold[bx]);
         val_release(hold[by]);
-        EinOp *o = &e->op[bx];
-        o->m = R;
-        o->nidx = bn;
-        o->idx[0] = bres[0];
-        o->idx[1] = bres[1];
-        op_strides(o);
-        hold[bx] = val_matrix_take(R);
+        op_become(&e->op[bx], &hold[bx], R, bres, bn);
         for (int k = by; k + 1 < e->nop; k++) {
             e->op[k] = e->op[k + 1];
             hold[k] = hold[k + 1];
