@@ -839,12 +839,28 @@ static void wg_tiles_init(WgTiles *w, int64_t Ci, int64_t Hi, int64_t Wi, int64_
                    .TY = (Ho + 3) / 4, .TX = (Wo + 3) / 4};
 }
 
+/* The exponent all ones: Inf or NaN. The Winograd transforms add and
+ * subtract values that direct convolution never combines: an Inf input
+ * becomes Inf - Inf = NaN in outputs that should read +-Inf (and a NaN
+ * spreads across its tile), so such operands take the im2col path. The
+ * tests are integer ops, so they vectorise (a floating-point sum would run
+ * at the add's latency). */
+#define WG_EXP (0x7ffULL << 52)
+typedef uint64_t WgU __attribute__((vector_size(WG_L * sizeof(uint64_t))));
+
+/* the lanes of v that are not finite, as all ones (a macro: see WG_LD) */
+#define WG_BAD(v) ((WgU)(((WgU)(v) & (WgU){WG_EXP, WG_EXP, WG_EXP, WG_EXP}) == (WgU){WG_EXP, WG_EXP, WG_EXP, WG_EXP}))
+
 /* Copies the rows x cols cells of src (a row every lds cells) into the
  * split rows of dst (a row every ldd cells: the columns 0, 4, 8, .. first,
- * then phases 1, 2 and 3, each qw cells), starting at row 0 and column c0. */
-static void wg_split(const double *src, int64_t lds, int64_t rows, int64_t cols, double *dst, int64_t ldd,
+ * then phases 1, 2 and 3, each qw cells), starting at row 0 and column c0.
+ * Returns whether every cell copied is finite: the planes' one pass that
+ * tells whether the Winograd path may keep them. */
+static bool wg_split(const double *src, int64_t lds, int64_t rows, int64_t cols, double *dst, int64_t ldd,
                      int64_t qw, int64_t c0)
 {
+    WgU bad = {0};
+    uint64_t sbad = 0;
     /* cell x = 4k + j of a row goes to cell k of the phase of column c0 + j:
      * 16 cells at a time, four vectors transposed, then 8 (two halves) */
     for (int64_t h = 0; h < rows; h++) {
@@ -855,8 +871,10 @@ static void wg_split(const double *src, int64_t lds, int64_t rows, int64_t cols,
         int64_t x = 0;
         for (; x + 4 * WG_L <= cols; x += 4 * WG_L) {
             WgV v[4], o[4];
-            for (int j = 0; j < 4; j++)
+            for (int j = 0; j < 4; j++) {
                 WG_LD(v[j], s + x + j * WG_L);
+                bad |= WG_BAD(v[j]);
+            }
             wg_transpose4(v, o);
             for (int j = 0; j < 4; j++)
                 WG_ST(dq[j] + x / 4, o[j]);
@@ -865,6 +883,7 @@ static void wg_split(const double *src, int64_t lds, int64_t rows, int64_t cols,
             WgV a, b;
             WG_LD(a, s + x);
             WG_LD(b, s + x + WG_L);
+            bad |= WG_BAD(a) | WG_BAD(b);
             WgV lo = __builtin_shufflevector(a, b, 0, 4, 1, 5), hi = __builtin_shufflevector(a, b, 2, 6, 3, 7);
             WG_ST2(dq[0] + x / 4, __builtin_shufflevector(lo, lo, 0, 1));
             WG_ST2(dq[1] + x / 4, __builtin_shufflevector(lo, lo, 2, 3));
@@ -872,26 +891,34 @@ static void wg_split(const double *src, int64_t lds, int64_t rows, int64_t cols,
             WG_ST2(dq[3] + x / 4, __builtin_shufflevector(hi, hi, 2, 3));
             x += 2 * WG_L;
         }
-        for (; x < cols; x++)
+        for (; x < cols; x++) {
+            uint64_t u;
+            memcpy(&u, &s[x], sizeof u);
+            sbad |= (u & WG_EXP) == WG_EXP;
             dq[x & 3][x >> 2] = s[x];
+        }
     }
+    return !(sbad | bad[0] | bad[1] | bad[2] | bad[3]);
 }
 
 /* Transforms the Ci planes of the b images x (Ci * Hi * Wi cells each)
  * into V[c][xi][i * TT + tile] (points ldxi apart, channels ldc apart), a
  * channel at a time, so that its block of V is written whole before the
  * next. The cells of pad that planes are copied into are the same for every
- * plane; the rest stays zero. */
-static void wg_input(WgTiles *w, const double *x, int64_t b, double *V, int64_t ldxi, int64_t ldc)
+ * plane; the rest stays zero. False, and V unfinished, when x holds an Inf
+ * or NaN. */
+static bool wg_input(WgTiles *w, const double *x, int64_t b, double *V, int64_t ldxi, int64_t ldc)
 {
     const int64_t hp = 4 * w->TY + 4, wp = 4 * w->TX + 4, HW = w->Hi * w->Wi, TT = w->TY * w->TX;
     const int64_t rows = w->Hi < hp - w->ph ? w->Hi : hp - w->ph;
     const int64_t cols = w->Wi < wp - w->pw ? w->Wi : wp - w->pw;
     for (int64_t c = 0; c < w->Ci; c++)
         for (int64_t i = 0; i < b; i++) {
-            wg_split(x + (i * w->Ci + c) * HW, w->Wi, rows, cols, w->pad + w->ph * wp, wp, wp / 4, w->pw);
+            if (!wg_split(x + (i * w->Ci + c) * HW, w->Wi, rows, cols, w->pad + w->ph * wp, wp, wp / 4, w->pw))
+                return false;
             wg_isa.input(w->pad, wp, w->TY, w->TX, V + c * ldc + i * TT, ldxi);
         }
+    return true;
 }
 
 /* The inverse of wg_input for the Co output planes of b images y:
@@ -942,7 +969,9 @@ static int64_t wg_batch(const DnnGeom *g, int64_t per)
 }
 
 /* Forward (turn = false: Ci = C, Co = F, in = X, out: N x FPQ) or data
- * gradient (turn = true: Ci = F, Co = C, in = dout, out: N x CHW). */
+ * gradient (turn = true: Ci = F, Co = C, in = dout, out: N x CHW).
+ * Returns 0, -1 when out of memory, or 1 when 'in' holds an Inf or NaN (out
+ * then holds garbage: the caller takes the im2col path). */
 static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *in, double *out)
 {
     pthread_once(&wg_isa_once, wg_isa_init);
@@ -976,9 +1005,13 @@ static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *
     }
     wg_filters(g, Wt, turn, U);
     const int64_t inper = Ci * w.Hi * w.Wi, outper = Co * w.Ho * w.Wo;
-    for (int64_t n0 = 0; n0 < g->N; n0 += nb) {
+    int rc = 0;
+    for (int64_t n0 = 0; n0 < g->N && rc == 0; n0 += nb) {
         const int64_t b = g->N - n0 < nb ? g->N - n0 : nb, T = b * TT, ld = wg_ld(T), ldc = wg_ldc(T);
-        wg_input(&w, in + n0 * inper, b, V, ld, ldc);
+        if (!wg_input(&w, in + n0 * inper, b, V, ld, ldc)) {
+            rc = 1;
+            break;
+        }
         for (int64_t k = 0; k < 64; k++)
             blas_dgemm(false, false, Co, T, Ci, 1.0, U + k * Co * Ci, Ci, V + k * ld, ldc, 1.0, M + k * ld, ldc);
         wg_output(&w, M, ld, ldc, b, Co, out + n0 * outper);
@@ -987,25 +1020,29 @@ static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *
     free(V);
     free(M);
     free(w.pad);
-    return 0;
+    return rc;
 }
 
 /* D[f][xi][i * TT + tile] = (G4 d G4^T)[xi] for the 4x4 tiles d of the F
  * planes of b images' dout (P x Q; cells past it read as 0), a channel at a
  * time as wg_input. 'dpad' is a zeroed split plane of 4*TY rows of 4*TX
- * cells and WG_PAD_SPARE more. */
-static void wg_dout(const WgTiles *w, int64_t F, const double *dout, int64_t b, double *dpad, double *D,
+ * cells and WG_PAD_SPARE more. False, and D unfinished, when dout holds an
+ * Inf or NaN. */
+static bool wg_dout(const WgTiles *w, int64_t F, const double *dout, int64_t b, double *dpad, double *D,
                     int64_t ldxi, int64_t ldf)
 {
     const int64_t HW = w->Ho * w->Wo, TT = w->TY * w->TX;
     for (int64_t f = 0; f < F; f++)
         for (int64_t i = 0; i < b; i++) {
-            wg_split(dout + (i * F + f) * HW, w->Wo, w->Ho, w->Wo, dpad, 4 * w->TX, w->TX, 0);
+            if (!wg_split(dout + (i * F + f) * HW, w->Wo, w->Ho, w->Wo, dpad, 4 * w->TX, w->TX, 0))
+                return false;
             wg_isa.dout(dpad, w->TX, w->TY, w->TX, D + f * ldf + i * TT, ldxi);
         }
+    return true;
 }
 
-/* Filter gradient: dW (F x C*25) = sum over images and tiles of F(5x5, 4x4). */
+/* Filter gradient: dW (F x C*25) = sum over images and tiles of F(5x5, 4x4).
+ * Returns as wg_corr. */
 static int wg_filter_grad(const DnnGeom *g, const double *X, const double *dout, double *dW)
 {
     pthread_once(&wg_isa_once, wg_isa_init);
@@ -1027,16 +1064,19 @@ static int wg_filter_grad(const DnnGeom *g, const double *X, const double *dout,
         return -1;
     }
     const int64_t CHW = C * g->H * g->W, FPQ = F * g->P * g->Q;
+    int rc = 0;
     for (int64_t n0 = 0; n0 < g->N; n0 += nb) {
         const int64_t b = g->N - n0 < nb ? g->N - n0 : nb, T = b * TT, ld = wg_ld(T), ldc = wg_ldc(T);
-        wg_input(&w, X + n0 * CHW, b, V, ld, ldc);
-        wg_dout(&w, F, dout + n0 * FPQ, b, dpad, D, ld, ldc);
+        if (!wg_input(&w, X + n0 * CHW, b, V, ld, ldc) || !wg_dout(&w, F, dout + n0 * FPQ, b, dpad, D, ld, ldc)) {
+            rc = 1;
+            break;
+        }
         /* Mw[xi] (F x C) (+)= D[xi] (F x T) * V[xi]^T; the first batch overwrites */
         for (int64_t k = 0; k < 64; k++)
             blas_dgemm(false, true, F, C, T, 1.0, D + k * ld, ldc, V + k * ld, ldc, n0 == 0 ? 0.0 : 1.0,
                        Mw + k * F * C, C);
     }
-    const int64_t FC = F * C;
+    const int64_t FC = rc == 0 ? F * C : 0;
     for (int64_t fc = 0; fc < FC; fc++) {
         double t[40];
         for (int64_t j = 0; j < 8; j++)        /* t = A5^T M: 5 x 8 */
@@ -1049,53 +1089,52 @@ static int wg_filter_grad(const DnnGeom *g, const double *X, const double *dout,
     free(Mw);
     free(dpad);
     free(w.pad);
-    return 0;
+    return rc;
 }
 
-/* Whether a[0..n) holds no Inf or NaN. The Winograd transforms add and
- * subtract values that direct convolution never combines: an Inf input
- * becomes Inf - Inf = NaN in outputs that should read +-Inf (and a NaN
- * spreads across its tile), so such operands take the im2col path. */
+/* Whether a[0..n) holds no Inf or NaN (see WG_EXP) */
 static bool all_finite(const double *a, int64_t n)
 {
-    /* the exponent all ones is Inf or NaN; integer ops, so it vectorises
-     * (a floating-point sum would run at the add's latency) */
-    const uint64_t exp = 0x7ffULL << 52;
     uint64_t bad = 0;
     for (int64_t i = 0; i < n; i++) {
         uint64_t b;
         memcpy(&b, &a[i], sizeof b);
-        bad |= (b & exp) == exp;
+        bad |= (b & WG_EXP) == WG_EXP;
     }
     return !bad;
 }
 
-static bool wg_finite(const double *a, int64_t rows_a, int64_t cols_a, const double *b, int64_t rows_b,
-                      int64_t cols_b)
-{
-    return all_finite(a, rows_a * cols_a) && all_finite(b, rows_b * cols_b);
-}
-
+/* The filters are checked up front (they are small); the planes, as the
+ * Winograd path copies them: it answers 1 when one is not finite. */
 int dnn_conv2d(const DnnGeom *g, const double *X, const double *Wt, double *out)
 {
-    if (g->N > 0 && wg_use(g) && wg_finite(X, g->N, g->C * g->H * g->W, Wt, g->F, g->C * 25))
-        return wg_corr(g, false, Wt, X, out);
+    if (g->N > 0 && wg_use(g) && all_finite(Wt, g->F * g->C * 25)) {
+        int rc = wg_corr(g, false, Wt, X, out);
+        if (rc <= 0)
+            return rc;
+    }
     Conv cv = {.g = g, .op = CONV_FWD, .X = X, .Wt = Wt, .res = out};
     return conv_run(&cv);
 }
 
 int dnn_conv2d_backward_filter(const DnnGeom *g, const double *X, const double *dout, double *dW)
 {
-    if (g->N > 0 && wg_use(g) && wg_finite(X, g->N, g->C * g->H * g->W, dout, g->N, g->F * g->P * g->Q))
-        return wg_filter_grad(g, X, dout, dW);
+    if (g->N > 0 && wg_use(g)) {
+        int rc = wg_filter_grad(g, X, dout, dW);
+        if (rc <= 0)
+            return rc;
+    }
     Conv cv = {.g = g, .op = CONV_BWF, .X = X, .dout = dout, .res = dW};
     return conv_run(&cv);
 }
 
 int dnn_conv2d_backward_data(const DnnGeom *g, const double *Wt, const double *dout, double *dX)
 {
-    if (g->N > 0 && wg_use(g) && wg_finite(Wt, g->F, g->C * 25, dout, g->N, g->F * g->P * g->Q))
-        return wg_corr(g, true, Wt, dout, dX);
+    if (g->N > 0 && wg_use(g) && all_finite(Wt, g->F * g->C * 25)) {
+        int rc = wg_corr(g, true, Wt, dout, dX);
+        if (rc <= 0)
+            return rc;
+    }
     Conv cv = {.g = g, .op = CONV_BWD, .Wt = Wt, .dout = dout, .res = dX};
     return conv_run(&cv);
 }

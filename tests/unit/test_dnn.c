@@ -683,6 +683,55 @@ static void test_winograd(Tally *t, uint64_t *st)
     }
 }
 
+/* An Inf or NaN in X, dout or the filters sends every Winograd pass to
+ * im2col, whose bits it then gives, also when the bad value sits in a
+ * later batch of images than the first (the Winograd path finds it as it
+ * copies the planes, after writing the earlier batches' outputs). */
+static void test_winograd_nonfinite(Tally *t, uint64_t *st)
+{
+    const Shape s = {3, 8, 11, 13, 8, 5, 5, 1, 1, 3, 2};
+    char name[160];
+    shape_name(&s, name, sizeof name);
+    DnnGeom g = geom_of(&s, 0);
+    const int64_t CHW = g.C * g.H * g.W, FPQ = g.F * g.P * g.Q, CRS = g.C * 25;
+    const int64_t len[3] = {g.N * FPQ, g.F * CRS, g.N * CHW};
+    const double bad[2] = {INFINITY, NAN};
+    for (int which = 0; which < 3; which++)         /* X, dout, filters */
+        for (int v = 0; v < 2; v++) {
+            double *X = rnd_array(st, g.N * CHW), *Wt = rnd_array(st, g.F * CRS), *dout = rnd_array(st, g.N * FPQ);
+            if (which == 0)
+                X[2 * CHW + 5 * g.W + 7] = bad[v];          /* image 3 */
+            else if (which == 1)
+                dout[2 * FPQ + FPQ / 2] = -bad[v];
+            else
+                Wt[3 * CRS + 12] = bad[v];
+            for (int op = 0; op < 3; op++) {
+                if (op == (which == 0 ? 2 : which == 1 ? 0 : 1))
+                    continue;           /* not one of this pass's operands */
+                double *got[2];
+                for (int m = 0; m < 2; m++) {
+                    got[m] = malloc((size_t)len[op] * sizeof(double));
+                    memset(got[m], 0xff, (size_t)len[op] * sizeof(double));
+                    g.winograd = m == 0 ? 1 : -1;
+                    g.batch = 1;
+                    int rc = op == 0 ? dnn_conv2d(&g, X, Wt, got[m])
+                             : op == 1 ? dnn_conv2d_backward_filter(&g, X, dout, got[m])
+                             : dnn_conv2d_backward_data(&g, Wt, dout, got[m]);
+                    check(t, rc == 0, "non-finite operand: rc 0", name);
+                }
+                char what[96];
+                snprintf(what, sizeof what, "non-finite %s (%s) op %d: the im2col bits",
+                         which == 0 ? "X" : which == 1 ? "dout" : "W", v ? "NaN" : "Inf", op);
+                check(t, memcmp(got[0], got[1], (size_t)len[op] * sizeof(double)) == 0, what, name);
+                free(got[0]);
+                free(got[1]);
+            }
+            free(X);
+            free(Wt);
+            free(dout);
+        }
+}
+
 int main(void)
 {
     Tally t = {0, 0};
@@ -699,6 +748,7 @@ int main(void)
     test_bias(&t, &st);
     test_bwd_cleared_columns(&t, &st);
     test_winograd(&t, &st);
+    test_winograd_nonfinite(&t, &st);
     printf("%d passed, %d failed\n", t.passed, t.failed);
     return t.failed ? 1 : 0;
 }
