@@ -991,7 +991,7 @@ static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *
      * 0 + x gives the same bits as beta = 0. */
     double *M = wg_alloc(Co * wg_ldc(TT * nb), true);
     /* V and M hold a channel's 64 points side by side (V[c][xi][tile],
-     * M[o][xi][tile]; a point's dgemm operand then has rows 64 T apart):
+     * M[o][xi][tile]; a point's dgemm operand then has rows wg_ldc apart):
      * a channel's transform writes (input) or reads (output) one block of
      * 64 x T cells instead of 64 blocks spread over all of V or M, which
      * measured 35-55% faster for the transforms. */
