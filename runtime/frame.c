@@ -131,6 +131,71 @@ Status frame_put_value(Interp *I, FrameBlock *f, int64_t i, int64_t j, Value v)
     return ST_OK;
 }
 
+/* The string form of the scalar v (DML's, as '+' concatenation gives it)
+ * into b. */
+static void scalar_text(StrBuf *b, Value v)
+{
+    char buf[32];
+    switch (v.kind) {
+    case VAL_STRING: sb_putn(b, v.s->s, (size_t)v.s->len); break;
+    case VAL_INT: sb_printf(b, "%lld", (long long)v.i); break;
+    case VAL_DOUBLE: sb_putn(b, buf, (size_t)fmt_double_java(v.d, buf)); break;
+    default: sb_puts(b, v.b ? "TRUE" : "FALSE"); break;
+    }
+}
+
+Status frame_replace(Interp *I, const FrameBlock *f, Value pat, Value rep, Value *out)
+{
+    if (!val_is_scalar(pat) || !val_is_scalar(rep))
+        return err_set(I, "replace(): on a frame, 'pattern' and 'replacement' must be scalars");
+    StrBuf p, r, cell;
+    sb_init(&p);
+    sb_init(&r);
+    sb_init(&cell);
+    scalar_text(&p, pat);
+    scalar_text(&r, rep);
+    FrameBlock *res = frame_clone_raw(f);
+    Status st = ST_OK;
+    if (!res || p.oom || r.oom)
+        st = err_set(I, "replace(): out of memory");
+    const char *pt = p.p ? p.p : "", *rt = r.p ? r.p : "";
+    bool nan = !strcmp(pt, "NaN");
+    for (int64_t j = 0; st == ST_OK && j < f->cols; j++)
+        for (int64_t i = 0; st == ST_OK && i < f->rows; i++) {
+            bool hit;
+            if (f->col[j].type == FT_STRING && !f->col[j].s[i]) {
+                hit = nan;
+            } else {
+                cell.len = 0;
+                frame_cell_text(&cell, f, i, j);
+                if (cell.oom) {
+                    st = err_set(I, "replace(): out of memory");
+                    break;
+                }
+                hit = cell.len == p.len && !memcmp(cell.p ? cell.p : "", pt, p.len);
+            }
+            if (!hit)
+                continue;
+            bool oom = false;
+            if (!frame_put_text(res, i, j, rt, r.len, &oom)) {
+                char where[200];
+                st = oom ? err_set(I, "replace(): out of memory")
+                         : err_set(I, "replace(): cannot store '%s' in the frame cell at %s", rt,
+                                   frame_cell_where(f, i, j, where, sizeof where));
+            }
+        }
+    sb_free(&p);
+    sb_free(&r);
+    sb_free(&cell);
+    if (st != ST_OK) {
+        if (res)
+            frame_release(res);
+        return st;
+    }
+    *out = val_frame_take(res);
+    return ST_OK;
+}
+
 /* ---- matrices ---- */
 
 FrameBlock *frame_from_matrix(Interp *I, const Matrix *m)
