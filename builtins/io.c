@@ -306,12 +306,13 @@ static Status parse_schema(Interp *I, const char *schema, FrameType **out, int64
     return ST_OK;
 }
 
-/* read(file, data_type="frame", ...): csv only. */
+/* read(file, data_type="frame", ...): csv or text. */
 static Status read_frame(Interp *I, const char *path, const char *format, const char *schema, IoFrameCsvOpts *o,
                          Value *out)
 {
-    if (strcasecmp(format, "csv"))
-        return err_set(I, "read(): format \"%s\" is not supported for frames (supported: csv)", format);
+    bool text = !strcasecmp(format, "text");
+    if (strcasecmp(format, "csv") && !text)
+        return err_set(I, "read(): format \"%s\" is not supported for frames (supported: csv, text)", format);
     FrameType *types = NULL;
     if (schema)
         TRY(parse_schema(I, schema, &types, &o->nschema));
@@ -320,7 +321,10 @@ static Status read_frame(Interp *I, const char *path, const char *format, const 
     DiagErr e;
     FrameBlock *f = NULL;
     if (io_read_file(path, &b, &e)) {
-        f = io_parse_frame_csv(b.p, b.len, path, o, &e);
+        if (text)
+            f = io_parse_frame_text(b.p, b.len, path, o->rows, o->cols, types, o->nschema, &e);
+        else
+            f = io_parse_frame_csv(b.p, b.len, path, o, &e);
         io_buf_free(&b);
     }
     free(types);
@@ -562,9 +566,10 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
         return err_set(I, "write(): nothing to write");
     bool is_matrix = x.kind == VAL_MATRIX, is_frame = x.kind == VAL_FRAME;
     bool svm = !strcmp(fmt, "libsvm");
-    if (is_frame && strcmp(fmt, "csv"))
-        return err_set(I, "write(): format \"%s\" is not supported for frames (supported: csv)", o->format);
-    if (is_frame && !*o->sep)
+    bool frame_text = is_frame && !strcmp(fmt, "text");
+    if (is_frame && strcmp(fmt, "csv") && !frame_text)
+        return err_set(I, "write(): format \"%s\" is not supported for frames (supported: csv, text)", o->format);
+    if (is_frame && !frame_text && !*o->sep)
         return err_set(I, "write(): the csv separator must not be empty");
     if (is_matrix && strcmp(fmt, "text") && strcmp(fmt, "csv") && strcmp(fmt, "mm") && strcmp(fmt, "binary") &&
         !svm)
@@ -591,8 +596,10 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
     if (is_frame) {
         md.rows = x.f->rows;
         md.cols = x.f->cols;
-        md.header = o->header;
-        md.sep = (char *)o->sep;
+        if (!frame_text) {
+            md.header = o->header;
+            md.sep = (char *)o->sep;
+        }
         md.schema = schema = schema_string(x.f);
     }
     if (is_matrix) {
@@ -626,7 +633,9 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
     if (ok) {
         bool wrote;
         errno = 0;
-        if (is_frame) {
+        if (frame_text) {
+            wrote = io_write_frame_text(data.f, x.f);
+        } else if (is_frame) {
             IoCsvWriteOpts co = {o->header, o->sep, false};
             wrote = io_write_frame_csv(data.f, x.f, &co);
         } else if (!is_matrix)

@@ -167,6 +167,19 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
  * line break is written in double quotes so that it reads back. */
 bool io_write_frame_csv(FILE *f, const FrameBlock *fr, const IoCsvWriteOpts *o);
 
+/* ---- frames (frame_text.c) ---- */
+
+/* A rows x cols frame from text "i j value" lines (1-based; the value is
+ * the rest of the line after one blank, read as its column's type; lines
+ * with i < 1 are upstream's column metadata and skipped); cells not given
+ * are missing (0, FALSE). 'schema' has 'nschema' entries, or is NULL: all
+ * STRING. Dimensions are required (-1: an error). */
+FrameBlock *io_parse_frame_text(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols,
+                                const FrameType *schema, int64_t nschema, DiagErr *e);
+/* Writes a frame as text: "i j value" for every cell but missing strings,
+ * row by row, values in their text form (FP64 as Java's Double.toString). */
+bool io_write_frame_text(FILE *f, const FrameBlock *fr);
+
 /* ---- atomic replacement of a file ----
  * io_tmp_open creates "<path>.tmpXXXXXX" in the target's directory; the
  * caller writes to *f, then io_tmp_commit flushes, closes and renames it
