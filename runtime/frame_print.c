@@ -19,7 +19,10 @@ void frame_cell_text(StrBuf *b, const FrameBlock *f, int64_t i, int64_t j)
             sb_putn(b, c->s[i]->s, (size_t)c->s[i]->len);
         break;
     case FT_DOUBLE:
-        sb_putn(b, buf, (size_t)fmt_double_java(c->d[i], buf));
+        if (c->narrow)
+            sb_putn(b, buf, (size_t)fmt_float_java((float)c->d[i], buf));
+        else
+            sb_putn(b, buf, (size_t)fmt_double_java(c->d[i], buf));
         break;
     case FT_INT:
         sb_printf(b, "%lld", (long long)c->i[i]);
@@ -62,7 +65,7 @@ void frame_tostring_sb(StrBuf *b, const FrameBlock *f, const ToStringOpts *o)
     for (int64_t j = 0; j < cols; j++) {
         if (j)
             sb_putn(b, sep, seplen);
-        sb_puts(b, frame_type_name(f->col[j].type));
+        sb_puts(b, frame_col_type_name(&f->col[j]));
     }
     sb_putn(b, linesep, linelen);
     for (int64_t i = 0; i < rows && !b->oom; i++) {

@@ -7,7 +7,7 @@
 #include "../../base/frame.h"
 
 FrameBlock *io_parse_frame_text(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols,
-                                const FrameType *schema, int64_t nschema, DiagErr *e)
+                                const FrameType *schema, const bool *narrow, int64_t nschema, DiagErr *e)
 {
     if (rows < 0 || cols < 0) {
         diag_fail(e, "%s: a text frame needs its dimensions: give rows= and cols= (or a .mtd file)", name);
@@ -23,6 +23,8 @@ FrameBlock *io_parse_frame_text(const char *buf, size_t len, const char *name, i
         diag_fail(e, "%s: out of memory for a %lld x %lld frame", name, (long long)rows, (long long)cols);
         return NULL;
     }
+    if (schema)
+        frame_set_narrow(f, narrow);
     Lines L = {buf, buf + len, 0};
     const char *ls, *le;
     char sn[64];
@@ -53,7 +55,7 @@ FrameBlock *io_parse_frame_text(const char *buf, size_t len, const char *name, i
                 diag_fail(e, "%s: out of memory", name);
             else
                 diag_fail(e, "%s:%lld: '%s' is not %s", name, (long long)L.lineno, io_snippet(v, le, sn, sizeof sn),
-                          frame_type_name(f->col[j - 1].type));
+                          frame_col_type_name(&f->col[j - 1]));
             goto fail;
         }
     }
@@ -78,7 +80,7 @@ bool io_write_frame_text(FILE *fp, const FrameBlock *fr)
             out_int(&o, j + 1);
             out_put(&o, " ", 1);
             switch (c->type) {
-            case FT_DOUBLE: out_double(&o, c->d[i]); break;
+            case FT_DOUBLE: out_cell_double(&o, c, i); break;
             case FT_INT: out_int(&o, c->i[i]); break;
             case FT_BOOL: out_str(&o, c->b[i] ? "true" : "false"); break;
             case FT_STRING: out_put(&o, c->s[i]->s, (size_t)c->s[i]->len); break;
