@@ -6,6 +6,8 @@
  * by its sole owner. */
 #include "frame.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +105,7 @@ FrameBlock *frame_slice_raw(const FrameBlock *f, int64_t r0, int64_t r1, int64_t
     for (int64_t j = c0; j < c1; j++) {
         const FrameCol *s = &f->col[j];
         FrameCol *d = &r->col[j - c0];
+        d->narrow = s->narrow;
         if (r1 > r0)
             memcpy(d->p, (const char *)s->p + (size_t)r0 * cell_size(s->type),
                    (size_t)(r1 - r0) * cell_size(s->type));
@@ -187,19 +190,57 @@ const char *frame_type_name(FrameType t)
 }
 
 /* Contract in frame.h. */
-bool frame_type_parse(const char *s, size_t n, FrameType *out)
+const char *frame_col_type_name(const FrameCol *c)
 {
-    static const struct { const char *w; FrameType t; } words[] = {
-        {"STRING", FT_STRING}, {"STR", FT_STRING}, {"FP64", FT_DOUBLE}, {"FP32", FT_DOUBLE},
-        {"DOUBLE", FT_DOUBLE}, {"INT64", FT_INT}, {"INT32", FT_INT}, {"INT", FT_INT},
-        {"BOOLEAN", FT_BOOL}, {"BOOL", FT_BOOL},
+    if (c->narrow && c->type == FT_DOUBLE)
+        return "FP32";
+    if (c->narrow && c->type == FT_INT)
+        return "INT32";
+    return frame_type_name(c->type);
+}
+
+/* Contract in frame.h. */
+bool frame_type_parse(const char *s, size_t n, FrameType *out, bool *narrow)
+{
+    static const struct { const char *w; FrameType t; bool narrow; } words[] = {
+        {"STRING", FT_STRING, false}, {"STR", FT_STRING, false}, {"FP64", FT_DOUBLE, false},
+        {"FP32", FT_DOUBLE, true}, {"DOUBLE", FT_DOUBLE, false}, {"INT64", FT_INT, false},
+        {"INT32", FT_INT, true}, {"INT", FT_INT, false}, {"BOOLEAN", FT_BOOL, false}, {"BOOL", FT_BOOL, false},
     };
     for (size_t k = 0; k < sizeof words / sizeof words[0]; k++)
         if (strlen(words[k].w) == n && strncasecmp(words[k].w, s, n) == 0) {
             *out = words[k].t;
+            if (narrow)
+                *narrow = words[k].narrow;
             return true;
         }
     return false;
+}
+
+/* Contract in frame.h. Beyond the float range the conversion is done by
+ * hand (C leaves it undefined; Java rounds to the largest float or to the
+ * infinity, at half an ulp past it). */
+double frame_narrow_double(const FrameCol *c, double d)
+{
+    if (!c->narrow || d != d)
+        return d;
+    double a = fabs(d);
+    if (a > FLT_MAX)
+        return copysign(a >= 0x1.ffffffp127 ? INFINITY : FLT_MAX, d);
+    return (double)(float)d;
+}
+
+/* Contract in frame.h. */
+int64_t frame_narrow_int(const FrameCol *c, int64_t v)
+{
+    return c->narrow ? (int64_t)(int32_t)(uint32_t)(uint64_t)v : v;
+}
+
+/* Contract in frame.h. */
+void frame_set_narrow(FrameBlock *f, const bool *narrow)
+{
+    for (int64_t j = 0; narrow && j < f->cols; j++)
+        f->col[j].narrow = narrow[j] && (f->col[j].type == FT_DOUBLE || f->col[j].type == FT_INT);
 }
 
 /* Contract in frame.h. */
@@ -228,8 +269,8 @@ void frame_copy_cell(FrameBlock *dst, int64_t di, int64_t dj, const FrameBlock *
     FrameCol *d = &dst->col[dj];
     const FrameCol *s = &src->col[sj];
     switch (d->type) {
-    case FT_DOUBLE: d->d[di] = s->d[si]; break;
-    case FT_INT: d->i[di] = s->i[si]; break;
+    case FT_DOUBLE: d->d[di] = frame_narrow_double(d, s->d[si]); break;
+    case FT_INT: d->i[di] = frame_narrow_int(d, s->i[si]); break;
     case FT_BOOL: d->b[di] = s->b[si]; break;
     case FT_STRING: {
         Str *v = s->s[si];
@@ -290,7 +331,7 @@ bool frame_put_text(FrameBlock *f, int64_t i, int64_t j, const char *s, size_t n
     case FT_DOUBLE:
         if (!parse_double(s, n, &d))
             return false;
-        c->d[i] = d;
+        c->d[i] = frame_narrow_double(c, d);
         return true;
     case FT_INT:
         /* Integral decimals only; 2^63 itself is out of range. */
@@ -312,11 +353,15 @@ bool frame_put_text(FrameBlock *f, int64_t i, int64_t j, const char *s, size_t n
                 char *end;
                 long long v = strtoll(buf, &end, 10);
                 if (*end == '\0') {
+                    if (c->narrow && (v < INT32_MIN || v > INT32_MAX))
+                        return false;
                     c->i[i] = v;
                     return true;
                 }
             }
         }
+        if (c->narrow && (d < INT32_MIN || d > INT32_MAX))
+            return false;   /* upstream's Integer.parseInt fails */
         c->i[i] = (int64_t)d;
         return true;
     case FT_BOOL: {

@@ -28,6 +28,9 @@ enum { FT_COUNT = 4 };
 
 typedef struct FrameCol {
     FrameType type;
+    bool narrow;        /* upstream's 32-bit types: FP32 (FT_DOUBLE, cells
+                         * rounded to float) or INT32 (FT_INT, cells within
+                         * 32 bits); stored wide, narrowed on the way in */
     union {             /* 'rows' entries; NULL when the frame has no rows */
         double *d;
         int64_t *i;
@@ -73,10 +76,20 @@ bool frame_default_names(const FrameBlock *f);
 
 /* Upstream's name of a type ("STRING", "FP64", "INT64", "BOOLEAN"). */
 const char *frame_type_name(FrameType t);
-/* The type named by a schema word, case-insensitive: STRING, FP64, FP32
- * (read as FP64), DOUBLE, INT64, INT32 (as INT64), INT, BOOLEAN, BOOL.
- * False when the word names no type. */
-bool frame_type_parse(const char *s, size_t n, FrameType *out);
+/* Upstream's name of a column's type: also "FP32" and "INT32". */
+const char *frame_col_type_name(const FrameCol *c);
+/* The type named by a schema word, case-insensitive: STRING, FP64, FP32,
+ * DOUBLE, INT64, INT32, INT, BOOLEAN, BOOL; *narrow (may be NULL) says
+ * FP32 or INT32 (stored as FT_DOUBLE, FT_INT). False when the word names no
+ * type. */
+bool frame_type_parse(const char *s, size_t n, FrameType *out, bool *narrow);
+/* Marks the columns j with narrow[j] as FP32 / INT32 (narrow may be NULL:
+ * nothing); call on a fresh frame, before cells are stored. */
+void frame_set_narrow(FrameBlock *f, const bool *narrow);
+/* Cell (i, j) of an FP32 / INT32 column as stored: a double rounded to
+ * float, an integer wrapped to 32 bits as Java's cast does. */
+double frame_narrow_double(const FrameCol *c, double d);
+int64_t frame_narrow_int(const FrameCol *c, int64_t v);
 
 /* Cell (i, j) as a DML scalar: a new reference for strings (a missing
  * string is the empty string), NONE only when a string cannot be allocated. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/frame.h"
 #include "../runtime/ops.h"
 
 #define LL(x) ((long long)(x))
@@ -570,16 +571,20 @@ done:
 
 /* ================================ replace =============================== */
 
-/* replace(target=M, pattern=s, replacement=s) */
+/* replace(target=M, pattern=s, replacement=s); a frame target replaces
+ * cells by their text (frame_replace). */
 static Status bi_replace(Interp *I, const BArgs *a, Value *out)
 {
     Matrix *x;
     double pat, rep;
-    TRY(arg_matrix(I, a, 0, &x));
+    if (a->v[0].kind != VAL_FRAME)
+        TRY(arg_matrix(I, a, 0, &x));
     if (!arg_given(a, 1))
         return err_set(I, "replace(): named parameter 'pattern' missing");
     if (!arg_given(a, 2))
         return err_set(I, "replace(): named parameter 'replacement' missing");
+    if (a->v[0].kind == VAL_FRAME)
+        return frame_replace(I, a->v[0].f, a->v[1], a->v[2], out);
     TRY(arg_double(I, a, 1, 0, &pat));
     TRY(arg_double(I, a, 2, 0, &rep));
     Matrix *m = mat_alloc(I, x->rows, x->cols);

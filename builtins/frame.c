@@ -126,7 +126,7 @@ static Status bi_as_frame(Interp *I, const BArgs *a, Value *out)
 static const char *type_of_col(const void *ctx, int64_t j, char *buf, size_t cap)
 {
     (void)buf, (void)cap;
-    return frame_type_name(((const FrameBlock *)ctx)->col[j].type);
+    return frame_col_type_name(&((const FrameBlock *)ctx)->col[j]);
 }
 
 static const char *fp64(const void *ctx, int64_t j, char *buf, size_t cap)
@@ -163,8 +163,9 @@ static Status bi_colnames(Interp *I, const BArgs *a, Value *out)
 /* ---- applySchema ---- */
 
 /* applySchema(F, S): F with column j converted to the type named by S[1, j]
- * (STRING, FP64, INT64, BOOLEAN; FP32 and INT32 read as FP64 and INT64).
- * A cell that does not convert is an error naming it. */
+ * (STRING, FP64, FP32, INT64, INT32, BOOLEAN). A cell that does not convert
+ * (or an integer beyond 32 bits for INT32) is an error naming it; an FP32
+ * cell is the double rounded to float. */
 static Status bi_applySchema(Interp *I, const BArgs *a, Value *out)
 {
     if (a->v[0].kind != VAL_FRAME)
@@ -176,24 +177,32 @@ static Status bi_applySchema(Interp *I, const BArgs *a, Value *out)
         return err_set(I, "applySchema(): the schema frame is %lldx%lld but the frame has %lld columns",
                        (long long)s->rows, (long long)s->cols, (long long)f->cols);
     FrameType *types = calloc((size_t)f->cols + 1, sizeof *types);
-    if (!types)
+    bool *narrow = calloc((size_t)f->cols + 1, sizeof *narrow);
+    if (!types || !narrow) {
+        free(types);
+        free(narrow);
         return err_set(I, "applySchema(): out of memory");
+    }
     for (int64_t j = 0; j < f->cols; j++) {
         StrBuf b;
         sb_init(&b);
         frame_cell_text(&b, s, 0, j);
-        bool ok = !b.oom && frame_type_parse(b.p ? b.p : "", b.len, &types[j]);
+        bool ok = !b.oom && frame_type_parse(b.p ? b.p : "", b.len, &types[j], &narrow[j]);
         Status st = ok ? ST_OK : err_set(I, "applySchema(): '%s' (column %lld of the schema) is not a value type "
-                                          "(expected STRING, FP64, INT64 or BOOLEAN)", b.p ? b.p : "",
+                                          "(expected STRING, FP64, FP32, INT64, INT32 or BOOLEAN)", b.p ? b.p : "",
                                           (long long)j + 1);
         sb_free(&b);
         if (st != ST_OK) {
             free(types);
+            free(narrow);
             return st;
         }
     }
     FrameBlock *r = frame_alloc(I, f->rows, f->cols, types);
     free(types);
+    if (r)
+        frame_set_narrow(r, narrow);
+    free(narrow);
     if (!r)
         return ST_ERR;
     Status st = ST_OK;
@@ -203,7 +212,10 @@ static Status bi_applySchema(Interp *I, const BArgs *a, Value *out)
             break;
         }
         for (int64_t i = 0; i < f->rows && st == ST_OK; i++) {
-            if (f->col[j].type == r->col[j].type) {
+            /* Same storage: copied (an FP32 target rounds); an INT64 into
+             * INT32 goes through the text, which checks the range. */
+            if (f->col[j].type == r->col[j].type &&
+                !(r->col[j].type == FT_INT && r->col[j].narrow && !f->col[j].narrow)) {
                 frame_copy_cell(r, i, j, f, i, j);
                 continue;
             }
@@ -220,7 +232,7 @@ static Status bi_applySchema(Interp *I, const BArgs *a, Value *out)
                 st = oom ? err_set(I, "applySchema(): out of memory")
                          : err_set(I, "applySchema(): the cell at %s holds '%s', which is not %s",
                                    frame_cell_where(f, i, j, where, sizeof where), b.p ? b.p : "",
-                                   frame_type_name(r->col[j].type));
+                                   frame_col_type_name(&r->col[j]));
             }
             sb_free(&b);
         }

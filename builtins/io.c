@@ -274,15 +274,19 @@ static Status read_matrix(Interp *I, const ReadSpec *s, Value *out)
 }
 
 /* The column types named by a schema "STRING,FP64,..." (malloc'd into
- * *out, their number in *n). */
-static Status parse_schema(Interp *I, const char *schema, FrameType **out, int64_t *n)
+ * *out, their number in *n; *narrow, malloc'd too, marks FP32 and INT32). */
+static Status parse_schema(Interp *I, const char *schema, FrameType **out, bool **narrow, int64_t *n)
 {
     int64_t cnt = 1;
     for (const char *p = schema; *p; p++)
         cnt += *p == ',';
     FrameType *t = malloc((size_t)cnt * sizeof *t);
-    if (!t)
+    bool *w = malloc((size_t)cnt * sizeof *w);
+    if (!t || !w) {
+        free(t);
+        free(w);
         return err_set(I, "read(): out of memory");
+    }
     int64_t k = 0;
     for (const char *p = schema;; k++) {
         const char *q = strchr(p, ',');
@@ -292,8 +296,9 @@ static Status parse_schema(Interp *I, const char *schema, FrameType **out, int64
             s++, len--;
         while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
             len--;
-        if (!frame_type_parse(s, len, &t[k])) {
+        if (!frame_type_parse(s, len, &t[k], &w[k])) {
             free(t);
+            free(w);
             return err_set(I, "read(): the schema's value type %lld, '%.*s', is not one of STRING, FP64, INT64, "
                            "BOOLEAN (or FP32, INT32)", (long long)k + 1, (int)(len > 40 ? 40 : len), s);
         }
@@ -302,28 +307,36 @@ static Status parse_schema(Interp *I, const char *schema, FrameType **out, int64
         p = q + 1;
     }
     *out = t;
+    *narrow = w;
     *n = k + 1;
     return ST_OK;
 }
 
-/* read(file, data_type="frame", ...): csv only. */
+/* read(file, data_type="frame", ...): csv or text. */
 static Status read_frame(Interp *I, const char *path, const char *format, const char *schema, IoFrameCsvOpts *o,
                          Value *out)
 {
-    if (strcasecmp(format, "csv"))
-        return err_set(I, "read(): format \"%s\" is not supported for frames (supported: csv)", format);
+    bool text = !strcasecmp(format, "text");
+    if (strcasecmp(format, "csv") && !text)
+        return err_set(I, "read(): format \"%s\" is not supported for frames (supported: csv, text)", format);
     FrameType *types = NULL;
+    bool *narrow = NULL;
     if (schema)
-        TRY(parse_schema(I, schema, &types, &o->nschema));
+        TRY(parse_schema(I, schema, &types, &narrow, &o->nschema));
     o->schema = types;
+    o->narrow = narrow;
     IoBuf b;
     DiagErr e;
     FrameBlock *f = NULL;
     if (io_read_file(path, &b, &e)) {
-        f = io_parse_frame_csv(b.p, b.len, path, o, &e);
+        if (text)
+            f = io_parse_frame_text(b.p, b.len, path, o->rows, o->cols, types, narrow, o->nschema, &e);
+        else
+            f = io_parse_frame_csv(b.p, b.len, path, o, &e);
         io_buf_free(&b);
     }
     free(types);
+    free(narrow);
     if (!f)
         return err_take(I, &e);
     *out = val_frame_take(f);
@@ -405,7 +418,7 @@ static Status bi_read(Interp *I, const BArgs *a, Value *out)
     } else if (!strcasecmp(dtype, "frame")) {
         const char *schema = NULL;
         st = merge_str(I, a, R_SCHEMA, "schema", md.schema, mtd_path, false, &schema);
-        IoFrameCsvOpts fo = {header, sep ? sep : ",", fill, na.v, na.n, rows, cols, NULL, 0};
+        IoFrameCsvOpts fo = {header, sep ? sep : ",", fill, na.v, na.n, rows, cols, NULL, 0, NULL};
         if (st == ST_OK)
             st = read_frame(I, path, format ? format : guess_format(path), schema, &fo, out);
     } else {
@@ -449,7 +462,7 @@ static char *schema_string(const FrameBlock *f)
     for (int64_t j = 0; j < f->cols; j++) {
         if (j)
             sb_putn(&b, ",", 1);
-        sb_puts(&b, frame_type_name(f->col[j].type));
+        sb_puts(&b, frame_col_type_name(&f->col[j]));
     }
     if (b.oom || (!b.p && !(b.p = calloc(1, 1)))) {
         sb_free(&b);
@@ -562,9 +575,10 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
         return err_set(I, "write(): nothing to write");
     bool is_matrix = x.kind == VAL_MATRIX, is_frame = x.kind == VAL_FRAME;
     bool svm = !strcmp(fmt, "libsvm");
-    if (is_frame && strcmp(fmt, "csv"))
-        return err_set(I, "write(): format \"%s\" is not supported for frames (supported: csv)", o->format);
-    if (is_frame && !*o->sep)
+    bool frame_text = is_frame && !strcmp(fmt, "text");
+    if (is_frame && strcmp(fmt, "csv") && !frame_text)
+        return err_set(I, "write(): format \"%s\" is not supported for frames (supported: csv, text)", o->format);
+    if (is_frame && !frame_text && !*o->sep)
         return err_set(I, "write(): the csv separator must not be empty");
     if (is_matrix && strcmp(fmt, "text") && strcmp(fmt, "csv") && strcmp(fmt, "mm") && strcmp(fmt, "binary") &&
         !svm)
@@ -591,8 +605,10 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
     if (is_frame) {
         md.rows = x.f->rows;
         md.cols = x.f->cols;
-        md.header = o->header;
-        md.sep = (char *)o->sep;
+        if (!frame_text) {
+            md.header = o->header;
+            md.sep = (char *)o->sep;
+        }
         md.schema = schema = schema_string(x.f);
     }
     if (is_matrix) {
@@ -626,7 +642,9 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
     if (ok) {
         bool wrote;
         errno = 0;
-        if (is_frame) {
+        if (frame_text) {
+            wrote = io_write_frame_text(data.f, x.f);
+        } else if (is_frame) {
             IoCsvWriteOpts co = {o->header, o->sep, false};
             wrote = io_write_frame_csv(data.f, x.f, &co);
         } else if (!is_matrix)

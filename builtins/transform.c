@@ -613,7 +613,7 @@ static Status tf_read_meta(Interp *I, Tf *t, const FrameBlock *M)
             continue;
         if (M->col[j].type != FT_STRING)
             return err_set(I, "%s(): column %lld of the meta frame is %s, not STRING", t->fn, (long long)j + 1,
-                           frame_type_name(M->col[j].type));
+                           frame_col_type_name(&M->col[j]));
         int64_t nb = 0;
         if (c->bin) {
             for (int64_t i = 0; i < M->rows && M->col[j].s[i]; i++)

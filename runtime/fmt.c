@@ -38,15 +38,17 @@ static void decimal_from_e(const char *s, Decimal *d)
     d->dig[d->n] = '\0';
 }
 
-static bool round_trips(const char *s, double x)
+/* Whether the decimal s reads back as x: as a double, or, with 'fl', as
+ * a float (x then holds a float's value). */
+static bool round_trips(const char *s, double x, bool fl)
 {
-    return strtod(s, NULL) == x;
+    return fl ? (double)strtof(s, NULL) == x : strtod(s, NULL) == x;
 }
 
 /* At a power of two the rounding interval is twice as wide above as below,
  * so the correctly rounded p-digit decimal can miss it while its upper or
  * lower neighbour lands inside. Tries both; true (and fills d) on success. */
-static bool try_neighbours(double x, const char *e_form, Decimal *d)
+static bool try_neighbours(double x, const char *e_form, Decimal *d, bool fl)
 {
     unsigned long long mant = 0;
     int nd = 0;
@@ -63,7 +65,7 @@ static bool try_neighbours(double x, const char *e_form, Decimal *d)
             continue;
         char buf[48];
         snprintf(buf, sizeof buf, "%llue%d", m, e);
-        if (!round_trips(buf, x))
+        if (!round_trips(buf, x, fl))
             continue;
         /* Re-express as d1.d2... x 10^exp. */
         char digs[24];
@@ -80,20 +82,23 @@ static bool try_neighbours(double x, const char *e_form, Decimal *d)
 }
 
 /* "%.{p-1}e" of x into buf; true when it reads back as x. */
-static bool digits_round_trip(double x, int p, char *buf, size_t size)
+static bool digits_round_trip(double x, int p, char *buf, size_t size, bool fl)
 {
     snprintf(buf, size, "%.*e", p - 1, x);
-    return round_trips(buf, x);
+    return round_trips(buf, x, fl);
 }
 
 /* Shortest decimal that reads back as x (x > 0, finite), choosing the one
  * closest to x among those of that length; when one digit would do, Java
  * still considers two digits (that is why MIN_VALUE prints as 4.9E-324,
- * not 5.0E-324). glibc's "%.*e" rounds the exact binary value correctly. */
-static void shortest_decimal(double x, Decimal *d)
+ * not 5.0E-324). glibc's "%.*e" rounds the exact binary value correctly.
+ * With 'fl', x holds a float and the digits are the shortest that read
+ * back as that float (Java's Float.toString). */
+static void shortest_decimal(double x, Decimal *d, bool fl)
 {
     char buf[48];
-    if (x < 0x1p53 && x == floor(x)) {
+    int maxp = fl ? 9 : 17;
+    if (x < (fl ? 0x1p24 : 0x1p53) && x == floor(x)) {
         /* An integer below 2^53 is its own shortest form: every decimal
          * with fewer significant digits is at least 1 away, more than the
          * half-ulp (<= 0.5) that would still round to x. */
@@ -111,20 +116,20 @@ static void shortest_decimal(double x, Decimal *d)
     if (frexp(x, &mexp) == 0.5) {
         /* A power of two: the rounding interval is lopsided, so "p digits
          * round-trip" need not be monotone in p; scan upwards. */
-        for (p = 1; p < 17; p++) {
-            if (digits_round_trip(x, p, buf, sizeof buf))
+        for (p = 1; p < maxp; p++) {
+            if (digits_round_trip(x, p, buf, sizeof buf, fl))
                 break;
-            if (try_neighbours(x, buf, d))
+            if (try_neighbours(x, buf, d, fl))
                 return;
         }
     } else {
         /* Symmetric interval: if the closest p-digit decimal reads back,
          * so does the closest (p+1)-digit one (it is no farther from x).
          * Binary search for the least p: 4-5 conversions instead of <= 17. */
-        int lo = 1, hi = 17;
+        int lo = 1, hi = maxp;
         while (lo < hi) {
             int mid = (lo + hi) / 2;
-            if (digits_round_trip(x, mid, buf, sizeof buf))
+            if (digits_round_trip(x, mid, buf, sizeof buf, fl))
                 hi = mid;
             else
                 lo = mid + 1;
@@ -133,7 +138,7 @@ static void shortest_decimal(double x, Decimal *d)
     }
     if (p == 1) {
         snprintf(buf, sizeof buf, "%.1e", x);
-        if (round_trips(buf, x)) {
+        if (round_trips(buf, x, fl)) {
             decimal_from_e(buf, d);
             return;
         }
@@ -142,8 +147,9 @@ static void shortest_decimal(double x, Decimal *d)
     decimal_from_e(buf, d);
 }
 
-/* Contract in fmt.h. */
-int fmt_double_java(double x, char *buf)
+/* Java's Double.toString (fl false) or Float.toString (fl true, x holds
+ * a float's value): the same layout over the shortest digits. */
+static int java_form(double x, char *buf, bool fl)
 {
     if (isnan(x))
         return (int)(strcpy(buf, "NaN"), 3);
@@ -159,7 +165,7 @@ int fmt_double_java(double x, char *buf)
         return (int)(p - buf) + 3;
     }
     Decimal d;
-    shortest_decimal(x, &d);
+    shortest_decimal(x, &d, fl);
     if (d.exp >= 0 && d.exp < 7) {
         /* Plain, integer part d1..d(exp+1) padded with zeros. */
         for (int i = 0; i <= d.exp; i++)
@@ -189,6 +195,18 @@ int fmt_double_java(double x, char *buf)
     }
     *p = '\0';
     return (int)(p - buf);
+}
+
+/* Contract in fmt.h. */
+int fmt_double_java(double x, char *buf)
+{
+    return java_form(x, buf, false);
+}
+
+/* Contract in fmt.h. */
+int fmt_float_java(float x, char *buf)
+{
+    return java_form((double)x, buf, true);
 }
 
 /* ==================================================================
@@ -234,7 +252,7 @@ void fmt_fixed(StrBuf *b, double x, int decimal)
     Decimal d;
     int frac_digits = 0;
     if (!fast) {
-        shortest_decimal(fabs(x), &d);
+        shortest_decimal(fabs(x), &d, false);
         frac_digits = d.n - 1 - d.exp;      /* digits after the point */
     }
     if (fast || frac_digits > decimal) {

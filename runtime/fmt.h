@@ -10,6 +10,10 @@
  * "1.0E-4", "1.2345E7": shortest digits that round-trip; plain notation
  * when 1e-3 <= |d| < 1e7. buf must hold 32 bytes. Returns strlen. */
 int fmt_double_java(double d, char *buf);
+/* Java Float.toString(f) (upstream's FP32 frame cells): the same layout
+ * over the shortest digits that read back as the float ("0.1" for 0.1f,
+ * "1.4E-45" for its smallest value). buf must hold 32 bytes. */
+int fmt_float_java(float f, char *buf);
 /* Java DecimalFormat with exactly 'decimal' fraction digits, HALF_EVEN. */
 void fmt_fixed(StrBuf *b, double d, int decimal);
 /* What toString's cells get: upstream's `new DecimalFormat()` (at most 3

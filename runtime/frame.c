@@ -43,7 +43,7 @@ const char *frame_cell_where(const FrameBlock *f, int64_t i, int64_t j, char *bu
 {
     char name[128];
     snprintf(buf, cap, "row %lld, column '%s' (%s)", (long long)i + 1, frame_col_name(f, j, name, sizeof name),
-             frame_type_name(f->col[j].type));
+             frame_col_type_name(&f->col[j]));
     return buf;
 }
 
@@ -93,7 +93,7 @@ Status frame_put_value(Interp *I, FrameBlock *f, int64_t i, int64_t j, Value v)
                        frame_cell_where(f, i, j, where, sizeof where));
     switch (c->type) {
     case FT_DOUBLE:
-        c->d[i] = val_num(v);
+        c->d[i] = frame_narrow_double(c, val_num(v));
         return ST_OK;
     case FT_BOOL:
         c->b[i] = val_num(v) != 0;
@@ -109,6 +109,12 @@ Status frame_put_value(Interp *I, FrameBlock *f, int64_t i, int64_t j, Value v)
             c->i[i] = (int64_t)v.d;
         } else {
             c->i[i] = v.kind == VAL_INT ? v.i : (int64_t)v.b;
+        }
+        if (c->narrow && (c->i[i] < INT32_MIN || c->i[i] > INT32_MAX)) {
+            c->i[i] = 0;
+            return err_set(I, "cannot store %lld in the frame cell at %s (beyond 32 bits)", (long long)
+                           (v.kind == VAL_DOUBLE ? (int64_t)v.d : v.kind == VAL_INT ? v.i : 0),
+                           frame_cell_where(f, i, j, where, sizeof where));
         }
         return ST_OK;
     case FT_STRING: {
@@ -128,6 +134,71 @@ Status frame_put_value(Interp *I, FrameBlock *f, int64_t i, int64_t j, Value v)
         return ST_OK;
     }
     }
+    return ST_OK;
+}
+
+/* The string form of the scalar v (DML's, as '+' concatenation gives it)
+ * into b. */
+static void scalar_text(StrBuf *b, Value v)
+{
+    char buf[32];
+    switch (v.kind) {
+    case VAL_STRING: sb_putn(b, v.s->s, (size_t)v.s->len); break;
+    case VAL_INT: sb_printf(b, "%lld", (long long)v.i); break;
+    case VAL_DOUBLE: sb_putn(b, buf, (size_t)fmt_double_java(v.d, buf)); break;
+    default: sb_puts(b, v.b ? "TRUE" : "FALSE"); break;
+    }
+}
+
+Status frame_replace(Interp *I, const FrameBlock *f, Value pat, Value rep, Value *out)
+{
+    if (!val_is_scalar(pat) || !val_is_scalar(rep))
+        return err_set(I, "replace(): on a frame, 'pattern' and 'replacement' must be scalars");
+    StrBuf p, r, cell;
+    sb_init(&p);
+    sb_init(&r);
+    sb_init(&cell);
+    scalar_text(&p, pat);
+    scalar_text(&r, rep);
+    FrameBlock *res = frame_clone_raw(f);
+    Status st = ST_OK;
+    if (!res || p.oom || r.oom)
+        st = err_set(I, "replace(): out of memory");
+    const char *pt = p.p ? p.p : "", *rt = r.p ? r.p : "";
+    bool nan = !strcmp(pt, "NaN");
+    for (int64_t j = 0; st == ST_OK && j < f->cols; j++)
+        for (int64_t i = 0; st == ST_OK && i < f->rows; i++) {
+            bool hit;
+            if (f->col[j].type == FT_STRING && !f->col[j].s[i]) {
+                hit = nan;
+            } else {
+                cell.len = 0;
+                frame_cell_text(&cell, f, i, j);
+                if (cell.oom) {
+                    st = err_set(I, "replace(): out of memory");
+                    break;
+                }
+                hit = cell.len == p.len && !memcmp(cell.p ? cell.p : "", pt, p.len);
+            }
+            if (!hit)
+                continue;
+            bool oom = false;
+            if (!frame_put_text(res, i, j, rt, r.len, &oom)) {
+                char where[200];
+                st = oom ? err_set(I, "replace(): out of memory")
+                         : err_set(I, "replace(): cannot store '%s' in the frame cell at %s", rt,
+                                   frame_cell_where(f, i, j, where, sizeof where));
+            }
+        }
+    sb_free(&p);
+    sb_free(&r);
+    sb_free(&cell);
+    if (st != ST_OK) {
+        if (res)
+            frame_release(res);
+        return st;
+    }
+    *out = val_frame_take(res);
     return ST_OK;
 }
 
@@ -239,7 +310,7 @@ bool frame_same_layout(const FrameBlock *a, const FrameBlock *b)
     if (a->rows != b->rows || a->cols != b->cols)
         return false;
     for (int64_t j = 0; j < a->cols; j++)
-        if (a->col[j].type != b->col[j].type)
+        if (a->col[j].type != b->col[j].type || a->col[j].narrow != b->col[j].narrow)
             return false;
     return true;
 }
@@ -294,11 +365,11 @@ static Status bind_check(Interp *I, const char *fname, const Value *v, int n, bo
                            "(%lldx%lld)", fname, (long long)f0->rows, (long long)f0->cols, k + 1,
                            (long long)f->rows, (long long)f->cols);
         for (int64_t j = 0; j < f->cols; j++)
-            if (f->col[j].type != f0->col[j].type) {
+            if (f->col[j].type != f0->col[j].type || f->col[j].narrow != f0->col[j].narrow) {
                 char name[128];
                 return err_set(I, "%s(): the frames' schemas differ: column %lld ('%s') is %s in input 1 but %s "
                                "in input %d", fname, (long long)j + 1, frame_col_name(f0, j, name, sizeof name),
-                               frame_type_name(f0->col[j].type), frame_type_name(f->col[j].type), k + 1);
+                               frame_col_type_name(&f0->col[j]), frame_col_type_name(&f->col[j]), k + 1);
             }
         if (*R > INT64_MAX - f->rows)
             return err_set(I, "%s(): the result has too many rows", fname);
@@ -324,6 +395,12 @@ Status frame_bind(Interp *I, const char *fname, const Value *v, int n, bool by_c
     free(types);
     if (!r)
         return ST_ERR;
+    off = 0;
+    for (int k = 0; k < n && by_cols; k++)
+        for (int64_t j = 0; j < v[k].f->cols; j++)
+            r->col[off++].narrow = v[k].f->col[j].narrow;
+    for (int64_t j = 0; j < C && !by_cols; j++)
+        r->col[j].narrow = v[0].f->col[j].narrow;
     off = 0;
     for (int k = 0; k < n; k++) {
         const FrameBlock *f = v[k].f;

@@ -33,6 +33,13 @@ bool frame_cell_double(const FrameBlock *f, int64_t i, int64_t j, double *out);
 /* "row 2, column 'age' (FP64)" of cell (i, j), 0-based in, 1-based out. */
 const char *frame_cell_where(const FrameBlock *f, int64_t i, int64_t j, char *buf, size_t cap);
 
+/* replace(target=F, pattern=p, replacement=r) on a frame, as upstream's
+ * FrameBlock.replaceOperations: every cell whose text (frame_cell_text) is
+ * p's string form, and every missing string cell when that form is "NaN",
+ * becomes r's string form read as the column's type (an error naming the
+ * cell when it is not of that type). */
+Status frame_replace(Interp *I, const FrameBlock *f, Value pat, Value rep, Value *out);
+
 /* as.frame(matrix): FP64 columns with default names. */
 FrameBlock *frame_from_matrix(Interp *I, const Matrix *m);
 /* as.matrix(frame): every cell as a double (frame_cell_double); a string

@@ -108,7 +108,7 @@ static bool read_row(FrameBlock *f, int64_t r, const char *ls, const char *le, i
                     char sn[64];
                     return diag_fail(e, "%s:%lld: field %lld ('%s') is not %s", name, (long long)line,
                                    (long long)c + 1, io_snippet(s, t, sn, sizeof sn),
-                                   frame_type_name(f->col[c].type));
+                                   frame_col_type_name(&f->col[c]));
                 }
             }
         }
@@ -176,6 +176,8 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
         diag_fail(e, "%s: out of memory reading a %lldx%lld frame", name, (long long)rows, (long long)cols);
         return NULL;
     }
+    if (o->schema)
+        frame_set_narrow(f, o->narrow);
     if (have_header && !line_is_blank(hs, he)) {
         int64_t hc = io_csv_fields(hs, he, sep, sepn);
         if (hc != cols) {
@@ -232,7 +234,7 @@ static void out_cell(Out *o, const FrameBlock *fr, int64_t i, int64_t j, const c
 {
     const FrameCol *c = &fr->col[j];
     switch (c->type) {
-    case FT_DOUBLE: out_double(o, c->d[i]); break;
+    case FT_DOUBLE: out_cell_double(o, c, i); break;
     case FT_INT: out_int(o, c->i[i]); break;
     case FT_BOOL: out_str(o, c->b[i] ? "true" : "false"); break;
     case FT_STRING:

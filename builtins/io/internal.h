@@ -204,6 +204,18 @@ static inline void out_double(Out *o, double d)
     out_put(o, tmp, (size_t)n);
 }
 
+/* An FP64 or FP32 frame cell: Double.toString or Float.toString. */
+static inline void out_cell_double(Out *o, const FrameCol *c, int64_t i)
+{
+    if (!c->narrow) {
+        out_double(o, c->d[i]);
+        return;
+    }
+    char tmp[40];
+    int n = fmt_float_java((float)c->d[i], tmp);
+    out_put(o, tmp, (size_t)n);
+}
+
 /* "i j v" lines (1-based) for the non-zero cells of m, row by row: the body
  * of the text and MatrixMarket files (common.c). Returns the lines written. */
 int64_t out_ijv(Out *o, const Matrix *m);

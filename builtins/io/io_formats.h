@@ -153,6 +153,7 @@ typedef struct IoFrameCsvOpts {
     int64_t rows, cols;     /* expected dims, or -1 to infer */
     const FrameType *schema;    /* 'nschema' column types, or NULL: all STRING */
     int64_t nschema;
+    const bool *narrow;         /* with schema: FP32 / INT32 columns, or NULL */
 } IoFrameCsvOpts;
 
 /* A frame from csv text (doc/frames.md, "csv"): fields as io_parse_csv
@@ -166,6 +167,20 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
  * a missing string as nothing; a string holding the separator, a quote or a
  * line break is written in double quotes so that it reads back. */
 bool io_write_frame_csv(FILE *f, const FrameBlock *fr, const IoCsvWriteOpts *o);
+
+/* ---- frames (frame_text.c) ---- */
+
+/* A rows x cols frame from text "i j value" lines (1-based; the value is
+ * the rest of the line after one blank, read as its column's type; lines
+ * with i < 1 are upstream's column metadata and skipped); cells not given
+ * are missing (0, FALSE). 'schema' has 'nschema' entries (and 'narrow'
+ * marks FP32 / INT32 among them, or is NULL), or is NULL: all STRING.
+ * Dimensions are required (-1: an error). */
+FrameBlock *io_parse_frame_text(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols,
+                                const FrameType *schema, const bool *narrow, int64_t nschema, DiagErr *e);
+/* Writes a frame as text: "i j value" for every cell but missing strings,
+ * row by row, values in their text form (FP64 as Java's Double.toString). */
+bool io_write_frame_text(FILE *f, const FrameBlock *fr);
 
 /* ---- atomic replacement of a file ----
  * io_tmp_open creates "<path>.tmpXXXXXX" in the target's directory; the

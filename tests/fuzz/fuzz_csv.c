@@ -116,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         csv_round_trip(m, &o);
     drop(m);
 
-    IoFrameCsvOpts fo = {o.header, o.sep, o.fill, o.na, o.nna, -1, -1, NULL, 0};
+    IoFrameCsvOpts fo = {o.header, o.sep, o.fill, o.na, o.nna, -1, -1, NULL, 0, NULL};
     FrameBlock *fr = io_parse_frame_csv(buf, len, "f", &fo, &e);
     if (fr && fo.nna == 0 && fo.fill)
         frame_round_trip(fr, &fo);

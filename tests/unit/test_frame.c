@@ -125,11 +125,31 @@ static void test_storage(void)
     frame_release(f);
 
     FrameType ft;
-    CHECK(frame_type_parse("fp32", 4, &ft) && ft == FT_DOUBLE);
-    CHECK(frame_type_parse("INT32", 5, &ft) && ft == FT_INT);
-    CHECK(frame_type_parse("Boolean", 7, &ft) && ft == FT_BOOL);
-    CHECK(!frame_type_parse("FP16", 4, &ft));
+    bool narrow;
+    CHECK(frame_type_parse("fp32", 4, &ft, &narrow) && ft == FT_DOUBLE && narrow);
+    CHECK(frame_type_parse("INT32", 5, &ft, &narrow) && ft == FT_INT && narrow);
+    CHECK(frame_type_parse("INT64", 5, &ft, &narrow) && ft == FT_INT && !narrow);
+    CHECK(frame_type_parse("Boolean", 7, &ft, NULL) && ft == FT_BOOL);
+    CHECK(!frame_type_parse("FP16", 4, &ft, NULL));
     CHECK_STR(frame_type_name(FT_INT), "INT64");
+
+    /* FP32 / INT32 columns: stored wide, narrowed on the way in */
+    FrameType two[2] = {FT_DOUBLE, FT_INT};
+    bool nw[2] = {true, true};
+    FrameBlock *g = frame_new_raw(1, 2, two);
+    CHECK(g != NULL);
+    frame_set_narrow(g, nw);
+    CHECK_STR(frame_col_type_name(&g->col[0]), "FP32");
+    CHECK_STR(frame_col_type_name(&g->col[1]), "INT32");
+    oom = false;
+    CHECK(frame_put_text(g, 0, 0, "0.1", 3, &oom) && g->col[0].d[0] == (double)0.1f);
+    CHECK(frame_put_text(g, 0, 0, "1e300", 5, &oom) && isinf(g->col[0].d[0]));
+    CHECK(frame_put_text(g, 0, 1, "2147483647", 10, &oom) && g->col[1].i[0] == 2147483647);
+    CHECK(!frame_put_text(g, 0, 1, "2147483648", 10, &oom));
+    FrameBlock *h = frame_clone_raw(g);
+    CHECK(h != NULL && h->col[0].narrow && h->col[1].narrow);
+    frame_release(h);
+    frame_release(g);
 }
 
 static void test_values(Interp *I)
@@ -233,7 +253,7 @@ static void test_csv(void)
     const char *text = "k,v\n\"a \"\"q\"\", b\",1\n,  2 \nNA,\n";
     FrameType t[2] = {FT_STRING, FT_INT};
     const char *na[1] = {"NA"};
-    IoFrameCsvOpts o = {true, ",", true, na, 1, -1, -1, t, 2};
+    IoFrameCsvOpts o = {true, ",", true, na, 1, -1, -1, t, 2, NULL};
     DiagErr e = {0};
     FrameBlock *f = io_parse_frame_csv(text, strlen(text), "t.csv", &o, &e);
     CHECK(f != NULL);
@@ -257,7 +277,7 @@ static void test_csv(void)
     CHECK(io_write_frame_csv(m, f, &w));
     fclose(m);
     CHECK_STR(out, "k,v\n\"a \"\"q\"\", b\",1\n\" lead\",2\n,0\n");
-    IoFrameCsvOpts o2 = {true, ",", true, NULL, 0, -1, -1, t, 2};
+    IoFrameCsvOpts o2 = {true, ",", true, NULL, 0, -1, -1, t, 2, NULL};
     FrameBlock *g = io_parse_frame_csv(out, outn, "back.csv", &o2, &e);
     CHECK(g != NULL);
     if (g) {
@@ -270,7 +290,7 @@ static void test_csv(void)
     /* A cell of the wrong type names the line and the field. */
     const char *bad = "1,x\n2,y\n";
     FrameType tb[2] = {FT_STRING, FT_BOOL};
-    IoFrameCsvOpts o3 = {false, ",", true, NULL, 0, -1, -1, tb, 2};
+    IoFrameCsvOpts o3 = {false, ",", true, NULL, 0, -1, -1, tb, 2, NULL};
     CHECK(io_parse_frame_csv(bad, strlen(bad), "b.csv", &o3, &e) == NULL);
     CHECK_STR(e.msg, "b.csv:1: field 2 ('x') is not BOOLEAN");
     frame_release(f);

@@ -73,6 +73,28 @@ static void test_double_java(void)
     CHECK(fmt_double_java(-0.0012345678901234567, buf) < 32);
 }
 
+/* Java's Float.toString (FP32 frame cells); expectations from a JDK 25
+ * run (a 400,000-float comparison agreed too). */
+static void test_float_java(void)
+{
+    static const struct { float f; const char *java; } T[] = {
+        {0.1f, "0.1"}, {1.1f, "1.1"}, {1.0f, "1.0"}, {-2.5f, "-2.5"}, {0.0f, "0.0"}, {-0.0f, "-0.0"},
+        {1.0e10f, "1.0E10"}, {1234567.0f, "1234567.0"}, {1.0e7f, "1.0E7"}, {16777216.0f, "1.6777216E7"},
+        {0.001f, "0.001"}, {1.0e-4f, "1.0E-4"}, {3.4028235e38f, "3.4028235E38"}, {1.4e-45f, "1.4E-45"},
+        {1.17549435e-38f, "1.1754944E-38"}, {0.33333334f, "0.33333334"}, {100.0f, "100.0"},
+    };
+    char buf[32];
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
+        int n = fmt_float_java(T[i].f, buf);
+        check_report_(strcmp(buf, T[i].java) == 0 && n == (int)strlen(buf), __FILE__, __LINE__,
+                      "Float.toString(%.9g) = %s, got %s", (double)T[i].f, T[i].java, buf);
+    }
+    fmt_float_java(NAN, buf);
+    CHECK_STR(buf, "NaN");
+    fmt_float_java(-INFINITY, buf);
+    CHECK_STR(buf, "-Infinity");
+}
+
 static const char *fixed(double d, int decimal)
 {
     static char out[512];
@@ -254,6 +276,7 @@ int main(void)
     Interp I;
     interp_init(&I, NULL, 1);
     test_double_java();
+    test_float_java();
     test_fixed();
     test_tostring(&I);
     test_strbuf();

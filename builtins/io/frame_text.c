@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * Frames as text ("i j value" per line, upstream's FrameWriterTextCell):
+ * the parser and the writer. Pure functions over buffers and FILE*,
+ * thread-safe; a failed parse returns no frame. */
+#include "internal.h"
+
+#include "../../base/frame.h"
+
+FrameBlock *io_parse_frame_text(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols,
+                                const FrameType *schema, const bool *narrow, int64_t nschema, DiagErr *e)
+{
+    if (rows < 0 || cols < 0) {
+        diag_fail(e, "%s: a text frame needs its dimensions: give rows= and cols= (or a .mtd file)", name);
+        return NULL;
+    }
+    if (schema && nschema != cols) {
+        diag_fail(e, "%s: the schema names %lld value types for %lld columns", name, (long long)nschema,
+                  (long long)cols);
+        return NULL;
+    }
+    FrameBlock *f = frame_new_raw(rows, cols, schema);
+    if (!f) {
+        diag_fail(e, "%s: out of memory for a %lld x %lld frame", name, (long long)rows, (long long)cols);
+        return NULL;
+    }
+    if (schema)
+        frame_set_narrow(f, narrow);
+    Lines L = {buf, buf + len, 0};
+    const char *ls, *le;
+    char sn[64];
+    while (next_line(&L, &ls, &le)) {
+        const char *ts[2], *te[2];
+        int nt = split_blanks(ls, le, ts, te, 2);
+        if (nt == 0)
+            continue;
+        int64_t i, j;
+        if (nt < 2 || !io_parse_i64(ts[0], te[0], &i) || !io_parse_i64(ts[1], te[1], &j)) {
+            diag_fail(e, "%s:%lld: expected 'i j value', found '%s'", name, (long long)L.lineno,
+                      io_snippet(ls, le, sn, sizeof sn));
+            goto fail;
+        }
+        if (i < 1)
+            continue;   /* upstream's column metadata lines (-1 j ..., -2 j ...) */
+        if (i > rows || j < 1 || j > cols) {
+            diag_fail(e, "%s:%lld: cell (%lld, %lld) is outside the %lld x %lld frame", name, (long long)L.lineno,
+                      (long long)i, (long long)j, (long long)rows, (long long)cols);
+            goto fail;
+        }
+        /* the value is the rest of the line after one blank (a string may
+         * hold blanks) */
+        const char *v = te[1] < le ? te[1] + 1 : le;
+        bool oom = false;
+        if (!frame_put_text(f, i - 1, j - 1, v, (size_t)(le - v), &oom)) {
+            if (oom)
+                diag_fail(e, "%s: out of memory", name);
+            else
+                diag_fail(e, "%s:%lld: '%s' is not %s", name, (long long)L.lineno, io_snippet(v, le, sn, sizeof sn),
+                          frame_col_type_name(&f->col[j - 1]));
+            goto fail;
+        }
+    }
+    return f;
+fail:
+    frame_release(f);
+    return NULL;
+}
+
+bool io_write_frame_text(FILE *fp, const FrameBlock *fr)
+{
+    Out o;
+    if (!out_init(&o, fp))
+        return false;
+    for (int64_t i = 0; i < fr->rows; i++)
+        for (int64_t j = 0; j < fr->cols; j++) {
+            const FrameCol *c = &fr->col[j];
+            if (c->type == FT_STRING && !c->s[i])
+                continue;   /* a missing cell is not written */
+            out_int(&o, i + 1);
+            out_put(&o, " ", 1);
+            out_int(&o, j + 1);
+            out_put(&o, " ", 1);
+            switch (c->type) {
+            case FT_DOUBLE: out_cell_double(&o, c, i); break;
+            case FT_INT: out_int(&o, c->i[i]); break;
+            case FT_BOOL: out_str(&o, c->b[i] ? "true" : "false"); break;
+            case FT_STRING: out_put(&o, c->s[i]->s, (size_t)c->s[i]->len); break;
+            }
+            out_put(&o, "\n", 1);
+        }
+    return out_done(&o);
+}
