@@ -117,6 +117,97 @@ def multi_attention(B, T, H, D):
     return ctx, att
 
 
+def sigm(x):
+    return 1 / (1 + math.exp(-x))
+
+
+def recurrent_inputs(N, T, D, M, G):
+    """X (N x T*D), W ((D+M) x G*M), b (1 x G*M), out0 (N x M) as lists of rows."""
+    Xf = cells(N*T*D, math.sin)
+    Wf = cells((D+M)*G*M, lambda k: 0.5*math.cos(k))
+    bf = cells(G*M, lambda k: k/10)
+    o0 = cells(N*M, math.sin)
+    X = [Xf[n*T*D:(n+1)*T*D] for n in range(N)]
+    W = [Wf[i*G*M:(i+1)*G*M] for i in range(D+M)]
+    h0 = [o0[n*M:(n+1)*M] for n in range(N)]
+    return X, W, bf, h0
+
+
+def gates(x, h, W, b, cols):
+    """a[j] = sum_i cbind(x, h)[i] * W[i][j] + b[j] for the given columns j."""
+    z = x + h
+    return [sum(z[i]*W[i][j] for i in range(len(z))) + b[j] for j in cols]
+
+
+def gru(N, T, D, M):
+    """GRU, gates reset, update, candidate; reset applied before the recurrent product.
+    Returns the outputs of all steps, N rows of T*M."""
+    X, W, b, h0 = recurrent_inputs(N, T, D, M, 3)
+    out = []
+    for n in range(N):
+        h = h0[n]
+        row = []
+        for t in range(T):
+            x = X[n][t*D:(t+1)*D]
+            r = [sigm(v) for v in gates(x, h, W, b, range(0, M))]
+            z = [sigm(v) for v in gates(x, h, W, b, range(M, 2*M))]
+            rh = [r[j]*h[j] for j in range(M)]
+            nn = [math.tanh(v) for v in gates(x, rh, W, b, range(2*M, 3*M))]
+            h = [(1 - z[j])*nn[j] + z[j]*h[j] for j in range(M)]
+            row += h
+        out += row
+    return out
+
+
+def lstm(X, W, b, h0, c0, D, M):
+    """LSTM over the rows of X (lists), gates i, f, o, g. Returns outputs of all
+    steps (row lists) and the final cell states."""
+    outs, cs = [], []
+    for n in range(len(X)):
+        h, c = h0[n], c0[n]
+        T = len(X[n]) // D
+        row = []
+        for t in range(T):
+            x = X[n][t*D:(t+1)*D]
+            a = gates(x, h, W, b, range(4*M))
+            i = [sigm(v) for v in a[0:M]]
+            f = [sigm(v) for v in a[M:2*M]]
+            o = [sigm(v) for v in a[2*M:3*M]]
+            g = [math.tanh(v) for v in a[3*M:4*M]]
+            c = [f[j]*c[j] + i[j]*g[j] for j in range(M)]
+            h = [o[j]*math.tanh(c[j]) for j in range(M)]
+            row += h
+        outs.append(row)
+        cs.append(c)
+    return outs, cs
+
+
+def bilstm(N, T, D, M):
+    """Bidirectional LSTM: W = cbind(W_forward, W_backward) ((D+M) x 8M), b likewise,
+    out0 = c0 = cbind(forward, backward) state (N x 2M). Output of step t is
+    cbind(forward h_t, backward h_t), the backward direction running from step T
+    down to 1. Returns all outputs (N rows of T*2M) and the final c (N x 2M)."""
+    Xf = cells(N*T*D, math.sin)
+    Wf = cells((D+M)*8*M, lambda k: 0.5*math.cos(k))
+    bf = cells(8*M, lambda k: k/10)
+    s0 = cells(N*2*M, math.sin)
+    X = [Xf[n*T*D:(n+1)*T*D] for n in range(N)]
+    Wrows = [Wf[i*8*M:(i+1)*8*M] for i in range(D+M)]
+    h0 = [s0[n*2*M:(n+1)*2*M] for n in range(N)]
+    c0 = [[0.5*v for v in r] for r in h0]
+    Wa = [r[:4*M] for r in Wrows]
+    Wb = [r[4*M:] for r in Wrows]
+    Xr = [sum([x[t*D:(t+1)*D] for t in reversed(range(T))], []) for x in X]
+    of, cf = lstm(X, Wa, bf[:4*M], [r[:M] for r in h0], [r[:M] for r in c0], D, M)
+    ob, cb = lstm(Xr, Wb, bf[4*M:], [r[M:] for r in h0], [r[M:] for r in c0], D, M)
+    out, cfin = [], []
+    for n in range(N):
+        for t in range(T):
+            out += of[n][t*M:(t+1)*M] + ob[n][(T-1-t)*M:(T-t)*M]
+        cfin += cf[n] + cb[n]
+    return out, cfin
+
+
 def show(name, A):
     """Prints the values as a DML string literal, four numbers a line."""
     print("#", name, len(A), "values")
@@ -138,3 +229,7 @@ if __name__ == "__main__":
     ctx, att = multi_attention(2, 3, 2, 2)
     show("multi_attention context B=2 T=3 H=2 D=2", ctx)
     show("multi_attention attention B=2 T=3 H=2 D=2", att)
+    show("gru N=2 T=3 D=2 M=2 out0=sin", gru(2, 3, 2, 2))
+    out, c = bilstm(2, 3, 2, 2)
+    show("bilstm N=2 T=3 D=2 M=2 out (sequences)", out)
+    show("bilstm N=2 T=3 D=2 M=2 c", c)
