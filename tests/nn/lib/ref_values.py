@@ -208,6 +208,31 @@ def bilstm(N, T, D, M):
     return out, cfin
 
 
+GC_EDGES = [(1, 2), (2, 3), (3, 1), (1, 3), (2, 1), (4, 1)]
+GC_WEIGHTS = [1, 0.5, 2, 1.5, 1, 0.25]
+
+
+def graph_conv(n, Fi, Fo, self_loops):
+    """GCN: out_i = sum over edges j -> i of w / sqrt(deg_j deg_i) * (X W)_j + b,
+    deg_i = summed weight of the edges into i (self loops of weight 1 added)."""
+    X = cells(n*Fi, math.sin)
+    W = cells(Fi*Fo, lambda k: 0.5*math.cos(k))
+    b = cells(Fo, lambda k: k/10)
+    edges = list(zip(GC_EDGES, GC_WEIGHTS))
+    if self_loops:
+        edges += [((i, i), 1.0) for i in range(1, n + 1)]
+    deg = [0.0] * (n + 1)
+    for (s, t), w in edges:
+        deg[t] += w
+    XW = [[sum(X[i*Fi + k]*W[k*Fo + j] for k in range(Fi)) for j in range(Fo)] for i in range(n)]
+    out = [list(b) for _ in range(n)]
+    for (s, t), w in edges:
+        c = w / math.sqrt(deg[s]*deg[t]) if deg[s] > 0 and deg[t] > 0 else 0.0
+        for j in range(Fo):
+            out[t-1][j] += c * XW[s-1][j]
+    return sum(out, [])
+
+
 def show(name, A):
     """Prints the values as a DML string literal, four numbers a line."""
     print("#", name, len(A), "values")
@@ -237,3 +262,5 @@ if __name__ == "__main__":
     out, c = bilstm(2, 3, 2, 2)
     show("bilstm N=2 T=3 D=2 M=2 out (sequences)", out)
     show("bilstm N=2 T=3 D=2 M=2 c", c)
+    show("graph_conv n=4 F_in=3 F_out=2 self loops", graph_conv(4, 3, 2, True))
+    show("graph_conv n=4 F_in=3 F_out=2 no self loops", graph_conv(4, 3, 2, False))
