@@ -233,6 +233,57 @@ def graph_conv(n, Fi, Fo, self_loops):
     return sum(out, [])
 
 
+def kind(r, c, k, scale=1.0, transpose=False):
+    """The r x c matrix of kind k of lib/refinputs.dml (times scale, or its
+    transpose when transpose is set: then r x c is the shape before it), as rows."""
+    f = [math.sin, lambda v: 0.5*math.cos(v), lambda v: v/10][k - 1]
+    A = [[scale*f(i*c + j + 1) for j in range(c)] for i in range(r)]
+    return [list(col) for col in zip(*A)] if transpose else A
+
+
+def bert_layer(B, T, H, d, I, eps):
+    """One post-layer-norm BERT layer, no dropout, gelu (tanh form), token by token."""
+    D = H*d
+    S = kind(B, T*D, 1)
+    WQ, WK, WV = kind(D, D, 2), kind(D, D, 2, transpose=True), kind(D, D, 1)
+    WC, WI, WO = kind(D, D, 1, transpose=True), kind(D, I, 2), kind(I, D, 1)
+    bQ, bK, bV = kind(1, D, 3)[0], kind(1, D, 3, -1)[0], kind(1, D, 3, 0.5)[0]
+    bC, bI, bO = kind(1, D, 3)[0], kind(1, I, 3)[0], kind(1, D, 3, -1)[0]
+    g1 = [1 + v for v in kind(1, D, 3)[0]]
+    be1 = kind(1, D, 3)[0]
+    g2 = [1 - v for v in kind(1, D, 3)[0]]
+    be2 = kind(1, D, 3, -1)[0]
+    lin = lambda x, W, b: [sum(x[i]*W[i][j] for i in range(len(x))) + b[j] for j in range(len(b))]
+
+    def ln(x, g, b):
+        mu = sum(x) / len(x)
+        var = sum((v - mu)**2 for v in x) / len(x)
+        return [g[j]*(x[j] - mu)/math.sqrt(var + eps) + b[j] for j in range(len(x))]
+
+    gelu = lambda v: 0.5*v*(1 + math.tanh(math.sqrt(2/math.pi)*(v + 0.044715*v**3)))
+    out = []
+    for b in range(B):
+        xs = [S[b][t*D:(t+1)*D] for t in range(T)]
+        Q = [lin(x, WQ, bQ) for x in xs]
+        K = [lin(x, WK, bK) for x in xs]
+        V = [lin(x, WV, bV) for x in xs]
+        ctx = [[0.0]*D for _ in range(T)]
+        for h in range(H):
+            for t in range(T):
+                sc = [sum(Q[t][h*d + k]*K[u][h*d + k] for k in range(d)) / math.sqrt(d)
+                      for u in range(T)]
+                mx = max(sc)
+                e = [math.exp(v - mx) for v in sc]
+                pr = [v / sum(e) for v in e]
+                for k in range(d):
+                    ctx[t][h*d + k] = sum(pr[u]*V[u][h*d + k] for u in range(T))
+        for t in range(T):
+            h1 = ln([a + x for a, x in zip(lin(ctx[t], WC, bC), xs[t])], g1, be1)
+            o = lin([gelu(v) for v in lin(h1, WI, bI)], WO, bO)
+            out += ln([a + x for a, x in zip(o, h1)], g2, be2)
+    return out
+
+
 def show(name, A):
     """Prints the values as a DML string literal, four numbers a line."""
     print("#", name, len(A), "values")
@@ -264,3 +315,4 @@ if __name__ == "__main__":
     show("bilstm N=2 T=3 D=2 M=2 c", c)
     show("graph_conv n=4 F_in=3 F_out=2 self loops", graph_conv(4, 3, 2, True))
     show("graph_conv n=4 F_in=3 F_out=2 no self loops", graph_conv(4, 3, 2, False))
+    show("bert_layer B=2 T=3 H=2 d=2 I=5 eps=1e-5", bert_layer(2, 3, 2, 2, 5, 1e-5))
