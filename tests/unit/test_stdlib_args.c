@@ -36,6 +36,9 @@ static const Case cases[] = {
      "frequencyEncodeApply: freqCount must have one row per column of X (2), got 3x2"},
     {"Y = frequencyEncodeApply(matrix(\"1 -1\", rows=2, cols=1), matrix(1, rows=1, cols=2))\n",
      "frequencyEncodeApply: column 1 must hold category codes 1, 2, ..., found -1"},
+    /* xgboostPredict */
+    {"P = xgboostPredict(matrix(1, rows=2, cols=1), matrix(0, rows=3, cols=3))\n",
+     "xgboostPredict: M must be an xgboost model (6 rows, at least 2 columns), got 3x3"},
     /* gridSearch */
     {"X = matrix(1, rows=4, cols=2)\n"
      "[B, o] = gridSearch(X=X, y=X[, 1], train=\"lm\", predict=\"lm\", params=list(\"reg\", \"tol\"),\n"
