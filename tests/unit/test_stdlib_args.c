@@ -39,6 +39,13 @@ static const Case cases[] = {
     /* xgboostPredict */
     {"P = xgboostPredict(matrix(1, rows=2, cols=1), matrix(0, rows=3, cols=3))\n",
      "xgboostPredict: M must be an xgboost model (6 rows, at least 2 columns), got 3x3"},
+    /* sliceLineDebug */
+    {"[X, M] = transformencode(target=as.frame(list(\"a\", \"b\")), spec=\"{recode: [C1]}\")\n"
+     "S = sliceLineDebug(matrix(1, rows=1, cols=2), matrix(1, rows=1, cols=4), M, \"{recode: [C1]}\")\n",
+     "sliceLineDebug: tfmeta has 1 columns but TK has 2"},
+    {"[X, M] = transformencode(target=as.frame(list(\"a\", \"b\")), spec=\"{recode: [C1]}\")\n"
+     "S = sliceLineDebug(matrix(1, rows=1, cols=1), matrix(1, rows=1, cols=3), M, \"{recode: [C1]}\")\n",
+     "sliceLineDebug: TKC must be 1 x 4 (score, error sum, max error, size), got 1x3"},
     /* gridSearch */
     {"X = matrix(1, rows=4, cols=2)\n"
      "[B, o] = gridSearch(X=X, y=X[, 1], train=\"lm\", predict=\"lm\", params=list(\"reg\", \"tol\"),\n"
