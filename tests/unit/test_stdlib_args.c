@@ -46,6 +46,15 @@ static const Case cases[] = {
     {"[X, M] = transformencode(target=as.frame(list(\"a\", \"b\")), spec=\"{recode: [C1]}\")\n"
      "S = sliceLineDebug(matrix(1, rows=1, cols=1), matrix(1, rows=1, cols=3), M, \"{recode: [C1]}\")\n",
      "sliceLineDebug: TKC must be 1 x 4 (score, error sum, max error, size), got 1x3"},
+    /* incSliceLine */
+    {"[TK, TKC, D, L, M, S, Xo, eo, p] = incSliceLine(addedX=matrix(1, rows=3, cols=2), addedE=matrix(1, rows=2, cols=1))\n",
+     "incSliceLine: addedE must be 3 x 1, got 2x1"},
+    {"[TK, TKC, D, L, M, S, Xo, eo, p] = incSliceLine(addedX=matrix(1, rows=3, cols=2), addedE=matrix(1, rows=3, cols=1),\n"
+     "  indicesRemoved=matrix(4, rows=1, cols=1))\n",
+     "incSliceLine: indicesRemoved must hold row numbers 1..3"},
+    {"[TK, TKC, D, L, M, S, Xo, eo, p] = incSliceLine(addedX=matrix(1, rows=3, cols=2), addedE=matrix(1, rows=3, cols=1),\n"
+     "  oldX=matrix(1, rows=2, cols=3), oldE=matrix(1, rows=2, cols=1))\n",
+     "incSliceLine: oldX has 3 columns but addedX has 2"},
     /* gridSearch */
     {"X = matrix(1, rows=4, cols=2)\n"
      "[B, o] = gridSearch(X=X, y=X[, 1], train=\"lm\", predict=\"lm\", params=list(\"reg\", \"tol\"),\n"
