@@ -55,6 +55,16 @@ static const Case cases[] = {
     {"[TK, TKC, D, L, M, S, Xo, eo, p] = incSliceLine(addedX=matrix(1, rows=3, cols=2), addedE=matrix(1, rows=3, cols=1),\n"
      "  oldX=matrix(1, rows=2, cols=3), oldE=matrix(1, rows=2, cols=1))\n",
      "incSliceLine: oldX has 3 columns but addedX has 2"},
+    /* denialConstraints */
+    {"D = as.frame(matrix(\"3 5\", rows=2, cols=1))\n"
+     "W = denialConstraints(D, as.frame(matrix(1, rows=1, cols=7)))\n",
+     "denialConstraints: constraintsFrame must have 8 columns (idx, constraint.type, group.by, "
+     "group.variable, group.option, variable1, relation, variable2), got 7"},
+    {"D = as.frame(matrix(\"3 5\", rows=2, cols=1))\n"
+     "C = cbind(as.frame(list(\"1\")), as.frame(list(\"valueCompare\")), as.frame(list(\"FALSE\")), as.frame(list(\"\")),\n"
+     "  as.frame(list(\"\")), as.frame(list(\"salary\")), as.frame(list(\"<\")), as.frame(list(\"4\")))\n"
+     "W = denialConstraints(D, C)\n",
+     "denialConstraints: constraint 1: 'salary' is no column of dataFrame"},
     /* gridSearch */
     {"X = matrix(1, rows=4, cols=2)\n"
      "[B, o] = gridSearch(X=X, y=X[, 1], train=\"lm\", predict=\"lm\", params=list(\"reg\", \"tol\"),\n"
