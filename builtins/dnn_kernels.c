@@ -415,37 +415,55 @@ static int conv_run(Conv *cv)
     return 0;
 }
 
-/* ---- Winograd F(2x2, 5x5) ----
- * A stride-1 5x5 convolution computed on 2x2 output tiles: each tile needs
- * a 6x6 input tile, and in the transformed domain one product per point, 36
- * per tile instead of 2*2*25 = 100: the dgemms do 0.36 times im2col's flops
+/* ---- Winograd F(4x4, 5x5) ----
+ * A stride-1 5x5 convolution computed on 4x4 output tiles: each tile needs
+ * an 8x8 input tile, and in the transformed domain one product per point, 64
+ * per tile instead of 4*4*25 = 400: the dgemms do 0.16 times im2col's flops
  * (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", 2016).
- * With the points 0, 1, -1, 2, -2 and infinity, a correlation of 2 outputs
- * y[i] = sum_k d[i+k] g[k] is y = A^T ((G g) .* (B^T d)), and in 2-D
+ * With the points 0, 1, -1, 2, -2, 1/2, -1/2 and infinity, a correlation of
+ * 4 outputs y[i] = sum_k d[i+k] g[k] is y = A^T ((G g) .* (B^T d)), and in
+ * 2-D
  *     Y = A^T ((G g G^T) .* (B^T d B)) A,
- * with B^T (6x6, integers), G (6x5, in 1/24ths), A^T (2x6):
- *     B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
- *            0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
- *     A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 1]
+ * A^T (4x8) evaluating the output polynomial at the points (row i: p^i; the
+ * point at infinity feeds the last output only), G (8x5) evaluating the
+ * filter, B^T (8x8) the transpose of the interpolation at the points. Each
+ * point's row of B^T is scaled to small integers, and its row of G by the
+ * inverse:
+ *     B^T = [4 0 -21 0 21 0 -4 0;   0 -4 -4 17 17 -4 -4 0;
+ *            0 4 -4 -17 17 4 -4 0;  0 2 1 -10 -5 8 4 0;
+ *            0 -2 1 10 -5 -8 4 0;   0 4 8 -5 -10 1 2 0;
+ *            0 -4 8 5 -10 -1 2 0;   0 -4 0 21 0 -21 0 4]
+ *     G row k = (1, p, p^2, p^3, p^4) / s_k, s = 4, 18, 18, 360, 360,
+ *               45/16, 45/16 (and (0 0 0 0 1/4) at infinity)
  * Summing over the C input channels is, point by point, a product of an
  * F x C matrix (transformed filters) by a C x T one (transformed tiles):
- * 36 dgemms per batch of images.
+ * 64 dgemms per batch of images. Against F(2x2, 5x5) (6x6 tiles, 36
+ * points per 4 outputs) it moves 4 transformed cells per output cell
+ * instead of 9, and does 0.44 times the point products, for planes whose
+ * sides are multiples of 4 (a 14x14 plane: 16 tiles of 64 points against
+ * 49 of 36, 0.58 times).
  * The data gradient of a 5x5 stride-1 convolution with padding p is a 5x5
  * stride-1 correlation of dout with the filters turned by 180 degrees (and
  * C, F swapped), padding 4 - p: the same code. The filter gradient
- * dW[r,s] = sum_{p,q} dout[p,q] Xpad[p+r,q+s] is, tile by tile, F(5x5, 2x2)
- * (5 outputs, the 2x2 dout tile as the filter) on the same 6x6 input tiles
- * with the same B^T; its sum over tiles is again a dgemm per point, and the
- * output transform (A5^T below) runs once at the end.
- * In double precision the transforms lose a few bits: the error stays
- * within about 1e-15 of the sum of |terms| (tests/unit/test_dnn.c). */
+ * dW[r,s] = sum_{p,q} dout[p,q] Xpad[p+r,q+s] is, tile by tile, F(5x5, 4x4)
+ * (5 outputs, the 4x4 dout tile as the filter) on the same 8x8 input tiles
+ * with the same B^T and points: G4 (8x4) evaluates the dout tile, A5^T
+ * (5x8) the outputs; its sum over tiles is again a dgemm per point, and the
+ * output transform runs once at the end.
+ * In double precision the transforms lose some bits (the points 2 and 1/2
+ * scale terms by up to 2^6 before they cancel): the error stays within
+ * about 1e-14 of the sum of |terms| (tests/unit/test_dnn.c holds it to
+ * 1e-13). */
 
 /* Winograd pays off when the dgemms dominate the transforms, that is for
  * deep layers: below these channel counts im2col keeps the call. */
 #define WG_MIN_CHANNELS 8
 /* Aim for transformed tiles (input and output) of about this many bytes per
- * batch of images: T = tiles per dgemm should be a few hundred. */
-#define WG_TARGET_BYTES ((int64_t)3 << 20)
+ * batch of images: T = tiles per dgemm should be a few hundred, and two
+ * workers' batches should sit in L3 beside their activations. LeNet's conv2
+ * (786 KB of tiles an image): 3 images a batch took 44.4-46.7 ms for its
+ * three passes, 4 images 47.0-55.3 (4 interleaved rounds, load 6). */
+#define WG_TARGET_BYTES ((int64_t)5 << 19)
 
 bool dnn_winograd_fits(const DnnGeom *g)
 {
@@ -456,40 +474,42 @@ static bool wg_use(const DnnGeom *g)
 {
     if (g->winograd < 0 || !dnn_winograd_fits(g))
         return false;
-    /* one image's transformed tiles (36 per 2x2 output tile and channel)
+    /* one image's transformed tiles (64 per 4x4 output tile and channel)
      * must be addressable with room to spare */
     int64_t tiles, per;
-    if (__builtin_mul_overflow((g->H + 1) / 2 + 2, (g->W + 1) / 2 + 2, &tiles) ||
-        __builtin_mul_overflow(tiles, 36 * (g->C + g->F), &per) || per > INT64_MAX / 64)
+    if (__builtin_mul_overflow((g->H + 3) / 4 + 2, (g->W + 3) / 4 + 2, &tiles) ||
+        __builtin_mul_overflow(tiles, 64 * (g->C + g->F), &per) || per > INT64_MAX / 64)
         return false;
     return g->winograd > 0 || (g->C >= WG_MIN_CHANNELS && g->F >= WG_MIN_CHANNELS);
 }
 
-/* o[k*os] = (A5^T m)[k], k < 5: the output transform of F(5, 2) */
+/* o[k*os] = (A5^T m)[k], k < 5, for the 8 values m[k*s]: the output
+ * transform of F(5, 4) */
 static inline void wg_at5(const double *m, int64_t s, double *o, int64_t os)
 {
-    double m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s];
-    double a = m1 + m2, b = m1 - m2, c = m3 + m4, d = m3 - m4;
-    o[0] = m[0] + a + c;
-    o[os] = b + 2.0 * d;
-    o[2 * os] = a + 4.0 * c;
-    o[3 * os] = b + 8.0 * d;
-    o[4 * os] = a + 16.0 * c + m[5 * s];
+    double a = m[s] + m[2 * s], b = m[s] - m[2 * s], c = m[3 * s] + m[4 * s], d = m[3 * s] - m[4 * s];
+    double e = m[5 * s] + m[6 * s], f = m[5 * s] - m[6 * s];
+    o[0] = m[0] + a + c + e;
+    o[os] = b + 2.0 * d + 0.5 * f;
+    o[2 * os] = a + 4.0 * c + 0.25 * e;
+    o[3 * os] = b + 8.0 * d + 0.125 * f;
+    o[4 * os] = a + 16.0 * c + 0.0625 * e + m[7 * s];
 }
 
-/* G of F(2, 5): row k evaluates the filter at point k over the product of
- * the point's distances to the other finite points */
-static const double wg_G[6][5] = {
+/* G of F(4, 5): row k holds the powers of point k over s_k (see above) */
+static const double wg_G[8][5] = {
     {1.0 / 4, 0, 0, 0, 0},
-    {-1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6},
-    {-1.0 / 6, 1.0 / 6, -1.0 / 6, 1.0 / 6, -1.0 / 6},
-    {1.0 / 24, 1.0 / 12, 1.0 / 6, 1.0 / 3, 2.0 / 3},
-    {1.0 / 24, -1.0 / 12, 1.0 / 6, -1.0 / 3, 2.0 / 3},
-    {0, 0, 0, 0, 1},
+    {1.0 / 18, 1.0 / 18, 1.0 / 18, 1.0 / 18, 1.0 / 18},
+    {1.0 / 18, -1.0 / 18, 1.0 / 18, -1.0 / 18, 1.0 / 18},
+    {1.0 / 360, 2.0 / 360, 4.0 / 360, 8.0 / 360, 16.0 / 360},
+    {1.0 / 360, -2.0 / 360, 4.0 / 360, -8.0 / 360, 16.0 / 360},
+    {16.0 / 45, 8.0 / 45, 4.0 / 45, 2.0 / 45, 1.0 / 45},
+    {16.0 / 45, -8.0 / 45, 4.0 / 45, -2.0 / 45, 1.0 / 45},
+    {0, 0, 0, 0, 1.0 / 4},
 };
 
 /* U[xi][o][i] = (G g G^T)[xi] for the 5x5 filter g of output channel o and
- * input channel i, U holding 36 planes of O x I. Forward: o = f, i = c,
+ * input channel i, U holding 64 planes of O x I. Forward: o = f, i = c,
  * g = Wt[f, c]; data gradient ('turn'): o = c, i = f, g = Wt[f, c] turned
  * by 180 degrees. */
 static void wg_filters(const DnnGeom *g, const double *Wt, bool turn, double *U)
@@ -498,10 +518,10 @@ static void wg_filters(const DnnGeom *g, const double *Wt, bool turn, double *U)
     for (int64_t f = 0; f < F; f++)
         for (int64_t c = 0; c < C; c++) {
             const double *w = Wt + (f * C + c) * 25;
-            double k[25], t[6][5];
+            double k[25], t[8][5];
             for (int64_t i = 0; i < 25; i++)
                 k[i] = turn ? w[24 - i] : w[i];
-            for (int64_t a = 0; a < 6; a++)      /* t = G k (6x5) */
+            for (int64_t a = 0; a < 8; a++)      /* t = G k (8x5) */
                 for (int64_t s = 0; s < 5; s++) {
                     double acc = 0.0;
                     for (int64_t r = 0; r < 5; r++)
@@ -509,12 +529,12 @@ static void wg_filters(const DnnGeom *g, const double *Wt, bool turn, double *U)
                     t[a][s] = acc;
                 }
             const int64_t o = turn ? c : f, i = turn ? f : c;
-            for (int64_t a = 0; a < 6; a++)      /* U = t G^T (6x6) */
-                for (int64_t b = 0; b < 6; b++) {
+            for (int64_t a = 0; a < 8; a++)      /* U = t G^T (8x8) */
+                for (int64_t b = 0; b < 8; b++) {
                     double acc = 0.0;
                     for (int64_t s = 0; s < 5; s++)
                         acc += t[a][s] * wg_G[b][s];
-                    U[(a * 6 + b) * O * I + o * I + i] = acc;
+                    U[(a * 8 + b) * O * I + o * I + i] = acc;
                 }
         }
 }
@@ -522,11 +542,11 @@ static void wg_filters(const DnnGeom *g, const double *Wt, bool turn, double *U)
 /* The tile transforms run on WG_L tiles at once, one per vector lane (the
  * tiles of an image are contiguous in V, M and D, so the lanes load and
  * store side by side). The input and dout transforms take WG_L tiles of one
- * tile row, read from a copy of the plane whose rows hold the even columns
- * and then the odd ones: tile tx starts at column 2tx, so column 2tx+2m of
- * the lanes' tiles is one plain vector load at tx+m of the even half (and
- * 2tx+2m+1 of the odd half), where the lanes would otherwise be gathered
- * cell by cell. The vector is gcc's generic one: the base build
+ * tile row, read from a copy of the plane whose rows hold the columns
+ * 0, 4, 8, .., then 1, 5, 9, .., then 2, .. and 3, .. (four phases): tile tx
+ * starts at column 4tx, so column 4tx+j of the lanes' tiles is one plain
+ * vector load at tx + j/4 of phase j%4, where the lanes would otherwise be
+ * gathered cell by cell. The vector is gcc's generic one: the base build
  * splits it into SSE2 halves, the AVX2 copies below (picked at run time, as
  * in runtime/fuse.c) use it whole. */
 #define WG_L 4
@@ -540,73 +560,110 @@ typedef double WgV __attribute__((vector_size(WG_L * sizeof(double))));
 typedef double WgVu __attribute__((vector_size(WG_L * sizeof(double)), aligned(sizeof(double)), may_alias));
 #define WG_LD(v, p) ((v) = *(const WgVu *)(p))
 #define WG_ST(p, v) (*(WgVu *)(p) = (v))
+/* the same for half a vector */
+typedef double WgV2u __attribute__((vector_size(WG_L / 2 * sizeof(double)), aligned(sizeof(double)), may_alias));
+#define WG_ST2(p, v) (*(WgV2u *)(p) = (v))
 
-/* Stores the 36 vectors v[k] at o[k*ldxi]: whole when 'full', else their
+/* o[j][l] = v[l][j]: four vectors transposed. __builtin_shufflevector:
+ * GCC 12 and clang (the fuzz build) both have it; GCC's __builtin_shuffle
+ * is GCC's alone. */
+WG_INLINE void wg_transpose4(const WgV *v, WgV *o)
+{
+    _Static_assert(WG_L == 4, "the transpose is written for 4 lanes");
+    WgV t0 = __builtin_shufflevector(v[0], v[1], 0, 4, 1, 5), t1 = __builtin_shufflevector(v[2], v[3], 0, 4, 1, 5);
+    WgV t2 = __builtin_shufflevector(v[0], v[1], 2, 6, 3, 7), t3 = __builtin_shufflevector(v[2], v[3], 2, 6, 3, 7);
+    o[0] = __builtin_shufflevector(t0, t1, 0, 1, 4, 5);
+    o[1] = __builtin_shufflevector(t0, t1, 2, 3, 6, 7);
+    o[2] = __builtin_shufflevector(t2, t3, 0, 1, 4, 5);
+    o[3] = __builtin_shufflevector(t2, t3, 2, 3, 6, 7);
+}
+
+/* Stores the 64 vectors v[k] at o[k*ldxi]: whole when 'full', else their
  * first n lanes. */
-WG_INLINE void wg_store36(const WgV *v, bool full, int n, double *o, int64_t ldxi)
+WG_INLINE void wg_store64(const WgV *v, bool full, int n, double *o, int64_t ldxi)
 {
     if (full) {
-        for (int k = 0; k < 36; k++)
+        for (int k = 0; k < 64; k++)
             WG_ST(o + k * ldxi, v[k]);
     } else {
-        for (int k = 0; k < 36; k++)
+        for (int k = 0; k < 64; k++)
             for (int l = 0; l < n; l++)
                 o[k * ldxi + l] = v[k][l];
     }
 }
 
-/* o[k*os] = (B^T d)[k] for the 6 vectors d[k*s] */
+/* o[k*os] = (B^T d)[k] for the 8 vectors d[k*s]: the rows of B^T pair up
+ * as p + q and p - q (points +-1, +-2, +-1/2) */
 WG_INLINE void wg_btv(const WgV *d, int s, WgV *o, int os)
 {
-    WgV d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
-    o[0] = 4.0 * d0 - 5.0 * d2 + d4;
-    o[os] = d3 + d4 - 4.0 * (d1 + d2);
-    o[2 * os] = d4 - d3 + 4.0 * (d1 - d2);
-    o[3 * os] = d4 - d2 + 2.0 * (d3 - d1);
-    o[4 * os] = d4 - d2 - 2.0 * (d3 - d1);
-    o[5 * os] = 4.0 * d1 - 5.0 * d3 + d5;
+    WgV d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s], d6 = d[6 * s],
+        d7 = d[7 * s];
+    WgV p, q;
+    o[0] = 4.0 * (d0 - d6) + 21.0 * (d4 - d2);
+    p = 17.0 * d4 - 4.0 * (d2 + d6);
+    q = 17.0 * d3 - 4.0 * (d1 + d5);
+    o[os] = p + q;
+    o[2 * os] = p - q;
+    p = d2 - 5.0 * d4 + 4.0 * d6;
+    q = 2.0 * d1 - 10.0 * d3 + 8.0 * d5;
+    o[3 * os] = p + q;
+    o[4 * os] = p - q;
+    p = 8.0 * d2 - 10.0 * d4 + 2.0 * d6;
+    q = 4.0 * d1 - 5.0 * d3 + d5;
+    o[5 * os] = p + q;
+    o[6 * os] = p - q;
+    o[7 * os] = 4.0 * (d7 - d1) + 21.0 * (d3 - d5);
 }
 
-/* o[k*os] = (A^T m)[k], k < 2 */
-WG_INLINE void wg_at2v(const WgV *m, int s, WgV *o, int os)
+/* o[k*os] = (A^T m)[k], k < 4, for the 8 vectors m[k*s] */
+WG_INLINE void wg_at4v(const WgV *m, int s, WgV *o, int os)
 {
-    WgV m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s];
-    o[0] = m[0] + (m1 + m2) + (m3 + m4);
-    o[os] = (m1 - m2) + 2.0 * (m3 - m4) + m[5 * s];
+    WgV a = m[s] + m[2 * s], b = m[s] - m[2 * s], c = m[3 * s] + m[4 * s], d = m[3 * s] - m[4 * s];
+    WgV e = m[5 * s] + m[6 * s], f = m[5 * s] - m[6 * s];
+    o[0] = m[0] + a + c + e;
+    o[os] = b + 2.0 * d + 0.5 * f;
+    o[2 * os] = a + 4.0 * c + 0.25 * e;
+    o[3 * os] = b + 8.0 * d + 0.125 * f + m[7 * s];
 }
 
-/* o[k*os] = (G2 g)[k], k < 6, for the 2 vectors g[0], g[s] */
-WG_INLINE void wg_g2v(const WgV *g, int s, WgV *o, int os)
+/* o[k*os] = (G4 g)[k], k < 8, for the 4 vectors g[k*s]: G4 is G for a
+ * 4-tap filter (the dout tile of the filter gradient) */
+WG_INLINE void wg_g4v(const WgV *g, int s, WgV *o, int os)
 {
-    WgV g0 = g[0], g1 = g[s];
+    WgV g0 = g[0], g1 = g[s], g2 = g[2 * s], g3 = g[3 * s];
+    WgV p = g0 + g2, q = g1 + g3;
     o[0] = 0.25 * g0;
-    o[os] = (-1.0 / 6) * (g0 + g1);
-    o[2 * os] = (1.0 / 6) * (g1 - g0);
-    o[3 * os] = (1.0 / 24) * g0 + (1.0 / 12) * g1;
-    o[4 * os] = (1.0 / 24) * g0 - (1.0 / 12) * g1;
-    o[5 * os] = g1;
+    o[os] = (1.0 / 18) * (p + q);
+    o[2 * os] = (1.0 / 18) * (p - q);
+    p = g0 + 4.0 * g2;
+    q = 2.0 * g1 + 8.0 * g3;
+    o[3 * os] = (1.0 / 360) * (p + q);
+    o[4 * os] = (1.0 / 360) * (p - q);
+    p = 16.0 * g0 + 4.0 * g2;
+    q = 8.0 * g1 + 2.0 * g3;
+    o[5 * os] = (1.0 / 45) * (p + q);
+    o[6 * os] = (1.0 / 45) * (p - q);
+    o[7 * os] = 0.25 * g3;
 }
 
 /* Input tiles (ty, tx0 .. tx0+WG_L-1) of the split padded plane 'pe'
- * (rows of wp cells, the even columns in the first half) into
- * o[k*ldxi + lane], k < 36; see wg_store36 for 'full' and n. */
+ * (rows of wp cells: four phases of wp/4) into o[k*ldxi + lane], k < 64;
+ * see wg_store64 for 'full' and n. */
 WG_INLINE void wg_input_body(const double *pe, int64_t wp, int64_t ty, int64_t tx0, bool full, int n, double *o,
                              int64_t ldxi)
 {
-    const int64_t hw = wp / 2;
-    WgV d[36], t[36], v[36];
-    for (int i = 0; i < 6; i++) {
-        const double *row = pe + (2 * ty + i) * wp + tx0;
-        for (int m = 0; m < 3; m++) {
-            WG_LD(d[i * 6 + 2 * m], row + m);
-            WG_LD(d[i * 6 + 2 * m + 1], row + hw + m);
-        }
+    const int64_t qw = wp / 4;
+    WgV d[64], t[64], v[64];
+    for (int i = 0; i < 8; i++) {
+        const double *row = pe + (4 * ty + i) * wp + tx0;
+        for (int j = 0; j < 8; j++)
+            WG_LD(d[i * 8 + j], row + (j & 3) * qw + (j >> 2));
     }
-    for (int j = 0; j < 6; j++)
-        wg_btv(d + j, 6, t + j, 6);
-    for (int i = 0; i < 6; i++)
-        wg_btv(t + 6 * i, 1, v + 6 * i, 1);
-    wg_store36(v, full, n, o, ldxi);
+    for (int j = 0; j < 8; j++)
+        wg_btv(d + j, 8, t + j, 8);
+    for (int i = 0; i < 8; i++)
+        wg_btv(t + 8 * i, 1, v + 8 * i, 1);
+    wg_store64(v, full, n, o, ldxi);
 }
 
 /* Output tiles t0 .. t0+n-1 (the first at tile row ty, column tx) of
@@ -615,15 +672,15 @@ WG_INLINE void wg_input_body(const double *pe, int64_t wp, int64_t ty, int64_t t
 WG_INLINE void wg_output_body(double *m, int64_t ldxi, int64_t TX, int64_t Ho, int64_t Wo, int64_t ty,
                               int64_t tx, int n, double *y)
 {
-    WgV mv[36], t[12], r[4];
+    WgV mv[64], t[32], r[16];
     if (n == WG_L) {
         const WgV zero = {0};
-        for (int k = 0; k < 36; k++) {
+        for (int k = 0; k < 64; k++) {
             WG_LD(mv[k], m + k * ldxi);
             WG_ST(m + k * ldxi, zero);
         }
     } else {
-        for (int k = 0; k < 36; k++) {
+        for (int k = 0; k < 64; k++) {
             WgV x = {0};
             for (int l = 0; l < n; l++) {
                 x[l] = m[k * ldxi + l];
@@ -632,42 +689,46 @@ WG_INLINE void wg_output_body(double *m, int64_t ldxi, int64_t TX, int64_t Ho, i
             mv[k] = x;
         }
     }
-    for (int j = 0; j < 6; j++)
-        wg_at2v(mv + j, 6, t + j, 6);
-    wg_at2v(t, 1, r, 1);
-    wg_at2v(t + 6, 1, r + 2, 1);
+    for (int j = 0; j < 8; j++)
+        wg_at4v(mv + j, 8, t + j, 8);
+    for (int a = 0; a < 4; a++)
+        wg_at4v(t + 8 * a, 1, r + 4 * a, 1);
+    /* r[4a+b][l] is row a, column b of lane l's tile: turned into rows */
+    WgV q[16];
+    for (int a = 0; a < 4; a++)
+        wg_transpose4(r + 4 * a, q + 4 * a);
     for (int l = 0; l < n; l++, tx = tx + 1 < TX ? tx + 1 : 0, ty += tx == 0) {
-        const int64_t h = 2 * ty, x = 2 * tx;
+        const int64_t h = 4 * ty, x = 4 * tx;
+        const int64_t rows = Ho - h < 4 ? Ho - h : 4, cols = Wo - x < 4 ? Wo - x : 4;
         double *dst = y + h * Wo + x;
-        bool down = h + 1 < Ho, right = x + 1 < Wo;
-        dst[0] = r[0][l];
-        if (right)
-            dst[1] = r[1][l];
-        if (down) {
-            dst[Wo] = r[2][l];
-            if (right)
-                dst[Wo + 1] = r[3][l];
+        if (cols == 4) {
+            for (int64_t a = 0; a < rows; a++)
+                WG_ST(dst + a * Wo, q[4 * a + l]);
+        } else {
+            for (int64_t a = 0; a < rows; a++)
+                for (int64_t b = 0; b < cols; b++)
+                    dst[a * Wo + b] = q[4 * a + l][b];
         }
     }
 }
 
-/* dout tiles (ty, tx0 .. tx0+WG_L-1) of the split plane 'pe' (rows of 2
- * half rows of hq cells, zero past the P x Q plane) into o[k*ldxi + lane];
- * see wg_store36 for 'full' and n. */
+/* dout tiles (ty, tx0 .. tx0+WG_L-1) of the split plane 'pe' (rows of four
+ * phases of hq cells, zero past the P x Q plane) into o[k*ldxi + lane];
+ * see wg_store64 for 'full' and n. */
 WG_INLINE void wg_dout_body(const double *pe, int64_t hq, int64_t ty, int64_t tx0, bool full, int n,
                             double *o, int64_t ldxi)
 {
-    WgV d[4], t[12], v[36];
-    const double *s = pe + 2 * ty * 2 * hq + tx0;
-    WG_LD(d[0], s);
-    WG_LD(d[1], s + hq);
-    WG_LD(d[2], s + 2 * hq);
-    WG_LD(d[3], s + 3 * hq);
-    wg_g2v(d, 2, t, 2);          /* t = G2 d: 6 x 2 */
-    wg_g2v(d + 1, 2, t + 1, 2);
-    for (int i = 0; i < 6; i++)
-        wg_g2v(t + 2 * i, 1, v + 6 * i, 1);
-    wg_store36(v, full, n, o, ldxi);
+    WgV d[16], t[32], v[64];
+    for (int a = 0; a < 4; a++) {
+        const double *row = pe + (4 * ty + a) * 4 * hq + tx0;
+        for (int c = 0; c < 4; c++)
+            WG_LD(d[a * 4 + c], row + c * hq);
+    }
+    for (int c = 0; c < 4; c++)      /* t = G4 d: 8 x 4 */
+        wg_g4v(d + c, 4, t + c, 4);
+    for (int k = 0; k < 8; k++)
+        wg_g4v(t + 4 * k, 1, v + 8 * k, 1);
+    wg_store64(v, full, n, o, ldxi);
 }
 
 /* The loops over a plane's tiles, compiled for each ISA. A vector store of
@@ -757,8 +818,8 @@ static void wg_isa_init(void)
 }
 
 /* The tiles of one correlation: 'Ci' planes of Hi x Wi in, padding ph, pw,
- * Ho x Wo out, covered by TY x TX tiles of 2x2 outputs. 'pad' holds a
- * plane's padded input, split (wg_input): (2*TY+4) rows of 2*TX+4 cells,
+ * Ho x Wo out, covered by TY x TX tiles of 4x4 outputs. 'pad' holds a
+ * plane's padded input, split (wg_input): (4*TY+4) rows of 4*TX+4 cells,
  * zero where no input cell lands, and WG_PAD_SPARE cells more that the
  * spare lanes of the last tiles read. */
 typedef struct WgTiles {
@@ -771,64 +832,100 @@ typedef struct WgTiles {
 /* A zeroed split plane for w (see WgTiles), or NULL */
 static double *wg_pad_alloc(const WgTiles *w)
 {
-    return calloc((size_t)((2 * w->TY + 4) * (2 * w->TX + 4) + WG_PAD_SPARE), sizeof(double));
+    return calloc((size_t)((4 * w->TY + 4) * (4 * w->TX + 4) + WG_PAD_SPARE), sizeof(double));
 }
 
 static void wg_tiles_init(WgTiles *w, int64_t Ci, int64_t Hi, int64_t Wi, int64_t ph, int64_t pw,
                           int64_t Ho, int64_t Wo)
 {
     *w = (WgTiles){.Ci = Ci, .Hi = Hi, .Wi = Wi, .ph = ph, .pw = pw, .Ho = Ho, .Wo = Wo,
-                   .TY = (Ho + 1) / 2, .TX = (Wo + 1) / 2};
+                   .TY = (Ho + 3) / 4, .TX = (Wo + 3) / 4};
 }
 
+/* The exponent all ones: Inf or NaN. The Winograd transforms add and
+ * subtract values that direct convolution never combines: an Inf input
+ * becomes Inf - Inf = NaN in outputs that should read +-Inf (and a NaN
+ * spreads across its tile), so such operands take the im2col path. The
+ * tests are integer ops, so they vectorise (a floating-point sum would run
+ * at the add's latency). */
+#define WG_EXP (0x7ffULL << 52)
+typedef uint64_t WgU __attribute__((vector_size(WG_L * sizeof(uint64_t))));
+
+/* the lanes of v that are not finite, as all ones (a macro: see WG_LD) */
+#define WG_BAD(v) ((WgU)(((WgU)(v) & (WgU){WG_EXP, WG_EXP, WG_EXP, WG_EXP}) == (WgU){WG_EXP, WG_EXP, WG_EXP, WG_EXP}))
+
 /* Copies the rows x cols cells of src (a row every lds cells) into the
- * split rows of dst (a row every ldd cells, the even columns first, the odd
- * ones from column half on), starting at row 0 and column c0. */
-static void wg_split(const double *src, int64_t lds, int64_t rows, int64_t cols, double *dst, int64_t ldd,
-                     int64_t half, int64_t c0)
+ * split rows of dst (a row every ldd cells: the columns 0, 4, 8, .. first,
+ * then phases 1, 2 and 3, each qw cells), starting at row 0 and column c0.
+ * Returns whether every cell copied is finite: the planes' one pass that
+ * tells whether the Winograd path may keep them. */
+static bool wg_split(const double *src, int64_t lds, int64_t rows, int64_t cols, double *dst, int64_t ldd,
+                     int64_t qw, int64_t c0)
 {
-    /* cells x, x+2, .. of a row go to one half, x+1, x+3, .. to the other:
-     * 8 cells at a time, two vectors unzipped */
-    _Static_assert(WG_L == 4, "the unzip below is written for 4 lanes");
+    WgU bad = {0};
+    uint64_t sbad = 0;
+    /* cell x = 4k + j of a row goes to cell k of the phase of column c0 + j:
+     * 16 cells at a time, four vectors transposed, then 8 (two halves) */
     for (int64_t h = 0; h < rows; h++) {
         const double *s = src + h * lds;
-        double *d = dst + h * ldd;
-        double *d0 = d + (c0 & 1) * half + (c0 >> 1);                  /* cells x = 0, 2, .. */
-        double *d1 = d + ((c0 + 1) & 1) * half + ((c0 + 1) >> 1);      /* cells x = 1, 3, .. */
+        double *d = dst + h * ldd, *dq[4];
+        for (int j = 0; j < 4; j++)
+            dq[j] = d + ((c0 + j) & 3) * qw + ((c0 + j) >> 2);
         int64_t x = 0;
-        for (; x + 2 * WG_L <= cols; x += 2 * WG_L) {
+        for (; x + 4 * WG_L <= cols; x += 4 * WG_L) {
+            WgV v[4], o[4];
+            for (int j = 0; j < 4; j++) {
+                WG_LD(v[j], s + x + j * WG_L);
+                bad |= WG_BAD(v[j]);
+            }
+            wg_transpose4(v, o);
+            for (int j = 0; j < 4; j++)
+                WG_ST(dq[j] + x / 4, o[j]);
+        }
+        if (x + 2 * WG_L <= cols) {
             WgV a, b;
             WG_LD(a, s + x);
             WG_LD(b, s + x + WG_L);
-            /* __builtin_shufflevector: GCC 12 and clang (the fuzz build)
-             * both have it; GCC's __builtin_shuffle is GCC's alone. */
-            WG_ST(d0 + x / 2, __builtin_shufflevector(a, b, 0, 2, 4, 6));
-            WG_ST(d1 + x / 2, __builtin_shufflevector(a, b, 1, 3, 5, 7));
+            bad |= WG_BAD(a) | WG_BAD(b);
+            WgV lo = __builtin_shufflevector(a, b, 0, 4, 1, 5), hi = __builtin_shufflevector(a, b, 2, 6, 3, 7);
+            WG_ST2(dq[0] + x / 4, __builtin_shufflevector(lo, lo, 0, 1));
+            WG_ST2(dq[1] + x / 4, __builtin_shufflevector(lo, lo, 2, 3));
+            WG_ST2(dq[2] + x / 4, __builtin_shufflevector(hi, hi, 0, 1));
+            WG_ST2(dq[3] + x / 4, __builtin_shufflevector(hi, hi, 2, 3));
+            x += 2 * WG_L;
         }
-        for (; x < cols; x++)
-            (x & 1 ? d1 : d0)[x >> 1] = s[x];
+        for (; x < cols; x++) {
+            uint64_t u;
+            memcpy(&u, &s[x], sizeof u);
+            sbad |= (u & WG_EXP) == WG_EXP;
+            dq[x & 3][x >> 2] = s[x];
+        }
     }
+    return !(sbad | bad[0] | bad[1] | bad[2] | bad[3]);
 }
 
 /* Transforms the Ci planes of the b images x (Ci * Hi * Wi cells each)
  * into V[c][xi][i * TT + tile] (points ldxi apart, channels ldc apart), a
  * channel at a time, so that its block of V is written whole before the
  * next. The cells of pad that planes are copied into are the same for every
- * plane; the rest stays zero. */
-static void wg_input(WgTiles *w, const double *x, int64_t b, double *V, int64_t ldxi, int64_t ldc)
+ * plane; the rest stays zero. False, and V unfinished, when x holds an Inf
+ * or NaN. */
+static bool wg_input(WgTiles *w, const double *x, int64_t b, double *V, int64_t ldxi, int64_t ldc)
 {
-    const int64_t hp = 2 * w->TY + 4, wp = 2 * w->TX + 4, HW = w->Hi * w->Wi, TT = w->TY * w->TX;
+    const int64_t hp = 4 * w->TY + 4, wp = 4 * w->TX + 4, HW = w->Hi * w->Wi, TT = w->TY * w->TX;
     const int64_t rows = w->Hi < hp - w->ph ? w->Hi : hp - w->ph;
     const int64_t cols = w->Wi < wp - w->pw ? w->Wi : wp - w->pw;
     for (int64_t c = 0; c < w->Ci; c++)
         for (int64_t i = 0; i < b; i++) {
-            wg_split(x + (i * w->Ci + c) * HW, w->Wi, rows, cols, w->pad + w->ph * wp, wp, wp / 2, w->pw);
+            if (!wg_split(x + (i * w->Ci + c) * HW, w->Wi, rows, cols, w->pad + w->ph * wp, wp, wp / 4, w->pw))
+                return false;
             wg_isa.input(w->pad, wp, w->TY, w->TX, V + c * ldc + i * TT, ldxi);
         }
+    return true;
 }
 
 /* The inverse of wg_input for the Co output planes of b images y:
- * y[i, o, 2ty+a, 2tx+b] = (A^T M A)[a][b] with M[xi] = M[o][xi][i * TT + tile],
+ * y[i, o, 4ty+a, 4tx+b] = (A^T M A)[a][b] with M[xi] = M[o][xi][i * TT + tile],
  * the cells past Ho x Wo dropped; the cells of M read are left 0. */
 static void wg_output(const WgTiles *w, double *M, int64_t ldxi, int64_t ldc, int64_t b, int64_t Co, double *y)
 {
@@ -836,6 +933,34 @@ static void wg_output(const WgTiles *w, double *M, int64_t ldxi, int64_t ldc, in
     for (int64_t o = 0; o < Co; o++)
         for (int64_t i = 0; i < b; i++)
             wg_isa.output(M + o * ldc + i * TT, ldxi, w->TX, TT, w->Ho, w->Wo, y + (i * Co + o) * HW);
+}
+
+/* The layout of V, M and D for T tiles: a channel's points are wg_ld(T)
+ * apart (T rounded up to whole vectors, so that a tile group's vectors are
+ * aligned as their first tile is) and its channels wg_ldc(T) apart. A
+ * point's dgemm operand has rows wg_ldc apart; 64 whole vectors would be
+ * a multiple of 2 KiB, and the rows would then fall into two sets of L1
+ * lines that the packing of 32 rows overruns (a stride of 4 KiB, from
+ * T = 64, measured 2x slower): the extra vector spreads them. */
+static int64_t wg_ld(int64_t T)
+{
+    return (T + 3) & ~(int64_t)3;
+}
+
+static int64_t wg_ldc(int64_t T)
+{
+    return 64 * wg_ld(T) + 4;
+}
+
+/* A buffer of n doubles aligned for vectors, zeroed when 'zero'; NULL when
+ * out of memory. */
+static double *wg_alloc(int64_t n, bool zero)
+{
+    size_t bytes = ((size_t)n * sizeof(double) + 63) & ~(size_t)63;
+    double *p = aligned_alloc(64, bytes);
+    if (p && zero)
+        memset(p, 0, bytes);
+    return p;
 }
 
 /* Images per batch: the caller's choice, else about WG_TARGET_BYTES of
@@ -847,7 +972,9 @@ static int64_t wg_batch(const DnnGeom *g, int64_t per)
 }
 
 /* Forward (turn = false: Ci = C, Co = F, in = X, out: N x FPQ) or data
- * gradient (turn = true: Ci = F, Co = C, in = dout, out: N x CHW). */
+ * gradient (turn = true: Ci = F, Co = C, in = dout, out: N x CHW).
+ * Returns 0, -1 when out of memory, or 1 when 'in' holds an Inf or NaN (out
+ * then holds garbage: the caller takes the im2col path). */
 static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *in, double *out)
 {
     pthread_once(&wg_isa_once, wg_isa_init);
@@ -857,19 +984,19 @@ static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *
     else
         wg_tiles_init(&w, g->C, g->H, g->W, g->ph, g->pw, g->P, g->Q);
     const int64_t Ci = w.Ci, Co = turn ? g->C : g->F, TT = w.TY * w.TX;
-    const int64_t nb = wg_batch(g, 36 * TT * (Ci + Co));
-    double *U = malloc((size_t)(36 * Ci * Co) * sizeof(double));
-    double *V = malloc((size_t)(36 * Ci * TT * nb) * sizeof(double));
+    const int64_t nb = wg_batch(g, 64 * TT * (Ci + Co));
+    double *U = malloc((size_t)(64 * Ci * Co) * sizeof(double));
+    double *V = wg_alloc(Ci * wg_ldc(TT * nb), false);
     /* M starts at 0 and wg_output clears what it reads, so every dgemm adds
      * into zeros (beta = 1): OpenBLAS then skips its pass that zeroes C
      * for beta = 0 (with K = Ci = 32 in LeNet, a sixth of the dgemm's
      * memory traffic). Its kernel adds the product to C either way, so
      * 0 + x gives the same bits as beta = 0. */
-    double *M = calloc((size_t)(36 * Co * TT * nb), sizeof(double));
-    /* V and M hold a channel's 36 points side by side (V[c][xi][tile],
-     * M[o][xi][tile]; a point's dgemm operand then has rows 36 T apart):
+    double *M = wg_alloc(Co * wg_ldc(TT * nb), true);
+    /* V and M hold a channel's 64 points side by side (V[c][xi][tile],
+     * M[o][xi][tile]; a point's dgemm operand then has rows wg_ldc apart):
      * a channel's transform writes (input) or reads (output) one block of
-     * 36 x T cells instead of 36 blocks spread over all of V or M, which
+     * 64 x T cells instead of 64 blocks spread over all of V or M, which
      * measured 35-55% faster for the transforms. */
     w.pad = wg_pad_alloc(&w);
     if (!U || !V || !M || !w.pad) {
@@ -881,48 +1008,55 @@ static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *
     }
     wg_filters(g, Wt, turn, U);
     const int64_t inper = Ci * w.Hi * w.Wi, outper = Co * w.Ho * w.Wo;
-    for (int64_t n0 = 0; n0 < g->N; n0 += nb) {
-        const int64_t b = g->N - n0 < nb ? g->N - n0 : nb, T = b * TT;
-        wg_input(&w, in + n0 * inper, b, V, T, 36 * T);
-        for (int64_t k = 0; k < 36; k++)
-            blas_dgemm(false, false, Co, T, Ci, 1.0, U + k * Co * Ci, Ci, V + k * T, 36 * T, 1.0,
-                       M + k * T, 36 * T);
-        wg_output(&w, M, T, 36 * T, b, Co, out + n0 * outper);
+    int rc = 0;
+    for (int64_t n0 = 0; n0 < g->N && rc == 0; n0 += nb) {
+        const int64_t b = g->N - n0 < nb ? g->N - n0 : nb, T = b * TT, ld = wg_ld(T), ldc = wg_ldc(T);
+        if (!wg_input(&w, in + n0 * inper, b, V, ld, ldc)) {
+            rc = 1;
+            break;
+        }
+        for (int64_t k = 0; k < 64; k++)
+            blas_dgemm(false, false, Co, T, Ci, 1.0, U + k * Co * Ci, Ci, V + k * ld, ldc, 1.0, M + k * ld, ldc);
+        wg_output(&w, M, ld, ldc, b, Co, out + n0 * outper);
     }
     free(U);
     free(V);
     free(M);
     free(w.pad);
-    return 0;
+    return rc;
 }
 
-/* D[f][xi][i * TT + tile] = (G2 d G2^T)[xi] for the 2x2 tiles d of the F
+/* D[f][xi][i * TT + tile] = (G4 d G4^T)[xi] for the 4x4 tiles d of the F
  * planes of b images' dout (P x Q; cells past it read as 0), a channel at a
- * time as wg_input. 'dpad' is a zeroed split plane of 2*TY rows of 2*TX
- * cells and WG_PAD_SPARE more. */
-static void wg_dout(const WgTiles *w, int64_t F, const double *dout, int64_t b, double *dpad, double *D,
+ * time as wg_input. 'dpad' is a zeroed split plane of 4*TY rows of 4*TX
+ * cells and WG_PAD_SPARE more. False, and D unfinished, when dout holds an
+ * Inf or NaN. */
+static bool wg_dout(const WgTiles *w, int64_t F, const double *dout, int64_t b, double *dpad, double *D,
                     int64_t ldxi, int64_t ldf)
 {
     const int64_t HW = w->Ho * w->Wo, TT = w->TY * w->TX;
     for (int64_t f = 0; f < F; f++)
         for (int64_t i = 0; i < b; i++) {
-            wg_split(dout + (i * F + f) * HW, w->Wo, w->Ho, w->Wo, dpad, 2 * w->TX, w->TX, 0);
+            if (!wg_split(dout + (i * F + f) * HW, w->Wo, w->Ho, w->Wo, dpad, 4 * w->TX, w->TX, 0))
+                return false;
             wg_isa.dout(dpad, w->TX, w->TY, w->TX, D + f * ldf + i * TT, ldxi);
         }
+    return true;
 }
 
-/* Filter gradient: dW (F x C*25) = sum over images and tiles of F(5x5, 2x2). */
+/* Filter gradient: dW (F x C*25) = sum over images and tiles of F(5x5, 4x4).
+ * Returns as wg_corr. */
 static int wg_filter_grad(const DnnGeom *g, const double *X, const double *dout, double *dW)
 {
     pthread_once(&wg_isa_once, wg_isa_init);
     WgTiles w;
     wg_tiles_init(&w, g->C, g->H, g->W, g->ph, g->pw, g->P, g->Q);
     const int64_t C = g->C, F = g->F, TT = w.TY * w.TX;
-    const int64_t nb = wg_batch(g, 36 * TT * (C + F));
-    double *V = malloc((size_t)(36 * C * TT * nb) * sizeof(double));
-    double *D = malloc((size_t)(36 * F * TT * nb) * sizeof(double));
-    double *Mw = malloc((size_t)(36 * F * C) * sizeof(double));
-    double *dpad = calloc((size_t)(4 * TT + WG_PAD_SPARE), sizeof(double));
+    const int64_t nb = wg_batch(g, 64 * TT * (C + F));
+    double *V = wg_alloc(C * wg_ldc(TT * nb), false);
+    double *D = wg_alloc(F * wg_ldc(TT * nb), false);
+    double *Mw = malloc((size_t)(64 * F * C) * sizeof(double));
+    double *dpad = calloc((size_t)(16 * TT + WG_PAD_SPARE), sizeof(double));
     w.pad = wg_pad_alloc(&w);
     if (!V || !D || !Mw || !dpad || !w.pad) {
         free(V);
@@ -933,75 +1067,77 @@ static int wg_filter_grad(const DnnGeom *g, const double *X, const double *dout,
         return -1;
     }
     const int64_t CHW = C * g->H * g->W, FPQ = F * g->P * g->Q;
+    int rc = 0;
     for (int64_t n0 = 0; n0 < g->N; n0 += nb) {
-        const int64_t b = g->N - n0 < nb ? g->N - n0 : nb, T = b * TT;
-        wg_input(&w, X + n0 * CHW, b, V, T, 36 * T);
-        wg_dout(&w, F, dout + n0 * FPQ, b, dpad, D, T, 36 * T);
+        const int64_t b = g->N - n0 < nb ? g->N - n0 : nb, T = b * TT, ld = wg_ld(T), ldc = wg_ldc(T);
+        if (!wg_input(&w, X + n0 * CHW, b, V, ld, ldc) || !wg_dout(&w, F, dout + n0 * FPQ, b, dpad, D, ld, ldc)) {
+            rc = 1;
+            break;
+        }
         /* Mw[xi] (F x C) (+)= D[xi] (F x T) * V[xi]^T; the first batch overwrites */
-        for (int64_t k = 0; k < 36; k++)
-            blas_dgemm(false, true, F, C, T, 1.0, D + k * T, 36 * T, V + k * T, 36 * T, n0 == 0 ? 0.0 : 1.0,
+        for (int64_t k = 0; k < 64; k++)
+            blas_dgemm(false, true, F, C, T, 1.0, D + k * ld, ldc, V + k * ld, ldc, n0 == 0 ? 0.0 : 1.0,
                        Mw + k * F * C, C);
     }
-    const int64_t FC = F * C;
+    const int64_t FC = rc == 0 ? F * C : 0;
     for (int64_t fc = 0; fc < FC; fc++) {
-        double t[30];
-        for (int64_t j = 0; j < 6; j++)        /* t = A5^T M: 5 x 6 */
-            wg_at5(Mw + j * FC + fc, 6 * FC, t + j, 6);
+        double t[40];
+        for (int64_t j = 0; j < 8; j++)        /* t = A5^T M: 5 x 8 */
+            wg_at5(Mw + j * FC + fc, 8 * FC, t + j, 8);
         for (int64_t r = 0; r < 5; r++)        /* dW = t A5: 5 x 5 */
-            wg_at5(t + 6 * r, 1, dW + fc * 25 + r * 5, 1);
+            wg_at5(t + 8 * r, 1, dW + fc * 25 + r * 5, 1);
     }
     free(V);
     free(D);
     free(Mw);
     free(dpad);
     free(w.pad);
-    return 0;
+    return rc;
 }
 
-/* Whether a[0..n) holds no Inf or NaN. The Winograd transforms add and
- * subtract values that direct convolution never combines: an Inf input
- * becomes Inf - Inf = NaN in outputs that should read +-Inf (and a NaN
- * spreads across its tile), so such operands take the im2col path. */
+/* Whether a[0..n) holds no Inf or NaN (see WG_EXP) */
 static bool all_finite(const double *a, int64_t n)
 {
-    /* the exponent all ones is Inf or NaN; integer ops, so it vectorises
-     * (a floating-point sum would run at the add's latency) */
-    const uint64_t exp = 0x7ffULL << 52;
     uint64_t bad = 0;
     for (int64_t i = 0; i < n; i++) {
         uint64_t b;
         memcpy(&b, &a[i], sizeof b);
-        bad |= (b & exp) == exp;
+        bad |= (b & WG_EXP) == WG_EXP;
     }
     return !bad;
 }
 
-static bool wg_finite(const double *a, int64_t rows_a, int64_t cols_a, const double *b, int64_t rows_b,
-                      int64_t cols_b)
-{
-    return all_finite(a, rows_a * cols_a) && all_finite(b, rows_b * cols_b);
-}
-
+/* The filters are checked up front (they are small); the planes, as the
+ * Winograd path copies them: it answers 1 when one is not finite. */
 int dnn_conv2d(const DnnGeom *g, const double *X, const double *Wt, double *out)
 {
-    if (g->N > 0 && wg_use(g) && wg_finite(X, g->N, g->C * g->H * g->W, Wt, g->F, g->C * 25))
-        return wg_corr(g, false, Wt, X, out);
+    if (g->N > 0 && wg_use(g) && all_finite(Wt, g->F * g->C * 25)) {
+        int rc = wg_corr(g, false, Wt, X, out);
+        if (rc <= 0)
+            return rc;
+    }
     Conv cv = {.g = g, .op = CONV_FWD, .X = X, .Wt = Wt, .res = out};
     return conv_run(&cv);
 }
 
 int dnn_conv2d_backward_filter(const DnnGeom *g, const double *X, const double *dout, double *dW)
 {
-    if (g->N > 0 && wg_use(g) && wg_finite(X, g->N, g->C * g->H * g->W, dout, g->N, g->F * g->P * g->Q))
-        return wg_filter_grad(g, X, dout, dW);
+    if (g->N > 0 && wg_use(g)) {
+        int rc = wg_filter_grad(g, X, dout, dW);
+        if (rc <= 0)
+            return rc;
+    }
     Conv cv = {.g = g, .op = CONV_BWF, .X = X, .dout = dout, .res = dW};
     return conv_run(&cv);
 }
 
 int dnn_conv2d_backward_data(const DnnGeom *g, const double *Wt, const double *dout, double *dX)
 {
-    if (g->N > 0 && wg_use(g) && wg_finite(Wt, g->F, g->C * 25, dout, g->N, g->F * g->P * g->Q))
-        return wg_corr(g, true, Wt, dout, dX);
+    if (g->N > 0 && wg_use(g) && all_finite(Wt, g->F * g->C * 25)) {
+        int rc = wg_corr(g, true, Wt, dout, dX);
+        if (rc <= 0)
+            return rc;
+    }
     Conv cv = {.g = g, .op = CONV_BWD, .Wt = Wt, .dout = dout, .res = dX};
     return conv_run(&cv);
 }

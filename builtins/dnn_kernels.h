@@ -22,7 +22,7 @@
  * of images handed to one dgemm (their im2col columns side by side, or their
  * Winograd tiles); 0 lets the kernels choose (tests and benchmarks set it).
  * 'winograd' picks the convolution algorithm: 0 lets the kernels choose
- * (Winograd F(2x2,5x5) for deep 5x5 stride-1 layers, see dnn_kernels.c),
+ * (Winograd F(4x4,5x5) for deep 5x5 stride-1 layers, see dnn_kernels.c),
  * -1 always im2col + dgemm, 1 Winograd wherever dnn_winograd_fits(). */
 typedef struct DnnGeom {
     int64_t N, C, H, W;
@@ -55,7 +55,7 @@ int dnn_conv2d_backward_filter(const DnnGeom *g, const double *X, const double *
  * Wt: F x CRS, dout: N x FPQ, dX: N x CHW (fully written). */
 int dnn_conv2d_backward_data(const DnnGeom *g, const double *Wt, const double *dout, double *dX);
 
-/* True when the Winograd F(2x2,5x5) path can compute all three passes of
+/* True when the Winograd F(4x4,5x5) path can compute all three passes of
  * this geometry: a 5x5 filter, stride 1, padding at most 4 (so that the data
  * gradient is itself a 5x5 convolution with non-negative padding). Its results
  * differ from im2col's in the last bits (relative error a few 1e-15 of the

@@ -4,7 +4,7 @@
  * shapes (strides 1-3, padding 0-2, C > 1, non-square images and filters,
  * N = 1 and 3, P or Q = 1) and with 1, 2 and automatic images per dgemm;
  * larger shapes with short last batches; plus centred finite-difference
- * checks of every backward pass; Winograd F(2x2,5x5) against an error bound.
+ * checks of every backward pass; Winograd F(4x4,5x5) against an error bound.
  * Prints "N passed, N failed"; exits non-zero on failure. */
 #include "../../builtins/dnn_kernels.h"
 
@@ -586,13 +586,15 @@ static void test_bwd_cleared_columns(Tally *t, uint64_t *st)
     }
 }
 
-/* Winograd F(2x2,5x5) (dnn_winograd_fits shapes): the largest error against
+/* Winograd F(4x4,5x5) (dnn_winograd_fits shapes): the largest error against
  * the reference loops within 1e-13 of the largest sum of the magnitudes of an
  * output's terms (the reference run on |X|, |W|, |dout|; normwise, as an
  * output whose terms cancel exactly, 0 in the reference, gets the rounding
  * of its tile's transforms); forced on, chosen by the kernels
  * (C, F >= 8), with 1, 3 and the kernels' images per batch; ragged tiles
- * (odd P, Q), padding 0-4, a 1x1 image, planes 1 and 2 tiles wide. Shapes that do not fit fall back to
+ * (P, Q not multiples of 4), padding 0-4, a 1x1 image, planes 1 and 2 tiles
+ * wide, rows of 2 and 3 groups of 4 tiles (rows of 16 cells and more are
+ * split by whole vectors). Shapes that do not fit fall back to
  * im2col even when asked for Winograd. */
 static int within_bound(const double *a, const double *ref, const double *bound, int64_t n, double tol)
 {
@@ -616,6 +618,8 @@ static void test_winograd(Tally *t, uint64_t *st)
         {1, 9, 1, 1, 9, 5, 5, 1, 1, 2, 2},      /* 1x1 image */
         {3, 8, 11, 13, 8, 5, 5, 1, 1, 3, 2},
         {2, 3, 6, 3, 5, 5, 5, 1, 1, 2, 2},      /* narrow planes: a tile row's spare lanes run over the next rows */
+        {2, 4, 12, 22, 5, 5, 5, 1, 1, 2, 1},    /* 5 tiles a row: two groups, the second partial */
+        {1, 2, 17, 35, 3, 5, 5, 1, 1, 1, 2},    /* 9 tiles a row, 36-cell rows: every split path */
         {2, 2, 9, 9, 2, 5, 5, 1, 1, 5, 5},      /* padding 5: does not fit, im2col */
         {2, 2, 9, 9, 2, 5, 5, 2, 2, 2, 2},      /* stride 2: does not fit, im2col */
     };
@@ -646,7 +650,7 @@ static void test_winograd(Tally *t, uint64_t *st)
         ref_conv2d_bd(&g, Wt, dout, ref[2]);
         ref_conv2d_bd(&g, aW, ad, bound[2]);
         const bool fits = dnn_winograd_fits(&g);
-        check(t, fits == (k < 6), "dnn_winograd_fits", name);
+        check(t, fits == (k < 8), "dnn_winograd_fits", name);
         const int modes[2] = {1, 0};
         const int64_t batches[3] = {0, 1, 3};
         for (int mi = 0; mi < 2; mi++)
@@ -679,6 +683,55 @@ static void test_winograd(Tally *t, uint64_t *st)
     }
 }
 
+/* An Inf or NaN in X, dout or the filters sends every Winograd pass to
+ * im2col, whose bits it then gives, also when the bad value sits in a
+ * later batch of images than the first (the Winograd path finds it as it
+ * copies the planes, after writing the earlier batches' outputs). */
+static void test_winograd_nonfinite(Tally *t, uint64_t *st)
+{
+    const Shape s = {3, 8, 11, 13, 8, 5, 5, 1, 1, 3, 2};
+    char name[160];
+    shape_name(&s, name, sizeof name);
+    DnnGeom g = geom_of(&s, 0);
+    const int64_t CHW = g.C * g.H * g.W, FPQ = g.F * g.P * g.Q, CRS = g.C * 25;
+    const int64_t len[3] = {g.N * FPQ, g.F * CRS, g.N * CHW};
+    const double bad[2] = {INFINITY, NAN};
+    for (int which = 0; which < 3; which++)         /* X, dout, filters */
+        for (int v = 0; v < 2; v++) {
+            double *X = rnd_array(st, g.N * CHW), *Wt = rnd_array(st, g.F * CRS), *dout = rnd_array(st, g.N * FPQ);
+            if (which == 0)
+                X[2 * CHW + 5 * g.W + 7] = bad[v];          /* image 3 */
+            else if (which == 1)
+                dout[2 * FPQ + FPQ / 2] = -bad[v];
+            else
+                Wt[3 * CRS + 12] = bad[v];
+            for (int op = 0; op < 3; op++) {
+                if (op == (which == 0 ? 2 : which == 1 ? 0 : 1))
+                    continue;           /* not one of this pass's operands */
+                double *got[2];
+                for (int m = 0; m < 2; m++) {
+                    got[m] = malloc((size_t)len[op] * sizeof(double));
+                    memset(got[m], 0xff, (size_t)len[op] * sizeof(double));
+                    g.winograd = m == 0 ? 1 : -1;
+                    g.batch = 1;
+                    int rc = op == 0 ? dnn_conv2d(&g, X, Wt, got[m])
+                             : op == 1 ? dnn_conv2d_backward_filter(&g, X, dout, got[m])
+                             : dnn_conv2d_backward_data(&g, Wt, dout, got[m]);
+                    check(t, rc == 0, "non-finite operand: rc 0", name);
+                }
+                char what[96];
+                snprintf(what, sizeof what, "non-finite %s (%s) op %d: the im2col bits",
+                         which == 0 ? "X" : which == 1 ? "dout" : "W", v ? "NaN" : "Inf", op);
+                check(t, memcmp(got[0], got[1], (size_t)len[op] * sizeof(double)) == 0, what, name);
+                free(got[0]);
+                free(got[1]);
+            }
+            free(X);
+            free(Wt);
+            free(dout);
+        }
+}
+
 int main(void)
 {
     Tally t = {0, 0};
@@ -695,6 +748,7 @@ int main(void)
     test_bias(&t, &st);
     test_bwd_cleared_columns(&t, &st);
     test_winograd(&t, &st);
+    test_winograd_nonfinite(&t, &st);
     printf("%d passed, %d failed\n", t.passed, t.failed);
     return t.failed ? 1 : 0;
 }
