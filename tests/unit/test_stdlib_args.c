@@ -36,6 +36,35 @@ static const Case cases[] = {
      "frequencyEncodeApply: freqCount must have one row per column of X (2), got 3x2"},
     {"Y = frequencyEncodeApply(matrix(\"1 -1\", rows=2, cols=1), matrix(1, rows=1, cols=2))\n",
      "frequencyEncodeApply: column 1 must hold category codes 1, 2, ..., found -1"},
+    /* xgboostPredict */
+    {"P = xgboostPredict(matrix(1, rows=2, cols=1), matrix(0, rows=3, cols=3))\n",
+     "xgboostPredict: M must be an xgboost model (6 rows, at least 2 columns), got 3x3"},
+    /* sliceLineDebug */
+    {"[X, M] = transformencode(target=as.frame(list(\"a\", \"b\")), spec=\"{recode: [C1]}\")\n"
+     "S = sliceLineDebug(matrix(1, rows=1, cols=2), matrix(1, rows=1, cols=4), M, \"{recode: [C1]}\")\n",
+     "sliceLineDebug: tfmeta has 1 columns but TK has 2"},
+    {"[X, M] = transformencode(target=as.frame(list(\"a\", \"b\")), spec=\"{recode: [C1]}\")\n"
+     "S = sliceLineDebug(matrix(1, rows=1, cols=1), matrix(1, rows=1, cols=3), M, \"{recode: [C1]}\")\n",
+     "sliceLineDebug: TKC must be 1 x 4 (score, error sum, max error, size), got 1x3"},
+    /* incSliceLine */
+    {"[TK, TKC, D, L, M, S, Xo, eo, p] = incSliceLine(addedX=matrix(1, rows=3, cols=2), addedE=matrix(1, rows=2, cols=1))\n",
+     "incSliceLine: addedE must be 3 x 1, got 2x1"},
+    {"[TK, TKC, D, L, M, S, Xo, eo, p] = incSliceLine(addedX=matrix(1, rows=3, cols=2), addedE=matrix(1, rows=3, cols=1),\n"
+     "  indicesRemoved=matrix(4, rows=1, cols=1))\n",
+     "incSliceLine: indicesRemoved must hold row numbers 1..3"},
+    {"[TK, TKC, D, L, M, S, Xo, eo, p] = incSliceLine(addedX=matrix(1, rows=3, cols=2), addedE=matrix(1, rows=3, cols=1),\n"
+     "  oldX=matrix(1, rows=2, cols=3), oldE=matrix(1, rows=2, cols=1))\n",
+     "incSliceLine: oldX has 3 columns but addedX has 2"},
+    /* denialConstraints */
+    {"D = as.frame(matrix(\"3 5\", rows=2, cols=1))\n"
+     "W = denialConstraints(D, as.frame(matrix(1, rows=1, cols=7)))\n",
+     "denialConstraints: constraintsFrame must have 8 columns (idx, constraint.type, group.by, "
+     "group.variable, group.option, variable1, relation, variable2), got 7"},
+    {"D = as.frame(matrix(\"3 5\", rows=2, cols=1))\n"
+     "C = cbind(as.frame(list(\"1\")), as.frame(list(\"valueCompare\")), as.frame(list(\"FALSE\")), as.frame(list(\"\")),\n"
+     "  as.frame(list(\"\")), as.frame(list(\"salary\")), as.frame(list(\"<\")), as.frame(list(\"4\")))\n"
+     "W = denialConstraints(D, C)\n",
+     "denialConstraints: constraint 1: 'salary' is no column of dataFrame"},
     /* gridSearch */
     {"X = matrix(1, rows=4, cols=2)\n"
      "[B, o] = gridSearch(X=X, y=X[, 1], train=\"lm\", predict=\"lm\", params=list(\"reg\", \"tol\"),\n"
