@@ -610,6 +610,14 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
             return;
         }
     }
+    if (strcmp(bi->name, "rand") == 0) {
+        /* Upstream DataExpression rejects any unnamed rand argument (COMPAT.md 7). */
+        for (int i = 0; i < n->call.nargs; i++)
+            if (!n->call.argnames[i]) {
+                rerr(r, &n->loc, "for rand statement, all arguments must be named parameters");
+                return;
+            }
+    }
     int np = builtin_nparams(bi);
     n->call.nparams = np;
     n->call.argmap = res_alloc(r, sizeof(int) * (size_t)(n->call.nargs + 1), &n->loc);
