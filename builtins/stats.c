@@ -583,7 +583,9 @@ static Status bi_aggregate(Interp *I, const BArgs *a, Value *out)
         case G_SUM: m->data[j] = s1[j]; break;
         case G_COUNT: m->data[j] = s0[j]; break;
         case G_MIN: case G_MAX: m->data[j] = s0[j] > 0 ? s1[j] : NAN; break;
-        default: m->data[j] = s1[j] / s0[j]; break;     /* mean (pass 2 reuses it) */
+        /* mean; upstream's CM_COV_Object reports an empty group's mean as its
+         * initial running mean, 0 (pass 2 recomputes its own means) */
+        default: m->data[j] = s0[j] == 0 ? 0 : s1[j] / s0[j]; break;
         }
     }
     if (f == G_VAR || f == G_CM) {
