@@ -50,9 +50,10 @@ static Status parse_matrix_string(Interp *I, const char *s, double **vals, int64
         }
         memcpy(buf, tok, len);
         buf[len] = '\0';
-        char *end;
-        double d = strtod(buf, &end);
-        if (end == buf || *end) {
+        double d;
+        /* cells are read with Java's Double.parseDouble upstream: "3d" and
+         * "Infinity" are numbers, C's "inf" and "nan" are not */
+        if (!ops_parse_java_double(buf, &d)) {
             free(v);
             return err_set(I, "matrix(): invalid number '%s' in matrix string", buf);
         }
