@@ -637,8 +637,8 @@ const BuiltinDef bi_construct_table[] = {
     {"ctable", bi_table, "A,B,C,D,E,F", 2, BIND_POS, 1, 0},
     {"toOneHot", bi_toOneHot, "X,numClasses", 2, BIND_POS, 1, 0},
     {"outer", bi_outer, "a,b,op", 3, BIND_POS, 1, 0},
-    {"replace", bi_replace, "target,pattern,replacement", 1, BIND_NAMED, 1, 0},
-    {"lower.tri", bi_lower_tri, "target,diag,values", 1, BIND_NAMED, 1, 0},
-    {"upper.tri", bi_upper_tri, "target,diag,values", 1, BIND_NAMED, 1, 0},
+    {"replace", bi_replace, "target,pattern,replacement", 1, BIND_NAMED, 1, BF_NAMED_ONLY},
+    {"lower.tri", bi_lower_tri, "target,diag,values", 1, BIND_NAMED, 1, BF_NAMED_ONLY},
+    {"upper.tri", bi_upper_tri, "target,diag,values", 1, BIND_NAMED, 1, BF_NAMED_ONLY},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

@@ -486,7 +486,7 @@ const BuiltinDef bi_reorg_table[] = {
     {"cbind", bi_cbind, "", 0, BIND_VARIADIC, 1, 0},
     {"append", bi_cbind, "", 0, BIND_VARIADIC, 1, 0},
     {"rbind", bi_rbind, "", 0, BIND_VARIADIC, 1, 0},
-    {"removeEmpty", bi_removeEmpty, "target,margin,select,empty.return", 1, BIND_NAMED, 1, 0},
-    {"order", bi_order, "target,by,decreasing,index.return", 1, BIND_NAMED, 1, 0},
+    {"removeEmpty", bi_removeEmpty, "target,margin,select,empty.return", 1, BIND_NAMED, 1, BF_NAMED_ONLY},
+    {"order", bi_order, "target,by,decreasing,index.return", 1, BIND_NAMED, 1, BF_NAMED_ONLY},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };
