@@ -744,6 +744,15 @@ static Status bi_ifelse(Interp *I, const BArgs *a, Value *out)
         bool t = false;
         TRY(ops_to_bool(I, v[0], &t));
         Value ch = t ? v[1] : v[2];
+        if (R < 0 && v[1].kind != v[2].kind && v[1].kind <= VAL_DOUBLE && v[2].kind <= VAL_DOUBLE) {
+            /* scalar result: upstream types it with the highest common value
+             * type of yes and no (ifelse(c, 1, 2.5) is a double either way) */
+            if (v[1].kind == VAL_DOUBLE || v[2].kind == VAL_DOUBLE)
+                *out = val_double(val_num(ch));
+            else
+                *out = val_int((int64_t)val_num(ch));
+            return ST_OK;
+        }
         if (R < 0 || ch.kind == VAL_MATRIX) {
             *out = val_ref(ch);
             return ST_OK;
