@@ -630,7 +630,7 @@ static Status bi_upper_tri(Interp *I, const BArgs *a, Value *out) { return tri(I
 const BuiltinDef bi_construct_table[] = {
     {"matrix", bi_matrix, "data,rows,cols,byrow", 1, BIND_NAMED, 1, 0},
     {"rand", bi_rand, "rows,cols,min,max,pdf,sparsity,seed,lambda", 0, BIND_NAMED, 1, 0},
-    {"seq", bi_seq, "from,to,incr", 2, BIND_POS, 1, 0},
+    {"seq", bi_seq, "from,to,incr", 2, BIND_NAMED, 1, 0},
     {"sample", bi_sample, "range,size,replace,seed", 2, BIND_POS, 1, 0},
     {"diag", bi_diag, "x", 1, BIND_POS, 1, 0},
     {"table", bi_table, "A,B,C,D,E,F", 2, BIND_POS, 1, 0},

@@ -610,6 +610,29 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
             return;
         }
     }
+    if (strcmp(bi->name, "seq") == 0) {
+        /* Upstream DataExpression binds seq's from/to/incr by name, but only
+         * when every argument is named; its checks, in its order. */
+        int named = 0;
+        for (int i = 0; i < n->call.nargs; i++)
+            named += n->call.argnames[i] != NULL;
+        const char *msg = n->call.nargs < 2 ? "for seq statement, must specify at least from and to parameters"
+                          : named && named < n->call.nargs ? "for seq statement, cannot mix named and unnamed parameters"
+                          : n->call.nargs > 3 ? "for seq statement, cannot specify more than 3 parameters"
+                                              : NULL;
+        if (msg) {
+            rerr(r, &n->loc, "%s", msg);
+            return;
+        }
+        for (int i = 0; i < n->call.nargs; i++) {
+            const char *an = n->call.argnames[i];
+            if (an && strcmp(an, "from") != 0 && strcmp(an, "to") != 0 && strcmp(an, "incr") != 0) {
+                rerr(r, &n->call.args[i]->loc, "unsupported parameter %s. Legal parameters for seq are from, to, incr",
+                     an);
+                return;
+            }
+        }
+    }
     if (strcmp(bi->name, "rand") == 0) {
         /* Upstream DataExpression rejects any unnamed rand argument (COMPAT.md 7). */
         for (int i = 0; i < n->call.nargs; i++)
