@@ -633,6 +633,28 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
             }
         }
     }
+    if (strcmp(bi->name, "matrix") == 0 && n->call.nargs > 0) {
+        /* Upstream DataExpression: all positional (data, rows, cols[, byrow]),
+         * or data first (unnamed or data=) and the rest named. */
+        int unnamed = 0;
+        for (int i = 0; i < n->call.nargs; i++)
+            unnamed += n->call.argnames[i] == NULL;
+        const char *an0 = n->call.argnames[0];
+        const char *msg = NULL;
+        if (unnamed > 1)
+            msg = unnamed < n->call.nargs ? "for matrix statement, cannot mix named and unnamed parameters, only data "
+                                            "parameter can be unnammed"
+                  : unnamed < 3 ? "for matrix statement, must specify at least 3 arguments: data, rows, cols"
+                                : NULL;
+        else if (an0 && strcmp(an0, "data") != 0)
+            msg = "matrix method must have data parameter as first parameter or unnamed parameter";
+        else if (unnamed == 1 && an0)
+            msg = "for matrix statement, cannot mix named and unnamed parameters, only data parameter can be unnammed";
+        if (msg) {
+            rerr(r, &n->loc, "%s", msg);
+            return;
+        }
+    }
     if (strcmp(bi->name, "rand") == 0) {
         /* Upstream DataExpression rejects any unnamed rand argument (COMPAT.md 7). */
         for (int i = 0; i < n->call.nargs; i++)
