@@ -40,8 +40,16 @@ static Status check_lapack_dims(Interp *I, const char *fn, int64_t r, int64_t c)
 
 static Status check_square(Interp *I, const char *fn, const Matrix *x)
 {
-    if (x->rows != x->cols)
+    if (x->rows != x->cols) {
+        /* upstream LibCommonsMath's wording for inv and cholesky, and eigen's */
+        if (!strcmp(fn, "inv") || !strcmp(fn, "inverse") || !strcmp(fn, "cholesky"))
+            return err_set(I, "Input to %s() must be square matrix -- given: a %lldx%lld matrix.",
+                           strcmp(fn, "cholesky") ? "inv" : fn, LL(x->rows), LL(x->cols));
+        if (!strcmp(fn, "eigen"))
+            return err_set(I, "Eigen Decomposition can only be done on a square matrix. Input matrix is rectangular "
+                           "(rows=%lld, cols=%lld)", LL(x->rows), LL(x->cols));
         return err_set(I, "%s(): matrix must be square, got %lldx%lld", fn, LL(x->rows), LL(x->cols));
+    }
     return check_lapack_dims(I, fn, x->rows, x->cols);
 }
 
