@@ -89,6 +89,11 @@ static Status bi_solve(Interp *I, const BArgs *a, Value *out)
     TRY(arg_matrix(I, a, 0, &A));
     TRY(arg_matrix(I, a, 1, &B));
     int64_t m = A->rows, n = A->cols, k = B->cols;
+    /* upstream's validate: b is a vector, and one of its sides matches A's rows */
+    if (B->rows != 1 && B->cols != 1)
+        return err_set(I, "Second input to solve() must be a vector");
+    if (B->rows != m && B->cols != m)
+        return err_set(I, "Dimension mismatch in a call to solve()");
     if (B->rows != m)
         return err_set(I, "solve(): dimension mismatch: A is %lldx%lld but b is %lldx%lld", LL(m), LL(n),
                        LL(B->rows), LL(B->cols));
