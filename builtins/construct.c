@@ -362,7 +362,8 @@ static Status bi_diag(Interp *I, const BArgs *a, Value *out)
         for (int64_t i = 0; i < n; i++)
             m->data[i] = x->data[i * n + i];
     } else {
-        return err_set(I, "diag(): input must be a column vector or a square matrix, got %lldx%lld",
+        return err_set(I, "diag can either: (1) create diagonal matrix from (n x 1) matrix, or (2) take diagonal "
+                       "from a square matrix. Error invoking diag on matrix with %lld rows and %lld columns.",
                        LL(x->rows), LL(x->cols));
     }
     *out = val_matrix_take(m);
