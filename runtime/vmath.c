@@ -21,7 +21,8 @@ static inline double java_round(double v)
     return (v - f >= 0.5 ? f + 1.0 : f) + 0.0;
 }
 
-static inline double sign_of(double v) { return isnan(v) ? v : (double)((v > 0) - (v < 0)); }
+/* FastMath.signum: a zero (either sign) or NaN comes back unchanged */
+static inline double sign_of(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v; }
 
 /* One cell with the scalar libm functions. Inlined with a constant 'f' in
  * the loops of vm_unary. */
