@@ -701,7 +701,10 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
                 for (int j = 0; j < np && o + 70 < sizeof list; j++)
                     o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", j ? ", " : "",
                                           builtin_param_name(bi, j, pbuf, sizeof pbuf));
-                if (strcmp(bi->name, "rand") == 0)  /* upstream's own wording for rand (COMPAT.md 7) */
+                if (strcmp(bi->name, "toString") == 0)  /* upstream's validateCastAsString */
+                    rerr(r, &n->call.args[i]->loc, "Invalid parameter %s for toString, valid parameters are [target, "
+                         "rows, cols, decimal, sparse, sep, linesep]", an);
+                else if (strcmp(bi->name, "rand") == 0)  /* upstream's own wording for rand (COMPAT.md 7) */
                     rerr(r, &n->call.args[i]->loc, "unexpected parameter \"%s\". Legal parameters for Rand "
                          "statement are (capitalization-sensitive): rows, cols, min, max, sparsity, seed, pdf, "
                          "lambda", an);
