@@ -523,12 +523,15 @@ static Status bi_outer(Interp *I, const BArgs *a, Value *out)
         {"%/%", OP_INTDIV}, {"<", OP_LT}, {"<=", OP_LE}, {">", OP_GT}, {">=", OP_GE}, {"==", OP_EQ},
         {"!=", OP_NE}, {"&", OP_AND}, {"|", OP_OR}, {"&&", OP_AND}, {"||", OP_OR},
     };
-    int kind = -1;     /* >= 0: BinOp; 100+: min max bitwAnd bitwOr bitwXor bitwShiftL bitwShiftR */
-    static const char *const extra[] = {"min", "max", "bitwAnd", "bitwOr", "bitwXor", "bitwShiftL", "bitwShiftR"};
+    /* >= 0: BinOp; 100+: min max bitwAnd bitwOr bitwXor bitwShiftL bitwShiftR xor log (the
+     * last two are upstream OpOp2 opcodes too) */
+    int kind = -1;
+    static const char *const extra[] = {"min",        "max",        "bitwAnd", "bitwOr", "bitwXor",
+                                        "bitwShiftL", "bitwShiftR", "xor",     "log"};
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
         if (!strcmp(op, ops[k].s))
             kind = (int)ops[k].op;
-    for (int k = 0; k < 7; k++)
+    for (int k = 0; k < (int)(sizeof extra / sizeof extra[0]); k++)
         if (!strcmp(op, extra[k]))
             kind = 100 + k;
     if (kind < 0) {
@@ -561,6 +564,8 @@ static Status bi_outer(Interp *I, const BArgs *a, Value *out)
         case 104: for (int64_t j = 0; j < C; j++) row[j] = (double)(d2l(u) ^ d2l(w[j])); break;
         case 105: for (int64_t j = 0; j < C; j++) row[j] = (double)(int64_t)((uint64_t)d2l(u) << (d2l(w[j]) & 63)); break;
         case 106: for (int64_t j = 0; j < C; j++) row[j] = (double)(d2l(u) >> (d2l(w[j]) & 63)); break;
+        case 107: for (int64_t j = 0; j < C; j++) row[j] = (u != 0) != (w[j] != 0); break;
+        case 108: for (int64_t j = 0; j < C; j++) row[j] = log(u) / log(w[j]); break;
         default: for (int64_t j = 0; j < C; j++) row[j] = ops_apply_d((BinOp)kind, u, w[j]); break;
         }
     }
