@@ -447,6 +447,18 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
         else if (seen_named)
             mixed = true;
     }
+    /* Too many arguments: upstream's inliner says "Wrong number of function
+     * input arguments" for a call it inlines; FunctionCallIdentifier checks
+     * the count for the others, before it looks at named/unnamed mixing. */
+    if (n->call.nargs > d->nparams) {
+        if (ctx != CTX_EXPR && inlinable(r->p, f))
+            rerr(r, &n->loc, "Wrong number of function input arguments: %d found, but %d expected.",
+                 n->call.nargs, d->nparams);
+        else
+            rerr(r, &n->loc, "function %s has incorrect number of parameters. Function requires %d but was "
+                 "called with %d", n->call.name, d->nparams, n->call.nargs);
+        return;
+    }
     if (mixed) {
         if (ctx == CTX_EXPR || !inlinable(r->p, f)) {
             rerr(r, &n->loc, " In DML, functions can only have named parameters (e.g., name1=value1, "
