@@ -526,6 +526,11 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
      * does not inline; an f without outputs leaves y alone (COMPAT.md 4). */
     if (ctx == CTX_ASSIGN && d->nouts > 1 && inlinable(r->p, f))
         rerr(r, &n->loc, "Assignment statement cannot return multiple values");
+    /* A bare f(...); whose outputs upstream's inliner has nowhere to bind
+     * (StatementBlock.rewriteFunctionCallStatements, COMPAT.md 4); calls
+     * it does not inline just drop the outputs. */
+    else if (ctx == CTX_STMT && d->nouts > 0 && inlinable(r->p, f))
+        rerr(r, &n->loc, "%s requires LHS value", n->call.name);
     else if (ctx == CTX_EXPR && d->nouts != 1) {
         if (d->nouts == 0)
             rerr(r, &n->loc, "function '%s' returns no value and cannot be used in an expression", name);
