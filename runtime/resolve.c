@@ -760,8 +760,17 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
             return;
         }
     } else {
-        f = module_find_func(r->m, n->call.name);
-        if (!f)
+        /* print, stop, assert and write as statements are upstream's
+         * print/output statements, made by the parser before any function
+         * lookup: a user function of that name does not take them over. */
+        static const char *const stmt_names[] = { "print", "stop", "assert", "write" };
+        if (ctx == CTX_STMT || ctx == CTX_REPL)
+            for (size_t i = 0; i < sizeof stmt_names / sizeof *stmt_names && !bi; i++)
+                if (strcmp(n->call.name, stmt_names[i]) == 0)
+                    bi = builtin_find(n->call.name);
+        if (!bi)
+            f = module_find_func(r->m, n->call.name);
+        if (!f && !bi)
             bi = builtin_find(n->call.name);
         /* Upstream matches only the data generator rand case-insensitively. */
         if (!f && !bi && strcasecmp(n->call.name, "rand") == 0)
