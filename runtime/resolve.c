@@ -411,6 +411,12 @@ static bool func_inlinable(const Program *p, const FuncDef *f, int *budget)
                 return false;
             break;
         case N_EXPRSTMT:
+            /* A stop() or assert() statement is a statement block of its own
+             * upstream (PrintStatement.controlStatement), so a body with one
+             * and anything else is not a single block. */
+            if (d->nbody > 1 && s->expr.e && s->expr.e->kind == N_CALL && !s->expr.e->call.ns
+                && (strcmp(s->expr.e->call.name, "stop") == 0 || strcmp(s->expr.e->call.name, "assert") == 0))
+                return false;
             if (!expr_inlinable(p, f->mod, s->expr.e, budget))
                 return false;
             break;
