@@ -537,13 +537,13 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
      * it does not inline just drop the outputs. */
     else if (ctx == CTX_STMT && d->nouts > 0 && inlinable(r->p, f))
         rerr(r, &n->loc, "%s requires LHS value", n->call.name);
-    else if (ctx == CTX_EXPR && d->nouts != 1) {
-        if (d->nouts == 0)
-            rerr(r, &n->loc, "function '%s' returns no value and cannot be used in an expression", name);
-        else
-            rerr(r, &n->loc, "function '%s' returns %d values; assign them with [a, b, ...] = %s(...)", name,
-                 d->nouts, name);
-    }
+    /* A call nested in an expression: upstream's parser hoists it into
+     * 'tmp = f(...)' before the statement, so it follows the y = f(...)
+     * rules: the first output unless the call is inlined. */
+    else if (ctx == CTX_EXPR && d->nouts == 0)
+        rerr(r, &n->loc, "function '%s' returns no value and cannot be used in an expression", name);
+    else if (ctx == CTX_EXPR && d->nouts > 1 && inlinable(r->p, f))
+        rerr(r, &n->loc, "Assignment statement cannot return multiple values");
 }
 
 static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCtx ctx)
