@@ -240,7 +240,9 @@ static Status bi_seq(Interp *I, const BArgs *a, Value *out)
     } else {
         if ((from > to && incr >= 0) || (from < to && incr <= 0))
             return err_set(I, "Wrong sign for the increment in a call to seq()");
-        double len = floor((to - from) / incr + 1e-10) + 1;
+        /* Upstream (LibMatrixDatagen.generateSequence) takes no round-off
+         * slack: seq(0, 0.3, 0.1) has 3 cells, as (0.3-0)/0.1 < 3. */
+        double len = floor((to - from) / incr) + 1;
         if (len > 9.0e15)
             return err_set(I, "seq(): sequence too long (%g elements)", len);
         n = (int64_t)len;
@@ -248,8 +250,13 @@ static Status bi_seq(Interp *I, const BArgs *a, Value *out)
     Matrix *m = mat_alloc(I, n, 1);
     if (!m)
         return ST_ERR;
-    for (int64_t i = 0; i < n; i++)
-        m->data[i] = from + (double)i * incr;
+    /* Cumulative, as upstream: cell i is from + incr + ... + incr, so
+     * seq(0, 1, 0.1) holds 0.7999999999999999 where from + 8*incr is 0.8. */
+    double cur = from;
+    for (int64_t i = 0; i < n; i++) {
+        m->data[i] = cur;
+        cur += incr;
+    }
     *out = val_matrix_take(m);
     return ST_OK;
 }

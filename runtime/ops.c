@@ -628,7 +628,8 @@ Status ops_unary_take(Interp *I, UnOp op, Value a, Value *out)
             *out = a;
             return ST_OK;
         }
-        st = err_string_op(I, op == UOP_NEG ? "-" : "!");
+        /* Upstream parses -x as x * -1, hence the '*'. */
+        st = err_string_op(I, op == UOP_NEG ? "*" : "!");
         break;
     case VAL_MATRIX: {
         if (op == UOP_PLUS) {

@@ -411,6 +411,12 @@ static bool func_inlinable(const Program *p, const FuncDef *f, int *budget)
                 return false;
             break;
         case N_EXPRSTMT:
+            /* A stop() or assert() statement is a statement block of its own
+             * upstream (PrintStatement.controlStatement), so a body with one
+             * and anything else is not a single block. */
+            if (d->nbody > 1 && s->expr.e && s->expr.e->kind == N_CALL && !s->expr.e->call.ns
+                && (strcmp(s->expr.e->call.name, "stop") == 0 || strcmp(s->expr.e->call.name, "assert") == 0))
+                return false;
             if (!expr_inlinable(p, f->mod, s->expr.e, budget))
                 return false;
             break;
@@ -446,6 +452,18 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
             seen_named = true;
         else if (seen_named)
             mixed = true;
+    }
+    /* Too many arguments: upstream's inliner says "Wrong number of function
+     * input arguments" for a call it inlines; FunctionCallIdentifier checks
+     * the count for the others, before it looks at named/unnamed mixing. */
+    if (n->call.nargs > d->nparams) {
+        if (ctx != CTX_EXPR && inlinable(r->p, f))
+            rerr(r, &n->loc, "Wrong number of function input arguments: %d found, but %d expected.",
+                 n->call.nargs, d->nparams);
+        else
+            rerr(r, &n->loc, "function %s has incorrect number of parameters. Function requires %d but was "
+                 "called with %d", n->call.name, d->nparams, n->call.nargs);
+        return;
     }
     if (mixed) {
         if (ctx == CTX_EXPR || !inlinable(r->p, f)) {
@@ -514,13 +532,18 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
      * does not inline; an f without outputs leaves y alone (COMPAT.md 4). */
     if (ctx == CTX_ASSIGN && d->nouts > 1 && inlinable(r->p, f))
         rerr(r, &n->loc, "Assignment statement cannot return multiple values");
-    else if (ctx == CTX_EXPR && d->nouts != 1) {
-        if (d->nouts == 0)
-            rerr(r, &n->loc, "function '%s' returns no value and cannot be used in an expression", name);
-        else
-            rerr(r, &n->loc, "function '%s' returns %d values; assign them with [a, b, ...] = %s(...)", name,
-                 d->nouts, name);
-    }
+    /* A bare f(...); whose outputs upstream's inliner has nowhere to bind
+     * (StatementBlock.rewriteFunctionCallStatements, COMPAT.md 4); calls
+     * it does not inline just drop the outputs. */
+    else if (ctx == CTX_STMT && d->nouts > 0 && inlinable(r->p, f))
+        rerr(r, &n->loc, "%s requires LHS value", n->call.name);
+    /* A call nested in an expression: upstream's parser hoists it into
+     * 'tmp = f(...)' before the statement, so it follows the y = f(...)
+     * rules: the first output unless the call is inlined. */
+    else if (ctx == CTX_EXPR && d->nouts == 0)
+        rerr(r, &n->loc, "function '%s' returns no value and cannot be used in an expression", name);
+    else if (ctx == CTX_EXPR && d->nouts > 1 && inlinable(r->p, f))
+        rerr(r, &n->loc, "Assignment statement cannot return multiple values");
 }
 
 static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCtx ctx)
@@ -799,8 +822,17 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
             return;
         }
     } else {
-        f = module_find_func(r->m, n->call.name);
-        if (!f)
+        /* print, stop, assert and write as statements are upstream's
+         * print/output statements, made by the parser before any function
+         * lookup: a user function of that name does not take them over. */
+        static const char *const stmt_names[] = { "print", "stop", "assert", "write" };
+        if (ctx == CTX_STMT || ctx == CTX_REPL)
+            for (size_t i = 0; i < sizeof stmt_names / sizeof *stmt_names && !bi; i++)
+                if (strcmp(n->call.name, stmt_names[i]) == 0)
+                    bi = builtin_find(n->call.name);
+        if (!bi)
+            f = module_find_func(r->m, n->call.name);
+        if (!f && !bi)
             bi = builtin_find(n->call.name);
         /* Upstream matches only the data generator rand case-insensitively. */
         if (!f && !bi && strcasecmp(n->call.name, "rand") == 0)

@@ -543,7 +543,7 @@ static void test_unary(Interp *I)
     CHECK_STR(I->err.msg, "Invalid Valuetypes for operation BOOLEAN INT64");
     err_clear(I);
     CHECK(ops_unary_take(I, UOP_NEG, str("a"), &v) == ST_ERR);
-    CHECK_STR(I->err.msg, "Arithmetic '-' not supported over string inputs.");
+    CHECK_STR(I->err.msg, "Arithmetic '*' not supported over string inputs.");
     err_clear(I);
 
     const double m[] = {0, -1.5, 2, NAN};
