@@ -161,7 +161,9 @@ ew_row() { # ew_row LABEL CONFIG
     ew_row "**dml, fused, 2 threads**" d_ew2
     ew_row "dml, one operator at a time (\`DML_FUSE=0\`), 1 thread" d_ewn1
     echo
-    echo "dml's vector exp: libmvec at the CPU's widest width ($isa here), picked at run time."
+    echo "dml's vector exp, picked at run time ($isa here): libmvec's 8-wide exp on AVX-512, a 4-wide"
+    echo "polynomial of dml's own on AVX2 (libmvec's AVX2 exp gathers from a table, slow on AMD Zen),"
+    echo "libmvec's 2-wide exp on SSE2 (runtime/vmath.c)."
     echo
     echo "## conv2d, LeNet shapes (batch 64): forward + both backward passes"
     echo
