@@ -1009,7 +1009,7 @@ static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *
     wg_filters(g, Wt, turn, U);
     const int64_t inper = Ci * w.Hi * w.Wi, outper = Co * w.Ho * w.Wo;
     int rc = 0;
-    for (int64_t n0 = 0; n0 < g->N && rc == 0; n0 += nb) {
+    for (int64_t n0 = 0; n0 < g->N; n0 += nb) {
         const int64_t b = g->N - n0 < nb ? g->N - n0 : nb, T = b * TT, ld = wg_ld(T), ldc = wg_ldc(T);
         if (!wg_input(&w, in + n0 * inper, b, V, ld, ldc)) {
             rc = 1;

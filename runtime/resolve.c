@@ -546,6 +546,53 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
         rerr(r, &n->loc, "Assignment statement cannot return multiple values");
 }
 
+/* The arguments' names for seq, matrix and rand, which upstream's parser
+ * makes DataExpressions: their own rules and messages, checked in
+ * upstream's order. False (an error set) when the call breaks them. */
+static bool data_args_ok(Res *r, const Node *n, const BuiltinDef *bi)
+{
+    int unnamed = 0;
+    for (int i = 0; i < n->call.nargs; i++)
+        unnamed += n->call.argnames[i] == NULL;
+    const int nargs = n->call.nargs, named = nargs - unnamed;
+    const char *msg = NULL;
+    if (strcmp(bi->name, "seq") == 0) {
+        /* from/to/incr bind by name, but only when every argument is named */
+        msg = nargs < 2 ? "for seq statement, must specify at least from and to parameters"
+              : named && named < nargs ? "for seq statement, cannot mix named and unnamed parameters"
+              : nargs > 3 ? "for seq statement, cannot specify more than 3 parameters"
+                          : NULL;
+        for (int i = 0; !msg && i < nargs; i++) {
+            const char *an = n->call.argnames[i];
+            if (an && strcmp(an, "from") != 0 && strcmp(an, "to") != 0 && strcmp(an, "incr") != 0) {
+                rerr(r, &n->call.args[i]->loc, "unsupported parameter %s. Legal parameters for seq are from, to, incr",
+                     an);
+                return false;
+            }
+        }
+    } else if (strcmp(bi->name, "matrix") == 0 && nargs > 0) {
+        /* all positional (data, rows, cols[, byrow]), or data first
+         * (unnamed or data=) and the rest named */
+        const char *an0 = n->call.argnames[0];
+        if (unnamed > 1)
+            msg = unnamed < nargs ? "for matrix statement, cannot mix named and unnamed parameters, only data "
+                                    "parameter can be unnammed"
+                  : unnamed < 3 ? "for matrix statement, must specify at least 3 arguments: data, rows, cols"
+                                : NULL;
+        else if (an0 && strcmp(an0, "data") != 0)
+            msg = "matrix method must have data parameter as first parameter or unnamed parameter";
+        else if (unnamed == 1 && an0)
+            msg = "for matrix statement, cannot mix named and unnamed parameters, only data parameter can be unnammed";
+    } else if (strcmp(bi->name, "rand") == 0 && unnamed > 0) {
+        msg = "for rand statement, all arguments must be named parameters";     /* COMPAT.md 7 */
+    }
+    if (msg) {
+        rerr(r, &n->loc, "%s", msg);
+        return false;
+    }
+    return true;
+}
+
 static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCtx ctx)
 {
     const char *name = n->call.name;
@@ -633,59 +680,8 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
             return;
         }
     }
-    if (strcmp(bi->name, "seq") == 0) {
-        /* Upstream DataExpression binds seq's from/to/incr by name, but only
-         * when every argument is named; its checks, in its order. */
-        int named = 0;
-        for (int i = 0; i < n->call.nargs; i++)
-            named += n->call.argnames[i] != NULL;
-        const char *msg = n->call.nargs < 2 ? "for seq statement, must specify at least from and to parameters"
-                          : named && named < n->call.nargs ? "for seq statement, cannot mix named and unnamed parameters"
-                          : n->call.nargs > 3 ? "for seq statement, cannot specify more than 3 parameters"
-                                              : NULL;
-        if (msg) {
-            rerr(r, &n->loc, "%s", msg);
-            return;
-        }
-        for (int i = 0; i < n->call.nargs; i++) {
-            const char *an = n->call.argnames[i];
-            if (an && strcmp(an, "from") != 0 && strcmp(an, "to") != 0 && strcmp(an, "incr") != 0) {
-                rerr(r, &n->call.args[i]->loc, "unsupported parameter %s. Legal parameters for seq are from, to, incr",
-                     an);
-                return;
-            }
-        }
-    }
-    if (strcmp(bi->name, "matrix") == 0 && n->call.nargs > 0) {
-        /* Upstream DataExpression: all positional (data, rows, cols[, byrow]),
-         * or data first (unnamed or data=) and the rest named. */
-        int unnamed = 0;
-        for (int i = 0; i < n->call.nargs; i++)
-            unnamed += n->call.argnames[i] == NULL;
-        const char *an0 = n->call.argnames[0];
-        const char *msg = NULL;
-        if (unnamed > 1)
-            msg = unnamed < n->call.nargs ? "for matrix statement, cannot mix named and unnamed parameters, only data "
-                                            "parameter can be unnammed"
-                  : unnamed < 3 ? "for matrix statement, must specify at least 3 arguments: data, rows, cols"
-                                : NULL;
-        else if (an0 && strcmp(an0, "data") != 0)
-            msg = "matrix method must have data parameter as first parameter or unnamed parameter";
-        else if (unnamed == 1 && an0)
-            msg = "for matrix statement, cannot mix named and unnamed parameters, only data parameter can be unnammed";
-        if (msg) {
-            rerr(r, &n->loc, "%s", msg);
-            return;
-        }
-    }
-    if (strcmp(bi->name, "rand") == 0) {
-        /* Upstream DataExpression rejects any unnamed rand argument (COMPAT.md 7). */
-        for (int i = 0; i < n->call.nargs; i++)
-            if (!n->call.argnames[i]) {
-                rerr(r, &n->loc, "for rand statement, all arguments must be named parameters");
-                return;
-            }
-    }
+    if (!data_args_ok(r, n, bi))
+        return;
     int np = builtin_nparams(bi);
     n->call.nparams = np;
     n->call.argmap = res_alloc(r, sizeof(int) * (size_t)(n->call.nargs + 1), &n->loc);
