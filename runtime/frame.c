@@ -137,19 +137,6 @@ Status frame_put_value(Interp *I, FrameBlock *f, int64_t i, int64_t j, Value v)
     return ST_OK;
 }
 
-/* The string form of the scalar v (DML's, as '+' concatenation gives it)
- * into b. */
-static void scalar_text(StrBuf *b, Value v)
-{
-    char buf[32];
-    switch (v.kind) {
-    case VAL_STRING: sb_putn(b, v.s->s, (size_t)v.s->len); break;
-    case VAL_INT: sb_printf(b, "%lld", (long long)v.i); break;
-    case VAL_DOUBLE: sb_putn(b, buf, (size_t)fmt_double_java(v.d, buf)); break;
-    default: sb_puts(b, v.b ? "TRUE" : "FALSE"); break;
-    }
-}
-
 Status frame_replace(Interp *I, const FrameBlock *f, Value pat, Value rep, Value *out)
 {
     if (!val_is_scalar(pat) || !val_is_scalar(rep))
@@ -158,8 +145,8 @@ Status frame_replace(Interp *I, const FrameBlock *f, Value pat, Value rep, Value
     sb_init(&p);
     sb_init(&r);
     sb_init(&cell);
-    scalar_text(&p, pat);
-    scalar_text(&r, rep);
+    tostring_scalar_sb(&p, pat);
+    tostring_scalar_sb(&r, rep);
     FrameBlock *res = frame_clone_raw(f);
     Status st = ST_OK;
     if (!res || p.oom || r.oom)

@@ -27,7 +27,8 @@ void tostring_defaults(ToStringOpts *o)
     o->linesep = "\n";
 }
 
-static void scalar_tostring_sb(StrBuf *b, Value v)
+/* Contract in tostring.h. */
+void tostring_scalar_sb(StrBuf *b, Value v)
 {
     char buf[32];
     switch (v.kind) {
@@ -97,7 +98,7 @@ void tostring_value_sb(StrBuf *b, Value v, const ToStringOpts *o)
         return;
     }
     if (v.kind != VAL_LIST) {
-        scalar_tostring_sb(b, v);
+        tostring_scalar_sb(b, v);
         return;
     }
     typedef struct Pos { const List *l; int64_t i; } Pos;
@@ -137,7 +138,7 @@ void tostring_value_sb(StrBuf *b, Value v, const ToStringOpts *o)
             st[n++] = (Pos){e.l, 0};
             sb_puts(b, "List containing:\n[");
         } else {
-            scalar_tostring_sb(b, e);
+            tostring_scalar_sb(b, e);
         }
     }
     if (st != small)

@@ -24,6 +24,9 @@ void tostring_defaults(ToStringOpts *o);
 Status tostring_value(Interp *I, Value v, const ToStringOpts *o, Str **out);
 /* Append the formatted value to b. */
 void tostring_value_sb(StrBuf *b, Value v, const ToStringOpts *o);
+/* Append a scalar's string form (TRUE/FALSE, an integer, Java's
+ * Double.toString, the string itself) to b, as print() and '+' show it. */
+void tostring_scalar_sb(StrBuf *b, Value v);
 /* How the REPL shows a matrix (never print()/toString(), which keep
  * upstream's form): a "[R x C matrix]" line, at most maxrows x maxcols cells
  * in toString()'s 3-decimal form, or with 4 significant digits when a
