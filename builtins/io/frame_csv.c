@@ -233,15 +233,10 @@ static void out_text(Out *o, const char *s, size_t n, const char *sep)
 static void out_cell(Out *o, const FrameBlock *fr, int64_t i, int64_t j, const char *sep)
 {
     const FrameCol *c = &fr->col[j];
-    switch (c->type) {
-    case FT_DOUBLE: out_cell_double(o, c, i); break;
-    case FT_INT: out_int(o, c->i[i]); break;
-    case FT_BOOL: out_str(o, c->b[i] ? "true" : "false"); break;
-    case FT_STRING:
-        if (c->s[i])
-            out_text(o, c->s[i]->s, (size_t)c->s[i]->len, sep);
-        break;
-    }
+    if (c->type != FT_STRING)
+        out_cell_scalar(o, c, i);
+    else if (c->s[i])
+        out_text(o, c->s[i]->s, (size_t)c->s[i]->len, sep);
 }
 
 bool io_write_frame_csv(FILE *f, const FrameBlock *fr, const IoCsvWriteOpts *opt)

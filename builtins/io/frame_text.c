@@ -79,12 +79,10 @@ bool io_write_frame_text(FILE *fp, const FrameBlock *fr)
             out_put(&o, " ", 1);
             out_int(&o, j + 1);
             out_put(&o, " ", 1);
-            switch (c->type) {
-            case FT_DOUBLE: out_cell_double(&o, c, i); break;
-            case FT_INT: out_int(&o, c->i[i]); break;
-            case FT_BOOL: out_str(&o, c->b[i] ? "true" : "false"); break;
-            case FT_STRING: out_put(&o, c->s[i]->s, (size_t)c->s[i]->len); break;
-            }
+            if (c->type == FT_STRING)
+                out_put(&o, c->s[i]->s, (size_t)c->s[i]->len);
+            else
+                out_cell_scalar(&o, c, i);
             out_put(&o, "\n", 1);
         }
     return out_done(&o);

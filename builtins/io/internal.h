@@ -204,16 +204,24 @@ static inline void out_double(Out *o, double d)
     out_put(o, tmp, (size_t)n);
 }
 
-/* An FP64 or FP32 frame cell: Double.toString or Float.toString. */
-static inline void out_cell_double(Out *o, const FrameCol *c, int64_t i)
+/* A frame cell that is not a string, as the frame writers spell it: FP64
+ * and FP32 as Double.toString and Float.toString, "true" / "false". */
+static inline void out_cell_scalar(Out *o, const FrameCol *c, int64_t i)
 {
-    if (!c->narrow) {
-        out_double(o, c->d[i]);
-        return;
+    switch (c->type) {
+    case FT_DOUBLE:
+        if (c->narrow) {
+            char tmp[40];
+            int n = fmt_float_java((float)c->d[i], tmp);
+            out_put(o, tmp, (size_t)n);
+        } else {
+            out_double(o, c->d[i]);
+        }
+        break;
+    case FT_INT: out_int(o, c->i[i]); break;
+    case FT_BOOL: out_str(o, c->b[i] ? "true" : "false"); break;
+    case FT_STRING: break;
     }
-    char tmp[40];
-    int n = fmt_float_java((float)c->d[i], tmp);
-    out_put(o, tmp, (size_t)n);
 }
 
 /* "i j v" lines (1-based) for the non-zero cells of m, row by row: the body
