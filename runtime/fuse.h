@@ -19,8 +19,10 @@
 
 #include "interp.h"
 
-/* Cheap test for the evaluator: could 'n' root a fused tree of at least
- * two operators? */
+/* Cheap test for the evaluator: could 'n' root a fused tree? Two or more
+ * operators are fused to save passes; one alone only when it reads a large
+ * matrix variable and there are several threads to split it over (the
+ * ordinary kernels use one). */
 static inline bool fuse_is_op(const Node *n)
 {
     switch (n->kind) {
@@ -31,17 +33,7 @@ static inline bool fuse_is_op(const Node *n)
     }
 }
 
-static inline bool fuse_candidate(const Node *n)
-{
-    switch (n->kind) {
-    case N_BINARY:
-        return n->binary.op != OP_MATMUL && n->binary.op < OP_ANDAND &&
-               (fuse_is_op(n->binary.lhs) || fuse_is_op(n->binary.rhs));
-    case N_UNARY: return n->unary.op != UOP_PLUS && fuse_is_op(n->unary.operand);
-    case N_CALL: return n->call.bi && n->call.nargs == 1 && fuse_is_op(n->call.args[0]);
-    default: return false;
-    }
-}
+static inline bool fuse_candidate(const Node *n) { return fuse_is_op(n); }
 
 /* Evaluate 'n' fused if that pays. Returns false when it did not (then the
  * caller evaluates n as usual; nothing was evaluated). Returns true when it

@@ -161,12 +161,68 @@ AVX512 extern __m512d _ZGVeN8v_exp(__m512d x);
 AVX512 extern __m512d _ZGVeN8v_log(__m512d x);
 VEC_LOOP(AVX512, exp_avx512_n, _ZGVeN8v_exp, 8, _mm512_loadu_pd, _mm512_storeu_pd)
 VEC_LOOP(AVX512, log_avx512_n, _ZGVeN8v_log, 8, _mm512_loadu_pd, _mm512_storeu_pd)
+
+
+/* sqrt, abs, floor, ceil and sign four cells at a time: one instruction
+ * each (two compares and blends for sign) that rounds exactly as libm's
+ * scalar functions do, so a cell gets the same bits either way (sqrt of a
+ * negative number is the default NaN in both). Returns how many cells it
+ * did: whole vectors; the caller does the rest. */
+#define AVX __attribute__((target("avx")))
+AVX static int64_t simple_avx(VmFn f, const double *x, double *y, int64_t n)
+{
+    int64_t i = 0;
+    switch (f) {
+    case VM_SQRT:
+        for (; i + 4 <= n; i += 4)
+            _mm256_storeu_pd(y + i, _mm256_sqrt_pd(_mm256_loadu_pd(x + i)));
+        break;
+    case VM_ABS: {
+        const __m256d mag = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+        for (; i + 4 <= n; i += 4)
+            _mm256_storeu_pd(y + i, _mm256_and_pd(_mm256_loadu_pd(x + i), mag));
+        break;
+    }
+    case VM_FLOOR:
+        for (; i + 4 <= n; i += 4)
+            _mm256_storeu_pd(y + i, _mm256_round_pd(_mm256_loadu_pd(x + i), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+        break;
+    case VM_CEIL:
+        for (; i + 4 <= n; i += 4)
+            _mm256_storeu_pd(y + i, _mm256_round_pd(_mm256_loadu_pd(x + i), _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC));
+        break;
+    case VM_SIGN: {
+        const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0), mone = _mm256_set1_pd(-1.0);
+        for (; i + 4 <= n; i += 4) {
+            __m256d v = _mm256_loadu_pd(x + i);
+            v = _mm256_blendv_pd(v, one, _mm256_cmp_pd(v, zero, _CMP_GT_OQ));
+            v = _mm256_blendv_pd(v, mone, _mm256_cmp_pd(v, zero, _CMP_LT_OQ));
+            _mm256_storeu_pd(y + i, v);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return i;
+}
 #endif
+
+static int64_t simple_none(VmFn f, const double *x, double *y, int64_t n)
+{
+    (void)f, (void)x, (void)y, (void)n;
+    return 0;
+}
 
 /* The dispatch decision, made once. DML_VMATH=avx2|sse2|scalar caps the
  * width (for tests and comparisons). */
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
-static struct { VecLoop exp, log; int w; const char *name; } isa = {exp1_n, log1_n, 1, "scalar"};
+static struct {
+    VecLoop exp, log;
+    int w;
+    const char *name;
+    int64_t (*simple)(VmFn, const double *, double *, int64_t);
+} isa = {exp1_n, log1_n, 1, "scalar", simple_none};
 
 static void isa_init(void)
 {
@@ -180,6 +236,8 @@ static void isa_init(void)
     else if (cap && strcmp(cap, "avx2") == 0)
         max = 2;
     __builtin_cpu_init();
+    if (max >= 2 && __builtin_cpu_supports("avx"))
+        isa.simple = simple_avx;
     if (max >= 3 && __builtin_cpu_supports("avx512f")) {
         isa.exp = exp_avx512_n, isa.log = log_avx512_n;
         isa.w = 8, isa.name = "avx512";
@@ -220,6 +278,7 @@ void vm_unary(VmFn f, const double *x, double *y, int64_t n)
     if (n <= 0)
         return;
 #define U_LOOP(expr) for (int64_t i = 0; i < n; i++) { double v = x[i]; y[i] = (expr); } break
+#define CASE(F) case F: U_LOOP(cell_fn(F, v));
     switch (f) {
     case VM_EXP:
     case VM_LOG:
@@ -243,8 +302,17 @@ void vm_unary(VmFn f, const double *x, double *y, int64_t n)
         }
         break;
     }
-#define CASE(F) case F: U_LOOP(cell_fn(F, v));
-    CASE(VM_SQRT) CASE(VM_ABS) CASE(VM_SIGN) CASE(VM_ROUND) CASE(VM_FLOOR) CASE(VM_CEIL)
+    case VM_SQRT: case VM_ABS: case VM_SIGN: case VM_FLOOR: case VM_CEIL: {
+        pthread_once(&isa_once, isa_init);
+        int64_t i0 = isa.simple(f, x, y, n);
+        x += i0, y += i0, n -= i0;
+        switch (f) {            /* the cells after the whole vectors */
+        CASE(VM_SQRT) CASE(VM_ABS) CASE(VM_SIGN) CASE(VM_FLOOR) CASE(VM_CEIL)
+        default: break;
+        }
+        break;
+    }
+    CASE(VM_ROUND)
     CASE(VM_SIN) CASE(VM_COS) CASE(VM_TAN) CASE(VM_ASIN) CASE(VM_ACOS) CASE(VM_ATAN)
     CASE(VM_SINH) CASE(VM_COSH) CASE(VM_TANH)
 #undef CASE

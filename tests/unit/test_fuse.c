@@ -147,11 +147,15 @@ static double r_mod(const Cells *c)
     return m + d2;
 }
 
-/* Java Math.round as the builtin does it. */
+/* Java Math.round as the builtin does it: saturating at the long range. */
 static double jround(double v)
 {
     if (isnan(v))
         return 0.0;
+    if (v >= 0x1p63)
+        return 0x1p63;
+    if (v <= -0x1p63)
+        return -0x1p63;
     double f = floor(v);
     return (v - f >= 0.5 ? f + 1.0 : f) + 0.0;
 }
@@ -159,6 +163,23 @@ static double r_funcs_j(const Cells *c)
 {
     return sqrt(fabs(c->a)) + floor(c->b * 3) - jround(c->a) + tanh(c->b) * sin(c->a);
 }
+
+/* One operator alone: fused only to split a large matrix over threads. */
+static double r_solo_mul(const Cells *c) { return c->a * c->b; }
+static double r_solo_sub(const Cells *c) { return c->a - c->rw; }
+static double r_solo_div(const Cells *c) { return c->a / c->cl; }
+static double r_solo_gt(const Cells *c) { return (c->a > c->s) ? 1.0 : 0.0; }
+static double r_solo_neg(const Cells *c) { return -c->a; }
+static double r_solo_not(const Cells *c) { return (c->a == 0) ? 1.0 : 0.0; }
+static double r_solo_sq(const Cells *c) { return c->a * c->a; }
+static double r_solo_exp(const Cells *c) { return vexp(c->a); }
+static double r_solo_sqrt(const Cells *c) { return sqrt(c->a); }
+static double r_solo_abs(const Cells *c) { return fabs(c->a); }
+static double r_solo_floor(const Cells *c) { return floor(c->a); }
+static double r_solo_ceil(const Cells *c) { return ceil(c->a); }
+static double r_solo_sign(const Cells *c) { return c->a > 0 ? 1.0 : c->a < 0 ? -1.0 : c->a; }
+static double jround(double v);
+static double r_solo_round(const Cells *c) { return jround(c->a); }
 
 static const struct Case {
     const char *expr;
@@ -178,6 +199,20 @@ static const struct Case {
     {"sqrt(abs(A)) + floor(B * 3) - round(A) + tanh(B) * sin(A)", r_funcs_j},
     {"A + exp(cl * 2)", r_rowcol_fn},
     {"A %% 3 + A %/% 2", r_mod},
+    {"A * B", r_solo_mul},
+    {"A - rw", r_solo_sub},
+    {"A / cl", r_solo_div},
+    {"A > s", r_solo_gt},
+    {"-A", r_solo_neg},
+    {"!A", r_solo_not},
+    {"A ^ 2", r_solo_sq},
+    {"exp(A)", r_solo_exp},
+    {"sqrt(A)", r_solo_sqrt},
+    {"abs(A)", r_solo_abs},
+    {"floor(A)", r_solo_floor},
+    {"ceil(A)", r_solo_ceil},
+    {"sign(A)", r_solo_sign},
+    {"round(A)", r_solo_round},
 };
 
 /* Runs "Z = expr" over R x C operands and checks Z cell by cell. */
@@ -246,6 +281,7 @@ static void test_cases(void)
 {
     static const int64_t shapes[][2] = {
         {0, 5}, {5, 0}, {0, 0}, {1, 1}, {1, 7}, {7, 1}, {3, 5}, {7, 13}, {33, 17}, {2, 1029}, {300, 301},
+        {601, 503},     /* past the size where a lone operator is split over threads */
     };
     unsigned seed = 1;
     for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++)
@@ -395,6 +431,40 @@ static void test_vmath(void)
           strcmp(isa, "scalar") == 0);
 }
 
+/* sqrt, abs, sign, floor and ceil over arrays (vector lanes and the cells
+ * after them) give libm's bits, NaN payloads and zero signs included. */
+static void test_vmath_simple(void)
+{
+    static const VmFn fns[] = {VM_SQRT, VM_ABS, VM_SIGN, VM_FLOOR, VM_CEIL};
+    double x[41], y[41], want[41];
+    Rng g;
+    rng_seed(&g, 9);
+    for (int i = 0; i < 41; i++)
+        x[i] = (rng_uniform(&g) - 0.5) * pow(10, (int)rng_below(&g, 40) - 20);
+    const double sp[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 4.9e-324, -4.9e-324, 2.5, -2.5,
+                         0x1p52 + 1, -0x1p52 - 1, 1e300, -1.0};
+    for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++)
+        x[3 * i] = sp[i];
+    for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++)
+        for (int len = 0; len <= 41; len++) {
+            for (int i = 0; i < len; i++) {
+                double v = x[i];
+                switch (fns[k]) {
+                case VM_SQRT: want[i] = sqrt(v); break;
+                case VM_ABS: want[i] = fabs(v); break;
+                case VM_SIGN: want[i] = v > 0 ? 1.0 : v < 0 ? -1.0 : v; break;
+                case VM_FLOOR: want[i] = floor(v); break;
+                default: want[i] = ceil(v); break;
+                }
+            }
+            vm_unary(fns[k], x, y, len);
+            CHECK(len == 0 || memcmp(y, want, sizeof(double) * (size_t)len) == 0);
+            memcpy(y, x, sizeof x);
+            vm_unary(fns[k], y, y, len);     /* in place */
+            CHECK(len == 0 || memcmp(y, want, sizeof(double) * (size_t)len) == 0);
+        }
+}
+
 /* Error of y against exp(x) in ulps of the true value (expl has 11 more
  * bits than double here, enough to tell 1 ulp from 1.01). */
 static double exp_ulps(double y, double x)
@@ -491,6 +561,7 @@ int main(void)
     builtin_registry_install();
     test_vmath();
     test_vmath_exp_accuracy();
+    test_vmath_simple();
     test_pool_parts();
     test_cases();
     test_errors();
