@@ -312,7 +312,10 @@ int mpi_poll(MpiMsg *m)
         return mpi_fail(rc, "MPI_Recv"), -1;
     *m = (MpiMsg){.src = src, .type = (int)hdr[0], .worker = (int)hdr[1], .epoch = hdr[2], .batch = hdr[3]};
     m->value = val_none();
-    if (hdr[4] < 0 || hdr[5] < 0) {
+    /* Nothing is allocated for a message larger than this host's memory
+     * (the cap matrices are allocated against): it cannot be received. */
+    uint64_t cap = mat_cap_bytes();
+    if (hdr[4] < 0 || hdr[5] < 0 || (uint64_t)hdr[4] > cap) {
         snprintf(M.err, sizeof M.err, "malformed message from rank %d", src);
         return -1;
     }
@@ -334,7 +337,7 @@ int mpi_poll(MpiMsg *m)
         /* A value whose matrices follow in place: allocate them from the
          * layout, then receive each one's cells straight into it. */
         WRead rd = {.p = m->data, .len = m->len};
-        Value v = wr_value_layout(&rd);
+        Value v = wr_value_layout(&rd, cap);
         int64_t n = rd.bad ? -1 : wire_matrices(v, NULL, 0);
         Matrix **mats = n == hdr[5] ? calloc((size_t)n, sizeof *mats) : NULL;
         if (!mats) {
