@@ -262,13 +262,8 @@ static bool mat_bytes(int64_t rows, int64_t cols, size_t *bytes)
 
 bool mat_cap_allows(uint64_t bytes)
 {
-    return bytes <= mat_cap_bytes();
-}
-
-uint64_t mat_cap_bytes(void)
-{
     pthread_once(&cap_once, cap_init);
-    return cap_bytes;
+    return bytes <= cap_bytes;
 }
 
 /* Contract in value.h. The header and the data are separate allocations so

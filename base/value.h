@@ -154,8 +154,6 @@ Matrix *mat_new_raw(int64_t rows, int64_t cols);
  * allocated against (physical memory, or DML_MAX_MATRIX_BYTES): for
  * structures that grow piecemeal, which Linux would let overcommit. */
 bool mat_cap_allows(uint64_t bytes);
-/* That cap, in bytes. */
-uint64_t mat_cap_bytes(void);
 Matrix *mat_new_zero_raw(int64_t rows, int64_t cols);
 /* Deep copy; NULL on allocation failure. */
 Matrix *mat_clone_raw(const Matrix *m);

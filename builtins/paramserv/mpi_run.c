@@ -375,7 +375,13 @@ static void on_message(PsRun *run, MpiMsg *m, int *ndone)
         break;
     }
     case MM_DONE:
-        ps_stats_xfer(&(WIO){.r = &rd}, &w->st);
+        if (w->done)
+            break;              /* said twice: counted once */
+        if (!ps_stats_read(&rd, &w->st)) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "paramserv: malformed statistics from worker %d (%s)", w->id + 1, w->where);
+            ps_fail_msg(run, msg);
+        }
         w->done = true;
         (*ndone)++;
         break;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * The payloads of paramserv's Open MPI messages (msg.h). */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +106,21 @@ void ps_stats_xfer(WIO *x, PsWorkerStats *s)
     wio_i64(x, &s->batches);
     wio_u64(x, &s->bytes_pulled);
     wio_u64(x, &s->bytes_pushed);
+}
+
+bool ps_stats_read(WRead *r, PsWorkerStats *s)
+{
+    ps_stats_xfer(&(WIO){.r = r}, s);
+    const double t[] = {s->compute, s->local_agg, s->wait, s->slice, s->cpu};
+    const int64_t lim = (int64_t)1 << 53;
+    bool ok = !r->bad && s->pulls >= 0 && s->pulls <= lim && s->pushes >= 0 && s->pushes <= lim &&
+              s->batches >= 0 && s->batches <= lim && s->bytes_pulled <= (uint64_t)lim &&
+              s->bytes_pushed <= (uint64_t)lim;
+    for (int i = 0; i < 5 && ok; i++)
+        ok = isfinite(t[i]) && t[i] >= 0;
+    if (!ok)
+        *s = (PsWorkerStats){0};
+    return ok;
 }
 
 /* Whether every string the worker rank hands on (to the loader, which

@@ -39,6 +39,10 @@ void ps_call_free(CallMsg *m);
 void ps_part_xfer(WIO *x, int64_t *id, int64_t *k);
 /* A worker rank's statistics, sent with DONE. */
 void ps_stats_xfer(WIO *x, PsWorkerStats *s);
+/* Rank 0 reading them: false (and *s zeroed) unless every time is finite
+ * and not negative and every count and byte total is in [0, 2^53], so
+ * that rank 0's sums over the ranks cannot overflow. */
+bool ps_stats_read(WRead *r, PsWorkerStats *s);
 
 /* A worker rank's CALL: decodes rd into *m (zeroed first; the caller
  * ps_call_frees it, success or not) and the worker's id into *id, and

@@ -6,7 +6,8 @@
  * is refused as malformed before anything uses it; every truncation is
  * refused as malformed (one that cut a count short used to read as "out
  * of memory"); batchsize and nbatches past the partition's rows are
- * bounded by them. A tree message names only other worker ranks. Prints
+ * bounded by them. A tree message names only other worker ranks. A
+ * DONE's statistics are refused past what rank 0 can sum. Prints
  * "N passed, N failed"; exits non-zero on failure. */
 #include "../../builtins/paramserv/msg.h"
 
@@ -220,8 +221,41 @@ static void test_tree_ranks(void)
     CHECK(!ps_tree_ranks(val_int(3), 1, 6, &r, &n));
 }
 
+/* A DONE's statistics: what a rank sent comes back; counts that rank 0's
+ * sums over the ranks would overflow, negative counts and times, NaN
+ * times, a short message are refused (and zeroed). */
+static void test_stats_read(void)
+{
+    PsWorkerStats good = {.compute = 1.5, .wait = 0.25, .cpu = 3, .pulls = 10, .pushes = 10, .batches = 40,
+                          .bytes_pulled = 4096, .bytes_pushed = 2048};
+    for (int i = 0; i < 7; i++) {
+        PsWorkerStats s = good;
+        switch (i) {
+        case 1: s.pulls = INT64_MAX; break;
+        case 2: s.batches = -1; break;
+        case 3: s.bytes_pushed = UINT64_MAX; break;
+        case 4: s.wait = NAN; break;
+        case 5: s.cpu = -1; break;
+        case 6: s.compute = INFINITY; break;
+        default: break;
+        }
+        WBuf b = {0};
+        ps_stats_xfer(&(WIO){.w = &b}, &s);
+        WRead r = {.p = b.p, .len = b.len};
+        PsWorkerStats got;
+        bool ok = ps_stats_read(&r, &got);
+        CHECK(ok == (i == 0));
+        CHECK(ok ? got.pulls == 10 && got.bytes_pushed == 2048 && got.wait == 0.25
+                 : got.pulls == 0 && got.compute == 0);
+        r = (WRead){.p = b.p, .len = b.len - 1};
+        CHECK(!ps_stats_read(&r, &got));
+        wb_free(&b);
+    }
+}
+
 int main(void)
 {
+    test_stats_read();
     test_round_trip();
     test_absent_strings_refused();
     test_options_refused();
