@@ -9,7 +9,7 @@
  *   2  a CALL (ps_call_read) with its partition list(X, Y) as the value
  *      that follows it in the input
  *   3  strings (wr_str, wr_strn): HELLO's host names, FAIL's message
- *   4  a DONE's statistics (ps_stats_xfer)
+ *   4  a DONE's statistics (ps_stats_read)
  * What decodes must encode back and decode to the same bytes again. Any
  * crash, leak, sanitizer report or round-trip mismatch is a bug, and so is
  * an allocation out of proportion to the input (the total allocated while
@@ -197,11 +197,14 @@ static void fuzz_strings(WRead *r)
 
 static void fuzz_stats(WRead *r)
 {
-    PsWorkerStats s = {0};
+    PsWorkerStats s;
     size_t at = r->pos;
-    ps_stats_xfer(&(WIO){.r = r}, &s);
-    if (r->bad)
+    if (!ps_stats_read(r, &s)) {
+        PsWorkerStats zero = {0};
+        if (memcmp(&s, &zero, sizeof s) != 0)
+            abort();
         return;
+    }
     WBuf b = {0};
     ps_stats_xfer(&(WIO){.w = &b}, &s);
     if (b.oom || b.len != r->pos - at || memcmp(b.p, r->p + at, b.len) != 0)
@@ -459,6 +462,11 @@ static void seed_strings_stats(void)
                         .pulls = 30, .pushes = 30, .batches = 30, .bytes_pulled = 1 << 20, .bytes_pushed = 1 << 19};
     ps_stats_xfer(&(WIO){.w = &b}, &st);
     put_seed("stats_done", 4, &b);
+    wb_free(&b);
+    st.pulls = INT64_MAX;
+    st.wait = -1.0 / 0.0;
+    ps_stats_xfer(&(WIO){.w = &b}, &st);
+    put_seed("stats_int64max_pulls", 4, &b);
     b.len -= 5;
     put_seed("stats_truncated", 4, &b);
     wb_free(&b);
