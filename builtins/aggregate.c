@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/ops.h"
+
 #define LL(x) ((long long)(x))
 
 /* ============================ summation kernels ========================== */
@@ -120,10 +122,9 @@ static double var_strided(const double *x, int64_t n, int64_t s)
     return sum / (double)(n - 1);
 }
 
-/* Java Math.min/max: NaN if either operand is NaN. Written as a select
- * plus a NaN fix-up so that the loops using them vectorise. */
-static inline double dmin(double a, double b) { double r = a < b ? a : b; return (a != a || b != b) ? a + b : r; }
-static inline double dmax(double a, double b) { double r = a > b ? a : b; return (a != a || b != b) ? a + b : r; }
+/* Java Math.min/max: NaN if either operand is NaN (runtime/ops.h). */
+#define dmin ops_min2
+#define dmax ops_max2
 
 /* ============================ full aggregates ============================ */
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/ops.h"
 #include "../runtime/vmath.h"
 
 #define LL(x) ((long long)(x))
@@ -121,10 +122,10 @@ static Status bi_log(Interp *I, const BArgs *a, Value *out)
 
 typedef enum NFn { NFN_MIN, NFN_MAX, NFN_XOR, NFN_BAND, NFN_BOR, NFN_BXOR, NFN_SHL, NFN_SHR } NFn;
 
-/* Java Math.min/max: NaN if either operand is NaN. Written as a select
- * plus a NaN fix-up so that the loops using them vectorise. */
-static inline double dmin(double a, double b) { double r = a < b ? a : b; return (a != a || b != b) ? a + b : r; }
-static inline double dmax(double a, double b) { double r = a > b ? a : b; return (a != a || b != b) ? a + b : r; }
+/* Java Math.min/max: NaN if either operand is NaN (runtime/ops.h, shared
+ * with the fused evaluator). */
+#define dmin ops_min2
+#define dmax ops_max2
 static inline int64_t d2l(double d)
 {
     if (isnan(d)) return 0;

@@ -39,7 +39,9 @@ enum {
     PARTS_PER_THREAD = 4,
 };
 
-typedef enum FKind { F_LEAF, F_BIN, F_NEG, F_NOT, F_FN } FKind;
+/* F_MM: max(a, b) or min(a, b) of two operands, cell-wise (the builtin's
+ * two-argument form; FNode.is_max tells which). */
+typedef enum FKind { F_LEAF, F_BIN, F_NEG, F_NOT, F_FN, F_MM } FKind;
 /* How a matrix leaf maps onto the output grid. */
 typedef enum FMode { FMODE_SCALAR, FMODE_FULL, FMODE_ROW, FMODE_COL } FMode;
 
@@ -49,6 +51,7 @@ typedef struct FNode {
     int a, b;           /* operand nodes (indexes), -1 if none */
     BinOp op;
     VmFn fn;
+    bool is_max;        /* F_MM */
     Value v;            /* leaf value, or the value of a scalar operator node (owned) */
     bool is_mat;        /* the node's value is a matrix (leaf: v; operator: computed by the run) */
     int64_t rows, cols;
@@ -80,13 +83,17 @@ enum { NFNS = sizeof FNS / sizeof FNS[0] };
 
 static pthread_once_t fns_once = PTHREAD_ONCE_INIT;
 static const BuiltinDef *fn_defs[NFNS];
-static const BuiltinDef *t_def;
+static const BuiltinDef *t_def, *mm_defs[4];     /* max, pmax, min, pmin */
 
 static void fns_init(void)
 {
     for (int i = 0; i < NFNS; i++)
         fn_defs[i] = builtin_find(FNS[i].name);
     t_def = builtin_find("t");
+    mm_defs[0] = builtin_find("max");
+    mm_defs[1] = builtin_find("pmax");
+    mm_defs[2] = builtin_find("min");
+    mm_defs[3] = builtin_find("pmin");
 }
 
 /* Is call 'n' f(x) with f a fusable builtin and x positional? */
@@ -98,6 +105,20 @@ static bool fusable_call(const Node *n, VmFn *fn)
     for (int i = 0; i < NFNS; i++)
         if (fn_defs[i] == n->call.bi) {
             *fn = FNS[i].fn;
+            return true;
+        }
+    return false;
+}
+
+/* max(a, b) / min(a, b) (and pmax, pmin) with two unnamed arguments? */
+static bool minmax_call(const Node *n, bool *is_max)
+{
+    if (!n->call.bi || n->call.nargs != 2 || (n->call.argnames && (n->call.argnames[0] || n->call.argnames[1])))
+        return false;
+    pthread_once(&fns_once, fns_init);
+    for (int i = 0; i < 4; i++)
+        if (mm_defs[i] && mm_defs[i] == n->call.bi) {
+            *is_max = i < 2;
             return true;
         }
     return false;
@@ -128,6 +149,7 @@ static int collect(Interp *I, Tree *T, const Node *n, int depth)
         return -1;
     FKind k = F_LEAF;
     VmFn fn = VM_EXP;
+    bool is_max = false;
     const Node *c0 = NULL, *c1 = NULL;
     if (n->kind == N_BINARY && n->binary.op != OP_MATMUL && n->binary.op < OP_ANDAND) {
         k = F_BIN;
@@ -139,6 +161,10 @@ static int collect(Interp *I, Tree *T, const Node *n, int depth)
     } else if (n->kind == N_CALL && fusable_call(n, &fn)) {
         k = F_FN;
         c0 = n->call.args[0];
+    } else if (n->kind == N_CALL && minmax_call(n, &is_max)) {
+        k = F_MM;
+        c0 = n->call.args[0];
+        c1 = n->call.args[1];
     }
     int a = -1, b = -1;
     if (c0 && (a = collect(I, T, c0, depth + 1)) < 0)
@@ -171,6 +197,7 @@ static int collect(Interp *I, Tree *T, const Node *n, int depth)
     f->b = b;
     f->op = k == F_BIN ? n->binary.op : OP_ADD;
     f->fn = fn;
+    f->is_max = is_max;
     f->v = val_none();
     return T->n++;
 }
@@ -179,19 +206,26 @@ static int collect(Interp *I, Tree *T, const Node *n, int depth)
  * the ordinary operators (scalar nodes, and the replay)
  * ================================================================== */
 
-/* f(x) as a call of the builtin, like the evaluator's call_builtin. */
-static Status call_fn_take(Interp *I, const Node *n, Value x, Value *out)
+/* f(x) or f(x, y) (y NONE: one argument) as a call of the builtin, like
+ * the evaluator's call_builtin. */
+static Status call_fn_take(Interp *I, const Node *n, Value x, Value y, Value *out)
 {
     const BuiltinDef *bi = n->call.bi;
-    int np = n->call.nparams, pi = n->call.argmap ? n->call.argmap[0] : 0;
+    int np = n->call.nparams, nv = n->call.nargs;
+    int p0 = n->call.argmap ? n->call.argmap[0] : 0, p1 = nv < 2 ? -1 : n->call.argmap ? n->call.argmap[1] : 1;
     Value argv[4];
-    if (np > 4 || pi >= np) {
+    if (np > 4 || nv > 2 || p0 >= np || p1 >= np || p0 == p1) {
         val_release(x);
+        val_release(y);
         return err_at(I, &n->loc, "internal error: unexpected builtin arity in fusion");
     }
     for (int i = 0; i < np; i++)
         argv[i] = val_none();
-    argv[pi] = x;
+    argv[p0] = x;
+    if (p1 >= 0)
+        argv[p1] = y;
+    else
+        val_release(y);
     BArgs a = {.def = bi, .v = argv, .names = NULL, .n = np, .loc = &n->loc, .nout = 1};
     Value res = val_none();
     Status st = HITTERS_TIMED(I, bi->name, bi->fn(I, &a, &res));
@@ -227,7 +261,8 @@ static Status apply_take(Interp *I, const FNode *f, Value x, Value y, Value *out
         return st == ST_OK ? ST_OK : err_stamp(I, &f->n->loc);
     }
     case F_FN:
-        return call_fn_take(I, f->n, x, out);
+    case F_MM:
+        return call_fn_take(I, f->n, x, y, out);
     default:
         val_release(x);
         val_release(y);
@@ -293,6 +328,23 @@ static bool type_binary(FNode *f, const FNode *x, const FNode *y)
     return true;
 }
 
+/* Shape of max(x, y) / min(x, y) with at least one matrix operand: a
+ * number (or boolean) against a matrix, or two matrices of one shape. The
+ * builtin's vector broadcasting and its errors are left to the replay. */
+static bool type_minmax(FNode *f, const FNode *x, const FNode *y)
+{
+    for (int k = 0; k < 2; k++) {
+        const FNode *o = k ? y : x;
+        if (!o->is_mat && o->v.kind != VAL_INT && o->v.kind != VAL_DOUBLE && o->v.kind != VAL_BOOL)
+            return false;
+    }
+    const FNode *m = x->is_mat ? x : y;
+    if (x->is_mat && y->is_mat && (x->rows != y->rows || x->cols != y->cols))
+        return false;
+    f->rows = m->rows, f->cols = m->cols;
+    return true;
+}
+
 /* Types every operator node; scalar ones are computed. Returns false (with
  * no error pending) when the tree must be replayed instead. */
 static bool type_tree(Interp *I, Tree *T)
@@ -323,6 +375,9 @@ static bool type_tree(Interp *I, Tree *T)
         f->is_mat = true;
         if (f->kind == F_BIN) {
             if (!type_binary(f, x, y))
+                return false;
+        } else if (f->kind == F_MM) {
+            if (!type_minmax(f, x, y))
                 return false;
         } else {
             f->rows = x->rows, f->cols = x->cols;
@@ -443,18 +498,38 @@ static inline __attribute__((always_inline)) void neg_body(bool neg, const doubl
             o[i] = x[i] == 0 ? 1.0 : 0.0;
 }
 
+/* o = max(x, y) or min(x, y) over L cells; at most one of x, y is a
+ * number (p NULL). */
+static inline __attribute__((always_inline)) void mm_body(bool is_max, Opnd x, Opnd y, double *o, int L)
+{
+#define MM_LOOPS(F)                                                             \
+    if (x.p && y.p) for (int i = 0; i < L; i++) o[i] = F(x.p[i], y.p[i]);       \
+    else if (x.p) for (int i = 0; i < L; i++) o[i] = F(x.p[i], y.s);            \
+    else for (int i = 0; i < L; i++) o[i] = F(x.s, y.p[i]);
+    if (is_max) {
+        MM_LOOPS(ops_max2)
+    } else {
+        MM_LOOPS(ops_min2)
+    }
+#undef MM_LOOPS
+}
+
 static void bin_base(BinOp op, bool pow2, Opnd x, Opnd y, double *o, int L) { bin_body(op, pow2, x, y, o, L); }
+static void mm_base(bool is_max, Opnd x, Opnd y, double *o, int L) { mm_body(is_max, x, y, o, L); }
 static void neg_base(bool neg, const double *x, double *o, int L) { neg_body(neg, x, o, L); }
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2")))
 static void bin_avx2(BinOp op, bool pow2, Opnd x, Opnd y, double *o, int L) { bin_body(op, pow2, x, y, o, L); }
 __attribute__((target("avx2")))
 static void neg_avx2(bool neg, const double *x, double *o, int L) { neg_body(neg, x, o, L); }
+__attribute__((target("avx2")))
+static void mm_avx2(bool is_max, Opnd x, Opnd y, double *o, int L) { mm_body(is_max, x, y, o, L); }
 #endif
 
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static void (*bin_block)(BinOp, bool, Opnd, Opnd, double *, int) = bin_base;
 static void (*neg_block)(bool, const double *, double *, int) = neg_base;
+static void (*mm_block)(bool, Opnd, Opnd, double *, int) = mm_base;
 
 static void isa_init(void)
 {
@@ -463,6 +538,7 @@ static void isa_init(void)
     if (__builtin_cpu_supports("avx2")) {
         bin_block = bin_avx2;
         neg_block = neg_avx2;
+        mm_block = mm_avx2;
     }
 #endif
 }
@@ -512,6 +588,7 @@ static void run_block(const Run *R, int64_t row, int64_t j0, int L, double *bufs
             case F_BIN: v[i].s = cell1(f->op, f->pow2, x.s, y.s); break;
             case F_NEG: v[i].s = -x.s; break;
             case F_NOT: v[i].s = x.s == 0 ? 1.0 : 0.0; break;
+            case F_MM: v[i].s = f->is_max ? ops_max2(x.s, y.s) : ops_min2(x.s, y.s); break;
             default: v[i].s = vm_unary1(f->fn, x.s); break;
             }
             continue;
@@ -521,6 +598,7 @@ static void run_block(const Run *R, int64_t row, int64_t j0, int L, double *bufs
         case F_BIN: bin_block(f->op, f->pow2, x, y, o, L); break;
         case F_NEG: neg_block(true, x.p, o, L); break;
         case F_NOT: neg_block(false, x.p, o, L); break;
+        case F_MM: mm_block(f->is_max, x, y, o, L); break;
         default: vm_unary(f->fn, x.p, o, L); break;
         }
         v[i].p = o;
@@ -715,7 +793,7 @@ static bool fuse_nested(const Node *n)
     switch (n->kind) {
     case N_BINARY: return fuse_is_op(n->binary.lhs) || fuse_is_op(n->binary.rhs);
     case N_UNARY: return fuse_is_op(n->unary.operand);
-    case N_CALL: return fuse_is_op(n->call.args[0]);
+    case N_CALL: return fuse_is_op(n->call.args[0]) || (n->call.nargs == 2 && fuse_is_op(n->call.args[1]));
     default: return false;
     }
 }
@@ -729,7 +807,7 @@ static bool solo_worth(const Interp *I, const Node *n)
     switch (n->kind) {
     case N_BINARY: c[0] = n->binary.lhs, c[1] = n->binary.rhs; break;
     case N_UNARY: c[0] = n->unary.operand; break;
-    case N_CALL: c[0] = n->call.args[0]; break;
+    case N_CALL: c[0] = n->call.args[0], c[1] = n->call.nargs == 2 ? n->call.args[1] : NULL; break;
     default: return false;
     }
     bool big = false;
@@ -812,7 +890,7 @@ static Status operand(Interp *I, const Node *x, Value *v, bool *trans)
         *trans = true;
         return ST_OK;
     }
-    return call_fn_take(I, x, a, v);
+    return call_fn_take(I, x, a, val_none(), v);
 }
 
 bool fuse_matmul(Interp *I, const Node *n, Value *out, Status *st)
@@ -835,11 +913,11 @@ bool fuse_matmul(Interp *I, const Node *n, Value *out, Status *st)
     }
     if (a.kind != VAL_MATRIX || b.kind != VAL_MATRIX) {
         /* An error or an odd case for ops.c; materialise the transposes. */
-        if (ta && (*st = call_fn_take(I, l, a, &a)) != ST_OK) {
+        if (ta && (*st = call_fn_take(I, l, a, val_none(), &a)) != ST_OK) {
             val_release(b);
             return true;
         }
-        if (tb && (*st = call_fn_take(I, r, b, &b)) != ST_OK) {
+        if (tb && (*st = call_fn_take(I, r, b, val_none(), &b)) != ST_OK) {
             val_release(a);
             return true;
         }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Fused element-wise evaluation: a tree of cell-wise operators (+ - * / ^
- * %/% %% < <= > >= == != & |, unary - and !) and unary math builtins (exp,
- * log, sqrt, abs, sigmoid, tanh, ...) over matrices is computed in one pass
- * over the cells, a cache-sized block at a time, instead of one pass and one
- * temporary matrix per operator. `exp(X) * Y + X` reads X and Y once and
- * writes Z once.
+ * %/% %% < <= > >= == != & |, unary - and !), unary math builtins (exp,
+ * log, sqrt, abs, sigmoid, tanh, ...) and max/min of two arguments over
+ * matrices is computed in one pass over the cells, a cache-sized block at a
+ * time, instead of one pass and one temporary matrix per operator.
+ * `exp(X) * Y + X` reads X and Y once and writes Z once.
  *
  * Same results as the operator-at-a-time walk, bit for bit: the same cell
  * kernels (vmath.c for the functions), the same broadcasting (DML.md 4.3),
@@ -28,7 +28,7 @@ static inline bool fuse_is_op(const Node *n)
     switch (n->kind) {
     case N_BINARY: return n->binary.op != OP_MATMUL && n->binary.op < OP_ANDAND;
     case N_UNARY: return n->unary.op != UOP_PLUS;
-    case N_CALL: return n->call.bi && n->call.nargs == 1;
+    case N_CALL: return n->call.bi && (n->call.nargs == 1 || n->call.nargs == 2);
     default: return false;
     }
 }

@@ -25,6 +25,21 @@ Status ops_unary_take(Interp *I, UnOp op, Value a, Value *out);
 /* Scalar double kernel of a cell-wise operator (used by outer(), min/max). */
 double ops_apply_d(BinOp op, double x, double y);
 
+/* max and min of two numbers as the min/max builtins compute them cell by
+ * cell (Java's Math.max/min: NaN when either is NaN), shared with the fused
+ * evaluator so both give the same bits. A select plus a NaN fix-up, so
+ * that the loops using them vectorise. */
+static inline double ops_max2(double a, double b)
+{
+    double r = a > b ? a : b;
+    return (a != a || b != b) ? a + b : r;
+}
+static inline double ops_min2(double a, double b)
+{
+    double r = a < b ? a : b;
+    return (a != a || b != b) ? a + b : r;
+}
+
 /* Conversions of doc/language.md, "types". */
 int64_t ops_d2i(double d);                 /* truncation after adding 2^-53 to |d| */
 /* Scalar to boolean/int/double/string; errors for non-scalars or non-numeric strings. */

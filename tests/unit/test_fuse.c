@@ -180,6 +180,15 @@ static double r_solo_ceil(const Cells *c) { return ceil(c->a); }
 static double r_solo_sign(const Cells *c) { return c->a > 0 ? 1.0 : c->a < 0 ? -1.0 : c->a; }
 static double jround(double v);
 static double r_solo_round(const Cells *c) { return jround(c->a); }
+/* max/min of two arguments: Java's Math.max/min, NaN if either is NaN. */
+static double jmax(double a, double b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
+static double jmin(double a, double b) { return isnan(a) || isnan(b) ? NAN : a < b ? a : b; }
+static double r_mm_relu(const Cells *c) { return jmax(0, c->a); }
+static double r_mm_chain(const Cells *c) { return jmax(c->a * 2, c->b - 0.5) + jmin(c->a, c->b) * 2; }
+static double r_mm_p(const Cells *c) { return jmax(c->a, c->s) - jmin(c->b, 1); }
+static double r_mm_col(const Cells *c) { return jmax(c->a, c->cl) + 0; }
+static double r_mm_row(const Cells *c) { return jmin(c->rw, c->a) * 1; }
+static double r_mm_nested(const Cells *c) { return jmin(jmax(c->a, -0.5), 0.5) + exp(0) * 0; }
 
 static const struct Case {
     const char *expr;
@@ -213,6 +222,17 @@ static const struct Case {
     {"ceil(A)", r_solo_ceil},
     {"sign(A)", r_solo_sign},
     {"round(A)", r_solo_round},
+    {"max(0, A)", r_mm_relu},
+    {"max(A * 2, B - 0.5) + min(A, B) * 2", r_mm_chain},
+    {"pmax(A, s) - pmin(B, 1)", r_mm_p},
+    {"min(max(A, -0.5), 0.5) + exp(0) * 0", r_mm_nested},
+};
+
+/* Vector operands of max/min: the builtin's own broadcasting, which refuses
+ * a vector against an empty matrix (so these run on non-empty shapes). */
+static const struct Case CASES_VEC[] = {
+    {"max(A, cl) + 0", r_mm_col},
+    {"min(rw, A) * 1", r_mm_row},
 };
 
 /* Runs "Z = expr" over R x C operands and checks Z cell by cell. */
@@ -289,6 +309,11 @@ static void test_cases(void)
             check_case(&CASES[k], shapes[s][0], shapes[s][1], false, seed++);
             check_case(&CASES[k], shapes[s][0], shapes[s][1], true, seed++);
         }
+    for (size_t k = 0; k < sizeof CASES_VEC / sizeof CASES_VEC[0]; k++)
+        for (size_t s = 3; s < sizeof shapes / sizeof shapes[0]; s++) {     /* from 1x1 on */
+            check_case(&CASES_VEC[k], shapes[s][0], shapes[s][1], false, seed++);
+            check_case(&CASES_VEC[k], shapes[s][0], shapes[s][1], true, seed++);
+        }
 }
 
 /* Runs 'text' and returns the first error message, or "" (static buffer). */
@@ -324,6 +349,10 @@ static void test_errors(void)
     CHECK(strstr(run_err("Z = A + 1 + \"x\" * 2\n", 3, 4), "Arithmetic '*' not supported over string inputs."));
     CHECK(strstr(run_err("Z = (A + 1) + TRUE\n", 3, 4), "fuse_test.dml:1:5:"));
     CHECK(strstr(run_err("Z = exp(A) + nosuch\n", 3, 4), "nosuch"));
+    CHECK(strstr(run_err("Z = max(A, t(A)) + 1\n", 3, 4),
+                 "fuse_test.dml:1:5: Block sizes are not matched for binary cell operations: 4x3 vs 3x4"));
+    CHECK(strstr(run_err("Z = min(A * 2, \"x\") + 1\n", 3, 4),
+                 "fuse_test.dml:1:5: min(): argument '#2' must be a number or matrix, got string"));
     /* An outer-product broadcast is replayed by the ordinary operators. */
     Env e;
     Node **stmts;
@@ -350,6 +379,13 @@ static void test_errors(void)
         CHECK(exec_block(&e.I, stmts, n) == ST_OK);
         Value z = env_get(&e, "Z");
         CHECK(z.kind == VAL_INT && z.i == -5);
+        env_free(&e);
+    }
+    /* max/min of integers stay integers (the builtin's scalar rule). */
+    if (env_load(&e, "x = 3\nZ = max(x * 2, 4) + min(x, 1)\n", &stmts, &n)) {
+        CHECK(exec_block(&e.I, stmts, n) == ST_OK);
+        Value z = env_get(&e, "Z");
+        CHECK(z.kind == VAL_INT && z.i == 7);
         env_free(&e);
     }
 }
