@@ -35,7 +35,10 @@ typedef struct CallMsg {
 bool ps_call_xfer(WIO *x, CallMsg *m);
 /* A CALL as a worker rank read it (*m zeroed first, hyper NONE). */
 void ps_call_free(CallMsg *m);
-/* The part of a CALL for one worker: its id and the number of workers. */
+/* The part of a CALL for one worker: its id and the number of workers.
+ * Its partition follows as MM_PART, whose cells go straight from the
+ * matrices into the worker's (no copy into the payload: a partition may be
+ * past 2 GiB, and a copy would double it). */
 void ps_part_xfer(WIO *x, int64_t *id, int64_t *k);
 /* A worker rank's statistics, sent with DONE. */
 void ps_stats_xfer(WIO *x, PsWorkerStats *s);
