@@ -154,30 +154,55 @@ test: $(DML) $(UNIT_BINS) check-layers check-link-layers
 test-threads: $(DML) $(UNIT_BINS)
 	$(Q)OPENBLAS_NUM_THREADS=1 DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
 
-# libFuzzer targets (clang): the DML front end + evaluator, and the file
-# parsers of read(). Run: see tests/fuzz/README.md (fuzz-replay: what CI runs)
+# libFuzzer targets (clang): the DML front end + evaluator, the file
+# parsers of read(), the Open MPI wire format of paramserv and its
+# checkpoint files. Run: see tests/fuzz/README.md (fuzz-replay: what CI runs)
 # Our warnings too (flex's scanner leaves one static function unused).
 # UBSan findings abort, so the fuzzer (and fuzz-replay) counts them as crashes;
 # recoverable, they were only printed, and -fork discards the children's output.
-FUZZ_FLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=undefined $(WARN) -Wno-unused-function
-fuzz: build/fuzz/fuzz_dml build/fuzz/fuzz_csv
-build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c tests/unit/run_src.c $(LIB_SRCS) $(GEN_SRCS)
-	@mkdir -p build/fuzz
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fno-sanitize-recover=undefined $(WARN) -Wno-unused-function
+FUZZ_FLAGS := $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined
+FUZZ_TARGETS := build/fuzz/fuzz_dml build/fuzz/fuzz_csv build/fuzz/fuzz_wire build/fuzz/fuzz_checkpoint
+fuzz: $(FUZZ_TARGETS)
+# The whole library, instrumented, for the targets that link all of it:
+# compiled once, one object per source.
+FUZZ_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRCS)) $(patsubst $(B)/gen/%.c,build/fuzz/obj/gen/%.o,$(GEN_SRCS))
+build/fuzz/obj/%.o: %.c | $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $<"
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) \
+	    -MMD -MP -c -o $@ $<
+build/fuzz/obj/gen/%.o: $(B)/gen/%.c $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $<"
+	$(Q)clang $(FUZZ_CFLAGS) -Wno-missing-prototypes -Wno-sign-compare -fsanitize=fuzzer-no-link,address,undefined \
+	    $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -MMD -MP -c -o $@ $<
+-include $(FUZZ_OBJS:.o=.d)
+build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c tests/unit/run_src.c $(FUZZ_OBJS)
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $< tests/unit/run_src.c $(LIB_SRCS) \
-	    $(GEN_SRCS) $(LIBS)
+	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $^ $(LIBS)
+build/fuzz/fuzz_checkpoint: tests/fuzz/fuzz_checkpoint.c $(FUZZ_OBJS)
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $^ $(LIBS)
 build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c base/value.c base/frame.c base/strbuf.c \
                     runtime/fmt.c runtime/frame_print.c \
                     base/diag.c
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
+# The decoders alone: no MPI, no interpreter.
+build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c builtins/paramserv/wire.c builtins/paramserv/msg.c base/value.c \
+                     base/frame.c base/strbuf.c
+	@mkdir -p build/fuzz
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_FLAGS) -o $@ $^ -lm -pthread
 
 # CI: every corpus input once (-runs=0), under the fuzzers' ASan+UBSan.
 fuzz-replay: fuzz
 	$(Q)cd build/fuzz && ./fuzz_dml -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_dml
 	$(Q)cd build/fuzz && ./fuzz_csv -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus
+	$(Q)cd build/fuzz && ./fuzz_wire -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_wire
+	$(Q)cd build/fuzz && ./fuzz_checkpoint -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_checkpoint
 
 bench: $(DML)
 	$(Q)env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE DML=$(DML) sh bench/run.sh

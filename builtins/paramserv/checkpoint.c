@@ -405,6 +405,40 @@ static bool get(FILE *f, Hash *h, void *p, size_t len)
     return true;
 }
 
+/* The signature's siglen bytes, NUL-terminated, into a malloc'd *sig;
+ * false when the file ends first or memory runs out. Read in growing
+ * pieces, so a damaged length costs no more memory than about twice what
+ * the file holds; hashed in one piece, as put() wrote it. */
+static bool get_sig(FILE *f, Hash *h, uint64_t siglen, char **sig)
+{
+    size_t have = 0, cap = 0;
+    char *s = NULL;
+    while (have < siglen) {
+        size_t piece = have > 4096 ? have : 4096;    /* as much again as came */
+        size_t want = siglen - have < piece ? (size_t)(siglen - have) : piece;
+        if (have + want > cap) {
+            cap = cap ? cap * 2 : 256;
+            while (cap < have + want)
+                cap *= 2;
+            char *t = realloc(s, cap + 1);
+            if (!t)
+                break;
+            s = t;
+        }
+        if (fread(s + have, 1, want, f) != want)
+            break;
+        have += want;
+    }
+    if (have < siglen || !(s || (s = malloc(1)))) {
+        free(s);
+        return false;
+    }
+    s[siglen] = '\0';
+    hash_bytes(h, s, (size_t)siglen);
+    *sig = s;
+    return true;
+}
+
 /* The signature of the file must be ours; else an error naming the first
  * option (or data) that differs. */
 static Status check_sig(Interp *I, const PsConfig *c, const char *theirs)
@@ -437,19 +471,12 @@ static Status check_sig(Interp *I, const PsConfig *c, const char *theirs)
                    "has %.*s; delete it or choose another checkpoint_path", path, (int)bl, b, (int)al, a);
 }
 
-Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epochs_done, bool *found)
+Status ps_ckpt_read(Interp *I, const PsConfig *c, FILE *f, Value *model, int64_t *epochs_done)
 {
     const char *path = c->ckpt_path;
     const List *like = c->model;
-    *found = false;
     if (!c->ckpt_sig)
         return err_set(I, "paramserv: internal error: checkpoint '%s' read before ps_ckpt_prepare", path);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT)
-            return ST_OK;
-        return err_set(I, "paramserv: cannot open checkpoint '%s': %s", path, strerror(errno));
-    }
     Hash h;
     hash_init(&h);
     char magic[8];
@@ -467,12 +494,11 @@ Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epoch
                      "delete it to start over", path);
         goto out;
     }
-    if (!get(f, &h, &siglen, 8) || siglen > SIG_MAX || !(sig = malloc(siglen + 1)) || !get(f, &h, sig, siglen) ||
+    if (!get(f, &h, &siglen, 8) || siglen > SIG_MAX || !get_sig(f, &h, siglen, &sig) ||
         !get(f, &h, &done, 8) || !get(f, &h, &n, 8) || done < 0 || n < 0) {
         st = err_set(I, "paramserv: checkpoint '%s' is corrupt (a damaged header); delete it to start over", path);
         goto out;
     }
-    sig[siglen] = '\0';
     if (strlen(sig) != siglen) {
         st = err_set(I, "paramserv: checkpoint '%s' is corrupt (a damaged header); delete it to start over", path);
         goto out;
@@ -530,6 +556,31 @@ Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epoch
     *model = val_list_take(l);
     l = NULL;
     *epochs_done = done;
+out:
+    if (l)
+        list_release(l);
+    free(sig);
+    return st;
+}
+
+Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epochs_done, bool *found)
+{
+    const char *path = c->ckpt_path;
+    *found = false;
+    if (!c->ckpt_sig)
+        return err_set(I, "paramserv: internal error: checkpoint '%s' read before ps_ckpt_prepare", path);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT)
+            return ST_OK;
+        return err_set(I, "paramserv: cannot open checkpoint '%s': %s", path, strerror(errno));
+    }
+    int64_t done;
+    Status st = ps_ckpt_read(I, c, f, model, &done);
+    fclose(f);
+    if (st != ST_OK)
+        return st;
+    *epochs_done = done;
     *found = true;
     if (c->verbose) {
         if (done < c->epochs)
@@ -541,10 +592,5 @@ Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epoch
                       "training (%lld asked): returning its model, no epoch is trained; delete the file to train "
                       "from the start\n", path, (long long)done, (long long)c->epochs);
     }
-out:
-    if (l)
-        list_release(l);
-    free(sig);
-    fclose(f);
-    return st;
+    return ST_OK;
 }

@@ -296,6 +296,13 @@ static bool recv_chunks(int src, char *p, size_t len)
     return true;
 }
 
+/* Bytes of physical memory (no limit when unknown). */
+static uint64_t host_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : UINT64_MAX;
+}
+
 int mpi_poll(MpiMsg *m)
 {
     int flag = 0;
@@ -312,7 +319,10 @@ int mpi_poll(MpiMsg *m)
         return mpi_fail(rc, "MPI_Recv"), -1;
     *m = (MpiMsg){.src = src, .type = (int)hdr[0], .worker = (int)hdr[1], .epoch = hdr[2], .batch = hdr[3]};
     m->value = val_none();
-    if (hdr[4] < 0 || hdr[5] < 0) {
+    /* Nothing is allocated for a message larger than this host's memory:
+     * it cannot be received. */
+    uint64_t cap = host_memory();
+    if (hdr[4] < 0 || hdr[5] < 0 || (uint64_t)hdr[4] > cap) {
         snprintf(M.err, sizeof M.err, "malformed message from rank %d", src);
         return -1;
     }
@@ -334,7 +344,7 @@ int mpi_poll(MpiMsg *m)
         /* A value whose matrices follow in place: allocate them from the
          * layout, then receive each one's cells straight into it. */
         WRead rd = {.p = m->data, .len = m->len};
-        Value v = wr_value_layout(&rd);
+        Value v = wr_value_layout(&rd, cap);
         int64_t n = rd.bad ? -1 : wire_matrices(v, NULL, 0);
         Matrix **mats = n == hdr[5] ? calloc((size_t)n, sizeof *mats) : NULL;
         if (!mats) {

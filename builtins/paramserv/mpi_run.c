@@ -43,6 +43,7 @@
 #include "../../runtime/clock.h"
 #include "../../runtime/resolve.h"
 #include "mpi_comm.h"
+#include "msg.h"
 #include "ps.h"
 #include "psmpi.h"
 
@@ -125,71 +126,6 @@ Status ps_pick_mode(Interp *I, const char *mode, bool *remote)
 
 /* ---- what a call ships ---- */
 
-/* The part of a CALL that is the same for every worker rank: every file
- * rank 0 loaded, the $parameters, the functions and the configuration.
- * Rank 0 points it at its program (call_of, owning only the files array);
- * a worker rank reads it, owning everything (call_free). */
-typedef struct CallMsg {
-    const char *main_path, *main_text;
-    size_t main_len;
-    CmdArg *args;
-    int64_t nargs;
-    ShippedFile *files;
-    int64_t nfiles;
-    const char *upd_key, *upd_name, *agg_key, *agg_name, *agg_spec;
-    int64_t utype, freq, epochs, batchsize, nbatches, model_avg, start_epoch;
-    uint64_t seed;
-    Value hyper;
-} CallMsg;
-
-/* Writes or reads a CALL's common part (WIO, wire.h); false when reading
- * runs out of memory or the count of args or files is malformed. */
-static bool xfer_call(WIO *x, CallMsg *m)
-{
-    wio_str(x, &m->main_path);
-    wio_text(x, &m->main_text, &m->main_len);
-    wio_i64(x, &m->nargs);
-    if (x->r) {
-        if (x->r->bad || m->nargs < 0 || (size_t)m->nargs > x->r->len)
-            return false;
-        m->args = calloc((size_t)m->nargs + 1, sizeof *m->args);
-        if (!m->args)
-            return false;
-    }
-    for (int64_t i = 0; i < m->nargs; i++) {
-        wio_str(x, &m->args[i].name);
-        wio_str(x, &m->args[i].text);
-    }
-    wio_i64(x, &m->nfiles);
-    if (x->r) {
-        if (x->r->bad || m->nfiles < 0 || (size_t)m->nfiles > x->r->len)
-            return false;
-        m->files = calloc((size_t)m->nfiles + 1, sizeof *m->files);
-        if (!m->files)
-            return false;
-    }
-    for (int64_t i = 0; i < m->nfiles; i++) {
-        wio_str(x, &m->files[i].key);
-        wio_str(x, &m->files[i].path);
-        wio_text(x, &m->files[i].text, &m->files[i].len);
-    }
-    wio_str(x, &m->upd_key);
-    wio_str(x, &m->upd_name);
-    wio_str(x, &m->agg_key);
-    wio_str(x, &m->agg_name);
-    wio_str(x, &m->agg_spec);
-    wio_i64(x, &m->utype);
-    wio_i64(x, &m->freq);
-    wio_i64(x, &m->epochs);
-    wio_i64(x, &m->batchsize);
-    wio_i64(x, &m->nbatches);
-    wio_i64(x, &m->model_avg);
-    wio_u64(x, &m->seed);
-    wio_i64(x, &m->start_epoch);
-    wio_value(x, &m->hyper);
-    return true;
-}
-
 static const char *func_key(const FuncDef *f)
 {
     return f->mod == NULL ? ".defaultNS" : f->mod->key;
@@ -232,39 +168,6 @@ static bool call_of(CallMsg *m, Interp *I, const PsRun *run, const PsConfig *c)
     return true;
 }
 
-/* A worker rank's CALL, as read (it owns everything). */
-static void call_free(CallMsg *m)
-{
-    for (int64_t i = 0; m->files && i < m->nfiles; i++) {
-        free((char *)m->files[i].key);
-        free((char *)m->files[i].path);
-        free((char *)m->files[i].text);
-    }
-    free(m->files);
-    for (int64_t i = 0; m->args && i < m->nargs; i++) {
-        free((char *)m->args[i].name);
-        free((char *)m->args[i].text);
-    }
-    free(m->args);
-    free((char *)m->main_path);
-    free((char *)m->main_text);
-    free((char *)m->upd_key);
-    free((char *)m->upd_name);
-    free((char *)m->agg_key);
-    free((char *)m->agg_name);
-    free((char *)m->agg_spec);
-    val_release(m->hyper);
-}
-
-/* The part of a CALL for one worker: its place in the call; its partition follows as MM_PART, whose
- * cells go straight from the matrices into the worker's (no copy into the
- * payload: a partition may be past 2 GiB, and a copy would double it). */
-static void xfer_part(WIO *x, int64_t *id, int64_t *k)
-{
-    wio_i64(x, id);
-    wio_i64(x, k);
-}
-
 /* list(X, Y) of a worker's partition, sharing the matrices; NONE when
  * memory ran out. */
 static Value part_value(const PsWorker *w)
@@ -275,21 +178,6 @@ static Value part_value(const PsWorker *w)
         return val_none();
     }
     return val_list_take(l);
-}
-
-/* A worker rank's statistics, sent with DONE. */
-static void xfer_stats(WIO *x, PsWorkerStats *s)
-{
-    wio_f64(x, &s->compute);
-    wio_f64(x, &s->local_agg);
-    wio_f64(x, &s->wait);
-    wio_f64(x, &s->slice);
-    wio_f64(x, &s->cpu);
-    wio_i64(x, &s->pulls);
-    wio_i64(x, &s->pushes);
-    wio_i64(x, &s->batches);
-    wio_u64(x, &s->bytes_pulled);
-    wio_u64(x, &s->bytes_pushed);
 }
 
 /* ---- rank 0 ---- */
@@ -487,7 +375,13 @@ static void on_message(PsRun *run, MpiMsg *m, int *ndone)
         break;
     }
     case MM_DONE:
-        xfer_stats(&(WIO){.r = &rd}, &w->st);
+        if (w->done)
+            break;              /* said twice: counted once */
+        if (!ps_stats_read(&rd, &w->st)) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "paramserv: malformed statistics from worker %d (%s)", w->id + 1, w->where);
+            ps_fail_msg(run, msg);
+        }
         w->done = true;
         (*ndone)++;
         break;
@@ -522,7 +416,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
     if (!call_of(&call, I, run, c))
         common.oom = true;
     else
-        xfer_call(&(WIO){.w = &common}, &call);
+        ps_call_xfer(&(WIO){.w = &common}, &call);
     free(call.files);
     for (int i = 0; i < n && !atomic_load(&run->abort); i++) {
         PsWorker *w = &run->w[i];
@@ -531,7 +425,7 @@ void ps_mpi_serve(PsRun *run, const PsConfig *c)
         if (common.oom)
             b.oom = true;
         int64_t id = w->id, k = n;
-        xfer_part(&(WIO){.w = &b}, &id, &k);
+        ps_part_xfer(&(WIO){.w = &b}, &id, &k);
         Value part = part_value(w);
         if (part.kind == VAL_NONE) {
             wb_free(&b);
@@ -681,7 +575,7 @@ static void *remote_thread(void *arg)
 
 static void remote_free(Remote *r)
 {
-    call_free(&r->call);
+    ps_call_free(&r->call);
     wb_free(&r->prints);
 }
 
@@ -692,10 +586,12 @@ static void remote_free(Remote *r)
 static bool remote_setup(Remote *r, WRead *rd, const Value *part, char **err)
 {
     CallMsg *m = &r->call;
-    WIO x = {.r = rd};
     *err = NULL;
-    if (!xfer_call(&x, m)) {
-        *err = failalloc_msg_dup(rd->bad && !rd->oom ? "malformed paramserv call" : "out of memory");
+    int64_t id;
+    const char *why = ps_call_read(rd, m, *part, &id);
+    r->w.id = (int)id;
+    if (why) {
+        *err = failalloc_msg_dup(why);
         return false;
     }
     PsConfig *c = &r->cfg;
@@ -709,16 +605,7 @@ static bool remote_setup(Remote *r, WRead *rd, const Value *part, char **err)
     c->seed = m->seed;
     c->hyper = m->hyper.kind == VAL_LIST ? m->hyper.l : NULL;
     r->run.start_epoch = m->start_epoch;
-    int64_t id = 0, k = 0;
-    xfer_part(&x, &id, &k);
-    r->w.id = (int)id;
-    List *pl = part->kind == VAL_LIST ? part->l : NULL;
-    if (rd->bad || !m->main_path || !m->upd_key || !m->upd_name || !m->agg_key || !m->agg_name || !pl ||
-        pl->n != 2 || pl->items[0].kind != VAL_MATRIX || pl->items[1].kind != VAL_MATRIX || c->batchsize <= 0 ||
-        c->nbatches <= 0 || k <= 0 || id < 0 || id >= k) {
-        *err = failalloc_msg_dup(rd->oom ? "out of memory" : "malformed paramserv call");
-        return false;
-    }
+    List *pl = part->l;
     r->w.part.X = pl->items[0].m;
     r->w.part.Y = pl->items[1].m;
     val_ref(pl->items[0]);
@@ -797,20 +684,11 @@ static bool forward_tree(MpiMsg *m)
 {
     Value v = m->value;
     m->value = val_none();
-    List *l = v.kind == VAL_LIST ? v.l : NULL;
-    Matrix *fwd = l && l->n == 2 && l->items[0].kind == VAL_LIST && l->items[1].kind == VAL_MATRIX
-                      ? l->items[1].m : NULL;
-    int64_t n = fwd ? mat_len(fwd) : 0;
-    int *ranks = n > 0 ? malloc(sizeof *ranks * (size_t)n) : NULL;
-    bool ok = true, good = fwd && (n == 0 || ranks);
-    for (int64_t i = 0; good && i < n; i++) {
-        double d = fwd->data[i];
-        good = d >= 1 && d < mpi_size() && d == (int)d && (int)d != mpi_rank();
-        if (good)
-            ranks[i] = (int)d;
-    }
-    if (good) {
-        m->value = val_ref(l->items[0]);
+    int *ranks;
+    int64_t n;
+    bool ok = true;
+    if (ps_tree_ranks(v, mpi_rank(), mpi_size(), &ranks, &n)) {
+        m->value = val_ref(v.l->items[0]);
         ok = send_tree(m->value, ranks, (int)n, m->worker, m->batch);
     }
     free(ranks);
@@ -903,7 +781,7 @@ static bool serve_call(MpiMsg *call, const Value *part)
             else {
                 WBuf b = {0};
                 r->w.st.cpu = ps_process_cpu() - cpu0;
-                xfer_stats(&(WIO){.w = &b}, &r->w.st);
+                ps_stats_xfer(&(WIO){.w = &b}, &r->w.st);
                 ok = ok && mpi_send_take(0, MM_DONE, r->w.id, 0, 0, &b);
                 wb_free(&b);
             }

@@ -7,7 +7,8 @@
  * logic, channel.c the messages between them, stats.c --stats, history.c
  * the per-epoch history and the progress line, readset.c which model
  * entries a worker's functions read, mpi_run.c the Open MPI transport
- * (rank 0 and worker ranks), wire.c the byte format of what crosses it.
+ * (rank 0 and worker ranks), wire.c the byte format of what crosses it,
+ * msg.c the payloads of its messages and the checks a receiver applies.
  *
  * Threads: the calling thread starts one server thread and k worker
  * threads (or, under Open MPI, bridges to k worker ranks) and joins them
@@ -126,6 +127,11 @@ Status ps_ckpt_write(Interp *I, const PsConfig *c, const List *model, int64_t ep
  * or one written by another call (other data, shapes or options), is an
  * error saying what differs. With c->verbose, says what resuming skips. */
 Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epochs_done, bool *found);
+/* The reading itself, from the open file f (its bytes are never trusted:
+ * a damaged or hostile file is an error naming what is wrong, nothing is
+ * allocated that the model does not need): the model in *model (owned)
+ * and the epochs done, or an error. Prints nothing. */
+Status ps_ckpt_read(Interp *I, const PsConfig *c, FILE *f, Value *model, int64_t *epochs_done);
 
 /* Epoch bookkeeping of the server: counts pushes per epoch and reports the
  * epochs that complete, in order. Memory is proportional to how far the

@@ -135,16 +135,35 @@ char *wr_str(WRead *r)
     return s;
 }
 
-static Value get_value(WRead *r, int depth, bool data)
+/* Lists are made with room for at most this many items and grow as items
+ * arrive, so a claimed count costs memory only once its items are there
+ * (a list nested 64 deep, each claiming the whole buffer, would otherwise
+ * allocate 64 times the message's size). */
+#define WIRE_LIST_ROOM 64
+
+/* A value at 'depth'. 'budget' (layouts only, data false): the bytes of
+ * cells its matrices may still claim; a matrix past it is refused before
+ * it is allocated. With data, the cells are in the buffer, so its length
+ * bounds them. */
+static Value get_value(WRead *r, int depth, bool data, uint64_t *budget)
 {
     int64_t kind = wr_i64(r);
     if (r->bad)
         return val_none();
     switch (kind) {
     case WIRE_NONE: return val_none();     /* a list entry a pull leaves out (readset.c) */
-    case WIRE_BOOL: return val_bool(wr_i64(r) != 0);
-    case WIRE_INT: return val_int(wr_i64(r));
-    case WIRE_DOUBLE: return val_double(wr_f64(r));
+    case WIRE_BOOL: {
+        int64_t b = wr_i64(r);
+        return r->bad ? val_none() : val_bool(b != 0);
+    }
+    case WIRE_INT: {
+        int64_t i = wr_i64(r);
+        return r->bad ? val_none() : val_int(i);
+    }
+    case WIRE_DOUBLE: {
+        double d = wr_f64(r);
+        return r->bad ? val_none() : val_double(d);
+    }
     case WIRE_STRING: {
         size_t n;
         const char *p = wr_strn(r, &n);
@@ -159,10 +178,13 @@ static Value get_value(WRead *r, int depth, bool data)
     case WIRE_MATRIX: {
         int64_t rows = wr_i64(r), cols = wr_i64(r);
         if (r->bad || rows < 0 || cols < 0 || (cols > 0 && rows > INT64_MAX / 8 / cols) ||
-            (data && (uint64_t)(rows * cols) * 8 > r->len - r->pos)) {
+            (data && (uint64_t)(rows * cols) * 8 > r->len - r->pos) ||
+            (!data && (uint64_t)(rows * cols) * 8 > *budget)) {
             r->bad = true;
             return val_none();
         }
+        if (!data)
+            *budget -= (uint64_t)(rows * cols) * 8;
         Matrix *m = mat_new_raw(rows, cols);
         if (!data) {
             if (!m)
@@ -188,14 +210,14 @@ static Value get_value(WRead *r, int depth, bool data)
             r->bad = true;
             return val_none();
         }
-        List *l = list_new(n, named);
+        List *l = list_new(n < WIRE_LIST_ROOM ? n : WIRE_LIST_ROOM, named);
         if (!l) {
             r->bad = r->oom = true;
             return val_none();
         }
         for (int64_t i = 0; i < n && !r->bad; i++) {
             char *name = named ? wr_str(r) : NULL;
-            Value v = get_value(r, depth + 1, data);
+            Value v = get_value(r, depth + 1, data, budget);
             if (r->bad)
                 val_release(v);
             else if (!list_push_take(l, v, name))
@@ -214,8 +236,12 @@ static Value get_value(WRead *r, int depth, bool data)
     }
 }
 
-Value wr_value(WRead *r) { return get_value(r, 0, true); }
-Value wr_value_layout(WRead *r) { return get_value(r, 0, false); }
+Value wr_value(WRead *r) { return get_value(r, 0, true, NULL); }
+
+Value wr_value_layout(WRead *r, uint64_t max_bytes)
+{
+    return get_value(r, 0, false, &max_bytes);
+}
 
 /* ---- both directions ---- */
 

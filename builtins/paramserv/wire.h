@@ -55,8 +55,10 @@ const char *wr_strn(WRead *r, size_t *n);
 /* A value written by wb_value, owned; NONE (and 'bad' set) on malformed
  * input or when memory runs out ('oom' set too). */
 Value wr_value(WRead *r);
-/* A value written by wb_value_layout: its matrices allocated, cells unset. */
-Value wr_value_layout(WRead *r);
+/* A value written by wb_value_layout: its matrices allocated, cells unset.
+ * Malformed ('bad') when their cells would take more than max_bytes in
+ * all: such a matrix is refused before it is allocated. */
+Value wr_value_layout(WRead *r, uint64_t max_bytes);
 
 /* One walk over a message's fields serves both directions: with 'w' set
  * each call writes the field, with 'r' set it reads the field into the same

@@ -4,7 +4,9 @@
  * denormals), named and nested lists, entries left out round-trip; a layout plus the cells
  * sent apart rebuilds the same value; every truncation of a valid buffer
  * and garbage in it are refused ('bad'), never a crash or a leak; a failed
- * allocation is 'bad' and 'oom', a malformed buffer never 'oom'. Prints
+ * allocation is 'bad' and 'oom', a malformed buffer never 'oom'; a
+ * truncated scalar is NONE; a layout's matrices are refused past its byte
+ * budget before they are allocated. Prints
  * "N passed, N failed"; exits non-zero on failure. */
 #include "../../builtins/paramserv/wire.h"
 
@@ -126,7 +128,7 @@ static void test_layout(void)
     WBuf b = {0};
     wb_value_layout(&b, v);
     WRead r = {.p = b.p, .len = b.len};
-    Value w = wr_value_layout(&r);
+    Value w = wr_value_layout(&r, UINT64_MAX);
     CHECK(!r.bad);
     Matrix *src[8], *dst[8];
     int64_t n = wire_matrices(v, src, 8);
@@ -220,8 +222,59 @@ static void test_wio(void)
     val_release(a.v);
 }
 
+/* A scalar cut short is refused and yields NONE, as the header promises
+ * (the fuzz target found wr_value returning the scalar 0 with 'bad' set). */
+static void test_truncated_scalar_is_none(void)
+{
+    static const int64_t kinds[] = {1, 2, 3};     /* WIRE_BOOL, WIRE_INT, WIRE_DOUBLE */
+    for (int i = 0; i < 3; i++) {
+        char buf[12];
+        memcpy(buf, &kinds[i], 8);
+        memset(buf + 8, 0, 4);
+        WRead r = {.p = buf, .len = sizeof buf};
+        Value v = wr_value(&r);
+        CHECK(r.bad && !r.oom && v.kind == VAL_NONE);
+        r = (WRead){.p = buf, .len = sizeof buf};
+        v = wr_value_layout(&r, UINT64_MAX);
+        CHECK(r.bad && !r.oom && v.kind == VAL_NONE);
+    }
+}
+
+/* A layout's matrices may claim at most its budget of cell bytes in all;
+ * past it the layout is malformed (not out of memory: nothing was tried). */
+static void test_layout_budget(void)
+{
+    WBuf b = {0};
+    wb_i64(&b, 6);      /* WIRE_LIST of three 16x16 matrices (2 KiB each) */
+    wb_i64(&b, 3);
+    wb_i64(&b, 0);
+    for (int i = 0; i < 3; i++) {
+        wb_i64(&b, 5);
+        wb_i64(&b, 16);
+        wb_i64(&b, 16);
+    }
+    WRead r = {.p = b.p, .len = b.len};
+    Value v = wr_value_layout(&r, 3 * 2048);
+    CHECK(!r.bad && v.kind == VAL_LIST && v.l->n == 3);
+    val_release(v);
+    r = (WRead){.p = b.p, .len = b.len};
+    v = wr_value_layout(&r, 3 * 2048 - 1);
+    CHECK(r.bad && !r.oom && v.kind == VAL_NONE);
+    wb_free(&b);
+    /* One matrix of 2^40 cells, with the budget of a large host. */
+    wb_i64(&b, 5);
+    wb_i64(&b, (int64_t)1 << 20);
+    wb_i64(&b, (int64_t)1 << 20);
+    r = (WRead){.p = b.p, .len = b.len};
+    v = wr_value_layout(&r, (uint64_t)1 << 40);
+    CHECK(r.bad && !r.oom && v.kind == VAL_NONE);
+    wb_free(&b);
+}
+
 int main(void)
 {
+    test_truncated_scalar_is_none();
+    test_layout_budget();
     test_roundtrip();
     test_layout();
     test_wio();

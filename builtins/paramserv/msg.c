@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * The payloads of paramserv's Open MPI messages (msg.h). */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg.h"
+
+bool ps_call_xfer(WIO *x, CallMsg *m)
+{
+    /* A count past what the rest of the message can hold is malformed
+     * ('bad'), not a lack of memory. */
+    wio_str(x, &m->main_path);
+    wio_text(x, &m->main_text, &m->main_len);
+    wio_i64(x, &m->nargs);
+    if (x->r) {
+        /* Each arg takes at least two lengths of the message. */
+        if (x->r->bad || m->nargs < 0 || (size_t)m->nargs > (x->r->len - x->r->pos) / 16) {
+            x->r->bad = true;
+            return false;
+        }
+        m->args = calloc((size_t)m->nargs + 1, sizeof *m->args);
+        if (!m->args) {
+            x->r->bad = x->r->oom = true;
+            return false;
+        }
+    }
+    for (int64_t i = 0; i < m->nargs; i++) {
+        wio_str(x, &m->args[i].name);
+        wio_str(x, &m->args[i].text);
+    }
+    wio_i64(x, &m->nfiles);
+    if (x->r) {
+        /* ... and each file three. */
+        if (x->r->bad || m->nfiles < 0 || (size_t)m->nfiles > (x->r->len - x->r->pos) / 24) {
+            x->r->bad = true;
+            return false;
+        }
+        m->files = calloc((size_t)m->nfiles + 1, sizeof *m->files);
+        if (!m->files) {
+            x->r->bad = x->r->oom = true;
+            return false;
+        }
+    }
+    for (int64_t i = 0; i < m->nfiles; i++) {
+        wio_str(x, &m->files[i].key);
+        wio_str(x, &m->files[i].path);
+        wio_text(x, &m->files[i].text, &m->files[i].len);
+    }
+    wio_str(x, &m->upd_key);
+    wio_str(x, &m->upd_name);
+    wio_str(x, &m->agg_key);
+    wio_str(x, &m->agg_name);
+    wio_str(x, &m->agg_spec);
+    wio_i64(x, &m->utype);
+    wio_i64(x, &m->freq);
+    wio_i64(x, &m->epochs);
+    wio_i64(x, &m->batchsize);
+    wio_i64(x, &m->nbatches);
+    wio_i64(x, &m->model_avg);
+    wio_u64(x, &m->seed);
+    wio_i64(x, &m->start_epoch);
+    wio_value(x, &m->hyper);
+    return true;
+}
+
+void ps_call_free(CallMsg *m)
+{
+    for (int64_t i = 0; m->files && i < m->nfiles; i++) {
+        free((char *)m->files[i].key);
+        free((char *)m->files[i].path);
+        free((char *)m->files[i].text);
+    }
+    free(m->files);
+    for (int64_t i = 0; m->args && i < m->nargs; i++) {
+        free((char *)m->args[i].name);
+        free((char *)m->args[i].text);
+    }
+    free(m->args);
+    free((char *)m->main_path);
+    free((char *)m->main_text);
+    free((char *)m->upd_key);
+    free((char *)m->upd_name);
+    free((char *)m->agg_key);
+    free((char *)m->agg_name);
+    free((char *)m->agg_spec);
+    val_release(m->hyper);
+}
+
+void ps_part_xfer(WIO *x, int64_t *id, int64_t *k)
+{
+    wio_i64(x, id);
+    wio_i64(x, k);
+}
+
+void ps_stats_xfer(WIO *x, PsWorkerStats *s)
+{
+    wio_f64(x, &s->compute);
+    wio_f64(x, &s->local_agg);
+    wio_f64(x, &s->wait);
+    wio_f64(x, &s->slice);
+    wio_f64(x, &s->cpu);
+    wio_i64(x, &s->pulls);
+    wio_i64(x, &s->pushes);
+    wio_i64(x, &s->batches);
+    wio_u64(x, &s->bytes_pulled);
+    wio_u64(x, &s->bytes_pushed);
+}
+
+bool ps_stats_read(WRead *r, PsWorkerStats *s)
+{
+    ps_stats_xfer(&(WIO){.r = r}, s);
+    const double t[] = {s->compute, s->local_agg, s->wait, s->slice, s->cpu};
+    const int64_t lim = (int64_t)1 << 53;
+    bool ok = !r->bad && s->pulls >= 0 && s->pulls <= lim && s->pushes >= 0 && s->pushes <= lim &&
+              s->batches >= 0 && s->batches <= lim && s->bytes_pulled <= (uint64_t)lim &&
+              s->bytes_pushed <= (uint64_t)lim;
+    for (int i = 0; i < 5 && ok; i++)
+        ok = isfinite(t[i]) && t[i] >= 0;
+    if (!ok)
+        *s = (PsWorkerStats){0};
+    return ok;
+}
+
+/* Whether every string the worker rank hands on (to the loader, which
+ * takes them for C strings) was there, not written as absent. */
+static bool call_strings(const CallMsg *m)
+{
+    if (!m->main_path || !m->main_text || !m->upd_key || !m->upd_name || !m->agg_key || !m->agg_name)
+        return false;
+    for (int64_t i = 0; i < m->nargs; i++)
+        if (!m->args[i].name || !m->args[i].text)
+            return false;
+    for (int64_t i = 0; i < m->nfiles; i++)
+        if (!m->files[i].key || !m->files[i].path || !m->files[i].text)
+            return false;
+    return true;
+}
+
+const char *ps_call_read(WRead *rd, CallMsg *m, Value part, int64_t *id)
+{
+    static const char malformed[] = "malformed paramserv call", oom[] = "out of memory";
+    *m = (CallMsg){.hyper = val_none()};
+    *id = 0;
+    if (!ps_call_xfer(&(WIO){.r = rd}, m))
+        return rd->bad && !rd->oom ? malformed : oom;
+    int64_t i = 0, k = 0;
+    ps_part_xfer(&(WIO){.r = rd}, &i, &k);
+    if (rd->bad)
+        return rd->oom ? oom : malformed;
+    if (i >= 0 && i <= INT_MAX)
+        *id = i;
+    List *pl = part.kind == VAL_LIST ? part.l : NULL;
+    if (!call_strings(m) || !pl || pl->n != 2 || pl->items[0].kind != VAL_MATRIX ||
+        pl->items[1].kind != VAL_MATRIX || pl->items[0].m->rows != pl->items[1].m->rows || m->nargs > INT_MAX ||
+        m->nfiles > INT_MAX || m->utype < PS_UTYPE_BSP || m->utype > PS_UTYPE_SSP || m->freq < PS_FREQ_BATCH ||
+        m->freq > PS_FREQ_NBATCHES || m->epochs <= 0 || m->start_epoch < 0 || m->batchsize <= 0 ||
+        m->nbatches <= 0 || k <= 0 || k > INT_MAX || i < 0 || i >= k)
+        return malformed;
+    int64_t rows = pl->items[0].m->rows > 0 ? pl->items[0].m->rows : 1;
+    if (m->batchsize > rows)
+        m->batchsize = rows;
+    if (m->nbatches > rows)
+        m->nbatches = rows;
+    return NULL;
+}
+
+bool ps_tree_ranks(Value v, int self, int size, int **ranks, int64_t *n)
+{
+    *ranks = NULL;
+    *n = 0;
+    List *l = v.kind == VAL_LIST ? v.l : NULL;
+    Matrix *fwd = l && l->n == 2 && l->items[0].kind == VAL_LIST && l->items[1].kind == VAL_MATRIX
+                      ? l->items[1].m : NULL;
+    /* A half of the tree names fewer ranks than there are (not rank 0). */
+    int64_t len = fwd ? mat_len(fwd) : 0;
+    if (!fwd || len >= size)
+        return false;
+    int *r = len > 0 ? malloc(sizeof *r * (size_t)len) : NULL;
+    if (len > 0 && !r)
+        return false;
+    for (int64_t i = 0; i < len; i++) {
+        double d = fwd->data[i];
+        if (!(d >= 1 && d < size && d == (int)d && (int)d != self)) {
+            free(r);
+            return false;
+        }
+        r[i] = (int)d;
+    }
+    *ranks = r;
+    *n = len;
+    return true;
+}
