@@ -15,8 +15,8 @@
  *
  * Build and run: make fuzz; see tests/fuzz/README.md. */
 #include "../../builtins/paramserv/ps.h"
+#include "alloc_count.h"
 
-#include <sanitizer/allocator_interface.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,18 +26,6 @@
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static volatile int counting;
-static volatile size_t allocated;
-
-static void on_malloc(const volatile void *p, size_t n)
-{
-    (void)p;
-    if (counting)
-        allocated += n;
-}
-
-static void on_free(const volatile void *p) { (void)p; }
 
 typedef struct Fixture {
     List *model, *hyper;
@@ -228,7 +216,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (seeds)
         write_seeds(seeds);
     atexit(cleanup);
-    __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
+    alloc_count_install();
     return 0;
 }
 

@@ -19,8 +19,8 @@
  *
  * Build and run: make fuzz; see tests/fuzz/README.md. */
 #include "../../builtins/paramserv/msg.h"
+#include "alloc_count.h"
 
-#include <sanitizer/allocator_interface.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,17 +32,7 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static volatile int counting;     /* decoding (round trips do not count) */
-static volatile size_t allocated;
-
-static void on_malloc(const volatile void *p, size_t n)
-{
-    (void)p;
-    if (counting)
-        allocated += n;
-}
-
-static void on_free(const volatile void *p) { (void)p; }
+/* alloc_count.h's 'counting' is set while decoding; round trips do not count. */
 
 /* Encoded a second time, the decoded value gives the same bytes. */
 static void value_round_trip(Value v)
@@ -482,7 +472,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         seed_calls();
         seed_strings_stats();
     }
-    __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
+    alloc_count_install();
     return 0;
 }
 
