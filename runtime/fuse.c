@@ -791,9 +791,9 @@ static const char *solo_name(const FNode *f)
 static bool fuse_nested(const Node *n)
 {
     switch (n->kind) {
-    case N_BINARY: return fuse_is_op(n->binary.lhs) || fuse_is_op(n->binary.rhs);
-    case N_UNARY: return fuse_is_op(n->unary.operand);
-    case N_CALL: return fuse_is_op(n->call.args[0]) || (n->call.nargs == 2 && fuse_is_op(n->call.args[1]));
+    case N_BINARY: return fuse_candidate(n->binary.lhs) || fuse_candidate(n->binary.rhs);
+    case N_UNARY: return fuse_candidate(n->unary.operand);
+    case N_CALL: return fuse_candidate(n->call.args[0]) || (n->call.nargs == 2 && fuse_candidate(n->call.args[1]));
     default: return false;
     }
 }

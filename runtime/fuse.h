@@ -23,7 +23,7 @@
  * operators are fused to save passes; one alone only when it reads a large
  * matrix variable and there are several threads to split it over (the
  * ordinary kernels use one). */
-static inline bool fuse_is_op(const Node *n)
+static inline bool fuse_candidate(const Node *n)
 {
     switch (n->kind) {
     case N_BINARY: return n->binary.op != OP_MATMUL && n->binary.op < OP_ANDAND;
@@ -32,8 +32,6 @@ static inline bool fuse_is_op(const Node *n)
     default: return false;
     }
 }
-
-static inline bool fuse_candidate(const Node *n) { return fuse_is_op(n); }
 
 /* Evaluate 'n' fused if that pays. Returns false when it did not (then the
  * caller evaluates n as usual; nothing was evaluated). Returns true when it
