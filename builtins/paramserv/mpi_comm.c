@@ -82,6 +82,7 @@ static struct {
     char **hosts;               /* per rank, from the handshake */
     size_t chunk;
     double timeout;
+    uint64_t host_mem;          /* bytes of physical memory: no message may claim more */
     Pending *pending;
     double send_moved;          /* clock_now_sec() when a send request was last posted or completed */
     bool spin_sends;            /* this host has a core per rank: senders may spin */
@@ -321,7 +322,7 @@ int mpi_poll(MpiMsg *m)
     m->value = val_none();
     /* Nothing is allocated for a message larger than this host's memory:
      * it cannot be received. */
-    uint64_t cap = host_memory();
+    uint64_t cap = M.host_mem;
     if (hdr[4] < 0 || hdr[5] < 0 || (uint64_t)hdr[4] > cap) {
         snprintf(M.err, sizeof M.err, "malformed message from rank %d", src);
         return -1;
@@ -610,6 +611,7 @@ bool ps_mpi_launch(const DiagSink *sink, int *status)
     double chunk = env_double("DML_MPI_CHUNK", 64.0 * 1024 * 1024);
     M.chunk = chunk < 1 ? 1 : chunk > 1073741824.0 ? 1073741824 : (size_t)chunk;
     M.timeout = env_double("DML_MPI_TIMEOUT", 60);
+    M.host_mem = host_memory();
     /* A sender spins (mpi_sends_moving) only where each of this host's
      * ranks has a core of its own; on an oversubscribed host the spinning
      * takes the core a receiver copies on (2 cores, 3 ranks, with Open
