@@ -217,6 +217,17 @@ static void put_seed(const char *name, int mode, const WBuf *b)
         abort();
 }
 
+/* The same bytes as a value (mode 0) and as a layout (mode 1), the seeds
+ * named value_<what>_<n> and layout_<what>_<n>. */
+static void put_seed_both(const char *what, int n, const WBuf *b)
+{
+    char name[128];
+    snprintf(name, sizeof name, "value_%s_%d", what, n);
+    put_seed(name, 0, b);
+    snprintf(name, sizeof name, "layout_%s_%d", what, n);
+    put_seed(name, 1, b);
+}
+
 static Matrix *mat_seq(int64_t r, int64_t c, double start)
 {
     Matrix *m = mat_new_raw(r, c);
@@ -307,11 +318,7 @@ static void seed_values(void)
         wb_i64(&b, 5);  /* WIRE_MATRIX */
         wb_i64(&b, dims[i][0]);
         wb_i64(&b, dims[i][1]);
-        char name[64];
-        snprintf(name, sizeof name, "value_matrix_claims_%d", i);
-        put_seed(name, 0, &b);
-        snprintf(name, sizeof name, "layout_matrix_claims_%d", i);
-        put_seed(name, 1, &b);
+        put_seed_both("matrix_claims", i, &b);
         wb_free(&b);
     }
     /* Many matrices, each within the layout budget, past it together. */
@@ -342,11 +349,7 @@ static void seed_values(void)
         wb_i64(&b, 42);
         for (int i = 0; i < 512; i++)
             wb_i64(&b, 0);
-        char name[64];
-        snprintf(name, sizeof name, "value_nested_%d", depth);
-        put_seed(name, 0, &b);
-        snprintf(name, sizeof name, "layout_nested_%d", depth);
-        put_seed(name, 1, &b);
+        put_seed_both("nested", depth, &b);
         wb_free(&b);
     }
     wb_i64(&b, 99);     /* no such kind */
