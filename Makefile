@@ -223,4 +223,6 @@ install: $(DML)
 clean:
 	rm -rf build
 
--include $(shell find build/$(MODE)/obj -name '*.d' 2>/dev/null)
+# Every object's and unit test's header dependencies (gcc -MMD), so touching a
+# header, tests/unit/check.h included, rebuilds exactly what includes it.
+-include $(shell find build/$(MODE)/obj build/$(MODE)/unit -name '*.d' 2>/dev/null)
