@@ -191,7 +191,7 @@ build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
 # The decoders alone: no MPI, no interpreter.
-build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c builtins/paramserv/wire.c builtins/paramserv/msg.c base/value.c \
+build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c builtins/paramserv/wire.c builtins/paramserv/msg.c builtins/paramserv/params.c base/value.c \
                      base/frame.c base/strbuf.c
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"

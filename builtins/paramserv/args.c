@@ -4,19 +4,20 @@
  * verified, before a single thread starts. Messages follow upstream where
  * upstream has one (its negative tests compare the text). */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "params.h"
 #include "ps.h"
 
-/* Parameter order of the registry row in paramserv.c. */
-enum {
-    A_MODEL, A_FEATURES, A_LABELS, A_VAL_FEATURES, A_VAL_LABELS, A_UPD, A_AGG, A_VAL, A_MODE, A_UTYPE, A_FREQ,
-    A_EPOCHS, A_BATCHSIZE, A_K, A_SCHEME, A_HYPER, A_CKPT, A_SEED, A_MODELAVG, A_NBATCHES, A_BACKUP,
-    A_STALENESS, A_CKPT_PATH, A_VERBOSE, A_RUNTIME_BALANCING, A_WEIGHTING, A_HE,
-};
+static const PsParam *const params = ps_params;
+
+/* The PsConfig fields the rows name. */
+static void *field(PsConfig *c, int i) { return ps_param_field(c, i); }
+static int64_t *field_i64(PsConfig *c, int i) { return field(c, i); }
 
 static const char *type_upper(Value v)
 {
@@ -256,7 +257,7 @@ static Status want_bool(Interp *I, const BArgs *a, int i, const char *name, bool
  * val_labels without val stay legal (upstream's LeNet test passes them so). */
 static Status check_val_args(Interp *I, const BArgs *a)
 {
-    bool f = arg_given(a, A_VAL_FEATURES), l = arg_given(a, A_VAL_LABELS), v = arg_given(a, A_VAL);
+    bool f = arg_given(a, PS_A_VAL_FEATURES), l = arg_given(a, PS_A_VAL_LABELS), v = arg_given(a, PS_A_VAL);
     const char *missing, *given;
     if (f && !l)
         missing = "parameter 'val_labels'", given = "val_features";
@@ -270,81 +271,92 @@ static Status check_val_args(Interp *I, const BArgs *a)
                    "val_features and val_labels together)", missing, given);
 }
 
-static Status parse_enums(Interp *I, const BArgs *a, PsConfig *c)
+/* What upstream checks when it compiles the call: presence, then the
+ * kinds of the data, the function names, the integers it types, the
+ * booleans and the option strings (params.h). 'str' gets each string
+ * option as given (NULL when not). */
+static Status read_kinds(Interp *I, const BArgs *a, PsConfig *c, const char **str)
 {
-    const char *mode = NULL, *utype = NULL, *freq = NULL, *scheme = NULL, *ckpt = NULL;
-    TRY(want_string(I, a, A_MODE, "mode", NULL, &mode));
-    TRY(want_string(I, a, A_UTYPE, "utype", "ASP", &utype));
-    TRY(want_string(I, a, A_FREQ, "freq", "EPOCH", &freq));
-    TRY(want_string(I, a, A_SCHEME, "scheme", "DISJOINT_CONTIGUOUS", &scheme));
-    TRY(want_string(I, a, A_CKPT, "checkpointing", "NONE", &ckpt));
-    TRY(want_string(I, a, A_CKPT_PATH, "checkpoint_path", "paramserv.ckpt", &c->ckpt_path));
-
-    TRY(ps_pick_mode(I, mode, &c->remote));
-    if (strcmp(utype, "BSP") == 0) c->utype = PS_UTYPE_BSP;
-    else if (strcmp(utype, "ASP") == 0) c->utype = PS_UTYPE_ASP;
-    else if (strcmp(utype, "SBP") == 0) c->utype = PS_UTYPE_SBP;
-    else if (strcmp(utype, "SSP") == 0) c->utype = PS_UTYPE_SSP;
-    else return err_set(I, "Paramserv function: not support update type '%s'.", utype);
-    if (strcmp(freq, "BATCH") == 0) c->freq = PS_FREQ_BATCH;
-    else if (strcmp(freq, "EPOCH") == 0) c->freq = PS_FREQ_EPOCH;
-    else if (strcmp(freq, "NBATCHES") == 0) c->freq = PS_FREQ_NBATCHES;
-    else return err_set(I, "Paramserv function: not support '%s' update frequency.", freq);
-    if (strcmp(scheme, "DISJOINT_CONTIGUOUS") == 0) c->scheme = PS_SCHEME_DC;
-    else if (strcmp(scheme, "DISJOINT_ROUND_ROBIN") == 0) c->scheme = PS_SCHEME_DRR;
-    else if (strcmp(scheme, "DISJOINT_RANDOM") == 0) c->scheme = PS_SCHEME_DR;
-    else if (strcmp(scheme, "OVERLAP_RESHUFFLE") == 0) c->scheme = PS_SCHEME_OR;
-    else return err_set(I, "Paramserv function: not support data partition scheme '%s'", scheme);
-    if (strcmp(ckpt, "NONE") == 0) c->ckpt = PS_CKPT_NONE;
-    else if (strcmp(ckpt, "EPOCH") == 0) c->ckpt = PS_CKPT_EPOCH;
-    else if (strcmp(ckpt, "EPOCH10") == 0) c->ckpt = PS_CKPT_EPOCH10;
-    else return err_set(I, "Paramserv function: not support checkpointing '%s' (use NONE, EPOCH or EPOCH10)", ckpt);
-    return ST_OK;
-}
-
-/* The integers upstream types when it compiles the call. */
-static Status read_typed_ints(Interp *I, const BArgs *a, PsConfig *c)
-{
-    TRY(want_int(I, a, A_EPOCHS, "epochs", 0, &c->epochs));
-    TRY(want_int(I, a, A_BATCHSIZE, "batchsize", 64, &c->batchsize));
+    for (int i = 0; i < PS_NPARAMS; i++)
+        if (params[i].need)
+            TRY(need(I, a, i, params[i].name, params[i].need == 2));
+    for (int i = 0; i < PS_NPARAMS; i++) {
+        int kind = params[i].kind;
+        if ((kind != PK_LIST && kind != PK_MATRIX) || !arg_given(a, i))
+            continue;
+        TRY(want_kind(I, a, i, params[i].name, kind == PK_LIST ? VAL_LIST : VAL_MATRIX));
+        if (kind == PK_LIST) {
+            *(List **)field(c, i) = a->v[i].l;
+            /* No frames anywhere in a list (the model's check says so for
+             * the model): the wire codec could not ship them. */
+            if (i != PS_A_MODEL)
+                TRY(no_frames(I, a->v[i], params[i].name, 0));
+        } else {
+            *(Matrix **)field(c, i) = a->v[i].m;
+        }
+    }
+    for (int i = 0; i < PS_NPARAMS; i++)
+        if (params[i].kind == PK_FUNC)
+            TRY(want_string(I, a, i, params[i].name, NULL, (const char **)field(c, i)));
     long ncores = sysconf(_SC_NPROCESSORS_ONLN);
-    TRY(want_int(I, a, A_K, "k", c->remote ? ps_mpi_workers() : ncores > 0 ? ncores : 1, &c->k));
-    int64_t seed = -1;
-    TRY(want_int(I, a, A_SEED, "seed", -1, &seed));
-    c->seed_given = seed >= 0;
-    c->seed = seed >= 0 ? (uint64_t)seed : rng_next(&I->rng);
+    for (int i = 0; i < PS_NPARAMS; i++) {
+        if (params[i].kind == PK_INT) {
+            /* k's default: one worker per core. */
+            int64_t dflt = i == PS_A_K ? (ncores > 0 ? ncores : 1) : params[i].dint;
+            TRY(want_int(I, a, i, params[i].name, dflt, field_i64(c, i)));
+        } else if (params[i].kind == PK_SEED) {
+            int64_t seed;
+            TRY(want_int(I, a, i, params[i].name, params[i].dint, &seed));
+            c->seed_given = seed >= 0;
+            *(uint64_t *)field(c, i) = seed >= 0 ? (uint64_t)seed : rng_next(&I->rng);
+        }
+    }
+    for (int i = 0; i < PS_NPARAMS; i++)
+        if (params[i].kind == PK_BOOL)
+            TRY(want_bool(I, a, i, params[i].name, params[i].dint != 0, (bool *)field(c, i)));
+    for (int i = 0; i < PS_NPARAMS; i++) {
+        int kind = params[i].kind;
+        if (kind == PK_MODE || kind == PK_ENUM || kind == PK_STR)
+            TRY(want_string(I, a, i, params[i].name, kind == PK_STR ? params[i].dstr : NULL, &str[i]));
+        if (kind == PK_MODE || kind == PK_STR)
+            *(const char **)field(c, i) = str[i];
+    }
     return ST_OK;
 }
 
-static Status parse_numbers(Interp *I, const BArgs *a, PsConfig *c)
+/* Then what it checks when the call runs: the option values, and the
+ * integers' ranges in row order. */
+static Status check_values(Interp *I, const BArgs *a, PsConfig *c, const char **str)
 {
-    if (c->epochs <= 0)
-        return err_set(I, "Paramserv function: The argument 'epochs' could not be less than or equal to 0.");
-    if (c->batchsize <= 0)
-        return err_set(I, "Paramserv function: the number of argument 'batchsize' could not be less than or equal "
-                       "to 0.");
-    if (c->k <= 0 || c->k > 4096)
-        return err_set(I, "Paramserv function: the number of workers 'k' must be between 1 and 4096, got %lld",
-                       (long long)c->k);
-    if (c->remote && c->k > ps_mpi_workers())
-        return err_set(I, "paramserv: k=%lld workers, but this job has only %d worker ranks (mpirun -np %d: rank 0 "
-                       "is the server); run with -np %lld or pass k <= %d", (long long)c->k, ps_mpi_workers(),
-                       ps_mpi_workers() + 1, (long long)c->k + 1, ps_mpi_workers());
-    TRY(want_int(I, a, A_NBATCHES, "nbatches", 1, &c->nbatches));
-    if (c->nbatches <= 0)
-        return err_set(I, "Paramserv function: 'nbatches' must be at least 1, got %lld", (long long)c->nbatches);
-    TRY(want_int(I, a, A_BACKUP, "num_backup_workers", 1, &c->backup));
-    if (c->utype == PS_UTYPE_SBP && (c->backup < 0 || c->backup >= c->k))
-        return err_set(I, "Invalid number of backup workers (with #workers=%lld): #backup-workers=%lld",
-                       (long long)c->k, (long long)c->backup);
-    TRY(want_int(I, a, A_STALENESS, "staleness", 1, &c->staleness));
-    if (c->staleness < 0)
-        return err_set(I, "Paramserv function: 'staleness' must be at least 0, got %lld", (long long)c->staleness);
+    TRY(ps_pick_transport(I, c->mode, &c->tp));
+    for (int i = 0; i < PS_NPARAMS; i++) {
+        if (params[i].kind != PK_ENUM)
+            continue;
+        int v = str[i] ? ps_enum_index(params[i].dstr, str[i]) : (int)params[i].dint;
+        if (v < 0)
+            return err_set(I, params[i].msg, str[i]);
+        *(int *)field(c, i) = v;
+    }
+    for (int i = 0; i < PS_NPARAMS; i++) {
+        const PsParam *p = &params[i];
+        if (p->kind == PK_INT_LATE)
+            TRY(want_int(I, a, i, p->name, p->dint, field_i64(c, i)));
+        else if (p->kind != PK_INT)
+            continue;
+        int64_t v = *field_i64(c, i);
+        if (p->lo <= p->hi && (v < p->lo || v > p->hi))
+            return err_set(I, p->msg, (long long)v);
+        if (i == PS_A_K)
+            TRY(c->tp->check(I, c));
+        if (i == PS_A_BACKUP && c->utype == PS_UTYPE_SBP && (c->backup < 0 || c->backup >= c->k))
+            return err_set(I, "Invalid number of backup workers (with #workers=%lld): #backup-workers=%lld",
+                           (long long)c->k, (long long)c->backup);
+    }
     if (c->model_avg && c->utype == PS_UTYPE_ASP)
         return err_set(I, "Aggregation or validation service failed: modelAvg is not supported with utype ASP "
                        "(use BSP, SBP or SSP)");
-    for (int i = A_RUNTIME_BALANCING; i <= A_HE; i++)
-        if (arg_given(a, i))
+    for (int i = 0; i < PS_NPARAMS; i++)
+        if (params[i].kind == PK_FED && arg_given(a, i))
             return err_set(I, "paramserv: the federated-only arguments runtime_balancing, weighting and he are not "
                            "supported in LOCAL mode");
     return ST_OK;
@@ -384,58 +396,23 @@ Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
         any = any || arg_given(a, i);
     if (!any)
         return err_set(I, "Should provide more arguments for function PARAMSERV");
-    /* What upstream checks when it compiles the call: presence, then types. */
-    TRY(need(I, a, A_MODEL, "model", false));
-    TRY(need(I, a, A_FEATURES, "features", false));
-    TRY(need(I, a, A_LABELS, "labels", false));
-    TRY(need(I, a, A_UPD, "upd", true));
-    TRY(need(I, a, A_AGG, "agg", true));
-    TRY(need(I, a, A_EPOCHS, "epochs", true));
-    TRY(want_kind(I, a, A_MODEL, "model", VAL_LIST));
-    TRY(want_kind(I, a, A_FEATURES, "features", VAL_MATRIX));
-    TRY(want_kind(I, a, A_LABELS, "labels", VAL_MATRIX));
-    c->model = a->v[A_MODEL].l;
-    c->X = a->v[A_FEATURES].m;
-    c->Y = a->v[A_LABELS].m;
-    if (arg_given(a, A_VAL_FEATURES)) {
-        TRY(want_kind(I, a, A_VAL_FEATURES, "val_features", VAL_MATRIX));
-        c->Xv = a->v[A_VAL_FEATURES].m;
-    }
-    if (arg_given(a, A_VAL_LABELS)) {
-        TRY(want_kind(I, a, A_VAL_LABELS, "val_labels", VAL_MATRIX));
-        c->Yv = a->v[A_VAL_LABELS].m;
-    }
-    if (arg_given(a, A_HYPER)) {
-        TRY(want_kind(I, a, A_HYPER, "hyperparams", VAL_LIST));
-        c->hyper = a->v[A_HYPER].l;
-        TRY(no_frames(I, a->v[A_HYPER], "hyperparams", 0));
-    }
-    const char *upd = NULL, *agg = NULL, *val = NULL;
-    TRY(want_string(I, a, A_UPD, "upd", NULL, &upd));
-    TRY(want_string(I, a, A_AGG, "agg", NULL, &agg));
-    TRY(want_string(I, a, A_VAL, "val", NULL, &val));
-    TRY(read_typed_ints(I, a, c));
-    TRY(want_bool(I, a, A_MODELAVG, "modelAvg", false, &c->model_avg));
-    TRY(want_bool(I, a, A_VERBOSE, "verbose", true, &c->verbose));
-    /* Then what it checks when the call runs: option values, the
-     * functions, and last the data. */
-    TRY(parse_enums(I, a, c));
-    TRY(parse_numbers(I, a, c));
+    const char *str[PS_NPARAMS] = {0};
+    TRY(read_kinds(I, a, c, str));
+    TRY(check_values(I, a, c, str));
     TRY(check_val_args(I, a));
 
+    /* Then the functions, and last the data. */
     bool hyper = c->hyper != NULL;
-    TRY(resolve_fn(I, upd, "upd", &c->upd));
-    TRY(check_upd(I, c->upd, upd, hyper));
-    TRY(resolve_fn(I, agg, "agg", &c->agg));
-    TRY(check_agg(I, c->agg, agg, hyper));
-    c->upd_spec = upd;
-    c->agg_spec = agg;
-    if (val) {
-        TRY(resolve_fn(I, val, "val", &c->val));
-        TRY(check_val(I, c->val, val, hyper));
+    TRY(resolve_fn(I, c->upd_spec, "upd", &c->upd));
+    TRY(check_upd(I, c->upd, c->upd_spec, hyper));
+    TRY(resolve_fn(I, c->agg_spec, "agg", &c->agg));
+    TRY(check_agg(I, c->agg, c->agg_spec, hyper));
+    if (c->val_spec) {
+        TRY(resolve_fn(I, c->val_spec, "val", &c->val));
+        TRY(check_val(I, c->val, c->val_spec, hyper));
     }
     TRY(check_data(I, c));
-    if (!val && c->Xv && c->verbose)
+    if (!c->val && c->Xv && c->verbose)
         diag_note(&I->sink, DIAG_WARNING, "[paramserv] warning: val_features and val_labels are given but no val "
                   "function: no validation\n");
     return ST_OK;

@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0
- * The channel between the paramserv server and its workers: a worker PULLS
- * a model from its one-slot mailbox and PUSHES a payload into the server's
- * inbox; the server DELIVERS a model into a worker's mailbox and TAKES the
- * pushes that arrived. Server (server.c) and workers (worker.c) talk only
- * through these calls, so the same logic runs with threads in one process
- * and across Open MPI ranks (mpi_run.c bridges the two ends of a channel
- * over MPI messages).
+ * The server's end of the seam between the paramserv server and its
+ * workers: the server TAKES the pushes that arrived in its inbox (put there
+ * by the transport, ps_enqueue_push_take) and DELIVERS a model to a worker
+ * through the transport (PsTransportOps, ps.h), which gets it to the
+ * worker's next pull, wherever the worker runs.
  *
- * Locking: PsRun.mu protects the inbox, every mailbox and the per-worker
- * bookkeeping marked "shared" in ps.h. The server waits on server_cv for
- * pushes; worker w waits on w->cv for its mailbox; an MPI bridge waits on
- * pump_cv for deliveries. On failure the first failing thread records its
- * message, sets 'abort' (which every Interp polls as its interrupt flag) and
- * broadcasts every condition variable, so no thread can stay blocked. */
+ * Locking: PsRun.mu protects the inbox and the failure (and the
+ * transports' mailboxes). The server waits on server_cv for pushes. On
+ * failure the first failing thread records its message, sets 'abort'
+ * (which every Interp polls as its interrupt flag), broadcasts server_cv
+ * and has the transport wake its waiting threads, so no thread can stay
+ * blocked. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +23,7 @@
 static void broadcast_all(PsRun *run)
 {
     pthread_cond_broadcast(&run->server_cv);
-    pthread_cond_broadcast(&run->pump_cv);
-    for (int i = 0; i < run->k; i++)
-        pthread_cond_broadcast(&run->w[i].cv);
+    run->tp->wake(run);
 }
 
 /* With run->mu held: records 'msg' (malloc'd, taken; NULL: none) as the
@@ -70,40 +66,6 @@ void ps_fail(PsRun *run, Interp *I, const char *who)
     free(msg);
 }
 
-/* ---- worker end ---- */
-
-Status ps_pull(PsWorker *w, Value *model)
-{
-    PsRun *run = w->run;
-    double t0 = clock_now_sec();
-    pthread_mutex_lock(&run->mu);
-    while (w->mailbox.kind == VAL_NONE && !atomic_load(&run->abort))
-        pthread_cond_wait(&w->cv, &run->mu);
-    bool ok = !atomic_load(&run->abort);
-    if (ok) {
-        *model = w->mailbox;
-        w->mailbox = val_none();
-    }
-    pthread_mutex_unlock(&run->mu);
-    w->st.wait += clock_now_sec() - t0;
-    if (!ok)
-        return ST_ERR;
-    w->st.pulls++;
-    w->st.bytes_pulled += ps_list_bytes(model->l);
-    return ST_OK;
-}
-
-void ps_push_take(PsWorker *w, int64_t epoch, int64_t batch, Value payload)
-{
-    PsRun *run = w->run;
-    w->st.pushes++;
-    w->st.bytes_pushed += ps_list_bytes(payload.l);
-    if (ps_enqueue_push_take(run, w->id, epoch, batch, payload) != ST_OK) {
-        err_set(&w->I, "paramserv: out of memory queueing a push");
-        ps_fail(run, &w->I, "");
-    }
-}
-
 /* ---- server end ---- */
 
 Status ps_enqueue_push_take(PsRun *run, int worker, int64_t epoch, int64_t batch, Value payload)
@@ -126,17 +88,9 @@ Status ps_enqueue_push_take(PsRun *run, int worker, int64_t epoch, int64_t batch
     return ST_OK;
 }
 
-/* The worker's previous model was pulled before it pushed, so the mailbox
- * is empty here (a remote worker's bridge empties it when it sends). */
 void ps_deliver(PsRun *run, PsWorker *w)
 {
-    pthread_mutex_lock(&run->mu);
-    val_release(w->mailbox);
-    w->mailbox = val_ref(run->model);
-    pthread_cond_signal(&w->cv);
-    if (w->remote)
-        pthread_cond_signal(&run->pump_cv);
-    pthread_mutex_unlock(&run->mu);
+    run->tp->deliver(run, w->id, val_ref(run->model));
 }
 
 int64_t ps_take_pushes(PsRun *run, PsMsg **batch, int64_t *cap)

@@ -33,6 +33,7 @@
 
 #include "../../runtime/clock.h"
 #include "ps.h"
+#include "psmpi.h"
 
 #define PS_PROGRESS_HZ 4.0
 #define PS_PROGRESS_AFTER 1.0
@@ -196,7 +197,7 @@ void ps_progress_finish(PsRun *run)
 
 void ps_progress_push(PsRun *run, const PsWorker *w, const PsMsg *msg)
 {
-    if (!run->progress || !w->remote || w->groups <= 0)
+    if (!run->progress || w->groups <= 0)
         return;
     const PsConfig *c = run->cfg;
     int64_t per = c->freq == PS_FREQ_BATCH ? 1 : c->freq == PS_FREQ_NBATCHES ? c->nbatches : w->nbatches;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "msg.h"
+#include "params.h"
 
 bool ps_call_xfer(WIO *x, CallMsg *m)
 {
@@ -53,13 +54,7 @@ bool ps_call_xfer(WIO *x, CallMsg *m)
     wio_str(x, &m->agg_key);
     wio_str(x, &m->agg_name);
     wio_str(x, &m->agg_spec);
-    wio_i64(x, &m->utype);
-    wio_i64(x, &m->freq);
-    wio_i64(x, &m->epochs);
-    wio_i64(x, &m->batchsize);
-    wio_i64(x, &m->nbatches);
-    wio_i64(x, &m->model_avg);
-    wio_u64(x, &m->seed);
+    ps_options_xfer(x, &m->opt);
     wio_i64(x, &m->start_epoch);
     wio_value(x, &m->hyper);
     return true;
@@ -154,15 +149,14 @@ const char *ps_call_read(WRead *rd, CallMsg *m, Value part, int64_t *id)
     List *pl = part.kind == VAL_LIST ? part.l : NULL;
     if (!call_strings(m) || !pl || pl->n != 2 || pl->items[0].kind != VAL_MATRIX ||
         pl->items[1].kind != VAL_MATRIX || pl->items[0].m->rows != pl->items[1].m->rows || m->nargs > INT_MAX ||
-        m->nfiles > INT_MAX || m->utype < PS_UTYPE_BSP || m->utype > PS_UTYPE_SSP || m->freq < PS_FREQ_BATCH ||
-        m->freq > PS_FREQ_NBATCHES || m->epochs <= 0 || m->start_epoch < 0 || m->batchsize <= 0 ||
-        m->nbatches <= 0 || k <= 0 || k > INT_MAX || i < 0 || i >= k)
+        m->nfiles > INT_MAX || !ps_options_valid(&m->opt) || m->start_epoch < 0 || k <= 0 || k > INT_MAX || i < 0 ||
+        i >= k)
         return malformed;
     int64_t rows = pl->items[0].m->rows > 0 ? pl->items[0].m->rows : 1;
-    if (m->batchsize > rows)
-        m->batchsize = rows;
-    if (m->nbatches > rows)
-        m->nbatches = rows;
+    if (m->opt.batchsize > rows)
+        m->opt.batchsize = rows;
+    if (m->opt.nbatches > rows)
+        m->opt.nbatches = rows;
     return NULL;
 }
 

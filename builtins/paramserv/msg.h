@@ -2,7 +2,7 @@
  * What paramserv's Open MPI messages carry (mpi_comm.h lists the types):
  * one walk per payload for both directions (WIO, wire.h), and the checks a
  * receiving rank applies to what it decoded before anything uses it. Pure
- * functions of the bytes, no MPI: mpi_run.c sends and receives with them,
+ * functions of the bytes, no MPI: tp_mpi_server.c and tp_mpi_worker.c use them,
  * and tests/fuzz/fuzz_wire.c feeds them whatever it likes. */
 #ifndef DML_BUILTINS_PARAMSERV_MSG_H
 #define DML_BUILTINS_PARAMSERV_MSG_H
@@ -25,8 +25,8 @@ typedef struct CallMsg {
     ShippedFile *files;
     int64_t nfiles;
     const char *upd_key, *upd_name, *agg_key, *agg_name, *agg_spec;
-    int64_t utype, freq, epochs, batchsize, nbatches, model_avg, start_epoch;
-    uint64_t seed;
+    PsConfig opt;               /* the options params.h marks 'wire'; nothing else of it is set */
+    int64_t start_epoch;
     Value hyper;
 } CallMsg;
 

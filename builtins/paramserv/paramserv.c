@@ -2,13 +2,11 @@
  * The paramserv() builtin: a data-parallel parameter server on threads.
  * args.c checks the call, partition.c splits the data, run.c runs the
  * server and workers, checkpoint.c saves and resumes. */
+#include "params.h"
 #include "ps.h"
 
-/* paramserv(model=, features=, labels=, val_features=, val_labels=, upd=,
- *           agg=, val=, mode=, utype=, freq=, epochs=, batchsize=, k=,
- *           scheme=, hyperparams=, checkpointing=, seed=, modelAvg=,
- *           nbatches=, num_backup_workers=, staleness=, checkpoint_path=,
- *           verbose=) -> the trained model (a list). Every argument named.
+/* paramserv(model=, features=, ... as params.h lists them) -> the trained
+ * model (a list). Every argument named.
  * [model, history] = paramserv(...) also returns the per-epoch history
  * (history.c; doc/paramserv.md "History"). */
 static Status bi_paramserv(Interp *I, const BArgs *a, Value *out)
@@ -24,10 +22,7 @@ static Status bi_paramserv(Interp *I, const BArgs *a, Value *out)
 }
 
 const BuiltinDef bi_paramserv_table[] = {
-    {"paramserv", bi_paramserv,
-     "model,features,labels,val_features,val_labels,upd,agg,val,mode,utype,freq,epochs,batchsize,k,scheme,"
-     "hyperparams,checkpointing,seed,modelAvg,nbatches,num_backup_workers,staleness,checkpoint_path,verbose,"
-     "runtime_balancing,weighting,he",
-     0, BIND_NAMED, 2, BF_NAMED_ONLY | BF_MULTI_OPT},
+    /* The parameters as params.h declares them (the string starts with a comma). */
+    {"paramserv", bi_paramserv, PS_PARAM_NAMES + 1, 0, BIND_NAMED, 2, BF_NAMED_ONLY | BF_MULTI_OPT},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

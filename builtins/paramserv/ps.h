@@ -4,19 +4,22 @@
  *
  * Files: args.c checks the call, partition.c splits the data, run.c sets up
  * and tears down one run, server.c and worker.c hold the server and worker
- * logic, channel.c the messages between them, stats.c --stats, history.c
- * the per-epoch history and the progress line, readset.c which model
- * entries a worker's functions read, mpi_run.c the Open MPI transport
- * (rank 0 and worker ranks), wire.c the byte format of what crosses it,
- * msg.c the payloads of its messages and the checks a receiver applies.
+ * logic, channel.c the server's end of the seam, stats.c --stats,
+ * history.c the per-epoch history and the progress line, readset.c which
+ * model entries a worker's functions read; params.h/params.c declare
+ * paramserv's parameters. The transports (PsTransportOps below): tp_local.c
+ * (threads), tp_mpi_server.c and tp_mpi_worker.c (Open MPI: rank 0's side
+ * and the worker ranks' side, tp_mpi_common.c what they share), wire.c the
+ * byte format of what crosses it, msg.c the payloads of its messages and
+ * the checks a receiver applies.
  *
- * Threads: the calling thread starts one server thread and k worker
- * threads (or, under Open MPI, bridges to k worker ranks) and joins them
- * all. Workers and server talk only through the channel: a worker PUSHES a
- * payload (gradients or, with modelAvg, its local model) into the server's
- * inbox and PULLS a model from its own one-slot mailbox. Every field of
- * PsRun below the "shared" marker is protected by PsRun.mu; the condition
- * variables say who waits on what. */
+ * Threads: the calling thread starts one server thread and has the
+ * transport run the k workers. Workers and server talk only through the
+ * transport: a worker PUSHES a payload (gradients or, with modelAvg, its
+ * local model) through its port into the server's inbox and PULLS the
+ * model the server delivered. Every field of PsRun below the "shared"
+ * marker is protected by PsRun.mu; the condition variables say who waits
+ * on what. */
 #ifndef DML_BUILTINS_PARAMSERV_PS_H
 #define DML_BUILTINS_PARAMSERV_PS_H
 
@@ -25,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../../base/strbuf.h"
 #include "../../runtime/interp.h"
 #include "../../runtime/program.h"
 #include "../../runtime/workers.h"
@@ -35,7 +39,10 @@ typedef enum PsFreq { PS_FREQ_BATCH, PS_FREQ_EPOCH, PS_FREQ_NBATCHES } PsFreq;
 typedef enum PsScheme { PS_SCHEME_DC, PS_SCHEME_DRR, PS_SCHEME_DR, PS_SCHEME_OR } PsScheme;
 typedef enum PsCkpt { PS_CKPT_NONE, PS_CKPT_EPOCH, PS_CKPT_EPOCH10 } PsCkpt;
 
-/* Everything paramserv() was called with, validated. Borrowed values. */
+struct PsTransportOps;
+
+/* Everything paramserv() was called with, validated. Borrowed values. The
+ * options are read as params.h declares them. */
 typedef struct PsConfig {
     List *model;
     Matrix *X, *Y;
@@ -49,12 +56,14 @@ typedef struct PsConfig {
     bool model_avg;
     uint64_t seed;              /* from seed= or the caller's RNG */
     bool seed_given;            /* seed= was given (the run is then repeatable) */
-    const char *upd_spec, *agg_spec;    /* "ns::fn" as written */
+    const char *upd_spec, *agg_spec, *val_spec;     /* "ns::fn" as written */
+    const char *mode;           /* as written; NULL when not given */
     PsCkpt ckpt;
     const char *ckpt_path;
     char *ckpt_sig;             /* owned: what a checkpoint of this call records (ps_ckpt_prepare) */
     bool verbose;               /* progress lines through the caller's sink */
-    bool remote;                /* workers on Open MPI ranks (mode REMOTE_MPI/REMOTE_SPARK or default under mpirun) */
+    bool fed;                   /* never set: where the federated-only arguments would go */
+    const struct PsTransportOps *tp;    /* where the workers run (mode=, transport.c) */
 } PsConfig;
 
 /* Parse and check the arguments of one call (every error names the argument).
@@ -184,42 +193,124 @@ typedef struct PsMsg {
     Value payload;              /* owned list */
 } PsMsg;
 
-typedef struct PsWorker {
-    struct PsRun *run;
-    int id;
-    pthread_t thread;
-    Interp I;
-    Frame top;
-    PsPart part;
+/* ---- the worker loop (worker.c) and its port ----
+ * A worker runs the same loop wherever it is (a thread of the calling
+ * process, or a worker rank under Open MPI); it reaches the server only
+ * through its port, which the transport provides. */
+struct PsLoop;
+typedef struct PsPortOps {
+    /* Block until the next model arrives (owned in *model); ST_ERR when the
+     * call was aborted. */
+    Status (*pull)(struct PsLoop *l, Value *model);
+    /* Hand the server a payload (consumed) covering batches up to 'batch'
+     * (1-based) of 'epoch'. */
+    void (*push)(struct PsLoop *l, int64_t epoch, int64_t batch, Value payload);
+    /* The loop failed with l->I's pending error, 'who' says where: stop the
+     * call. */
+    void (*fail)(struct PsLoop *l, const char *who);
+    /* One more batch done (the progress line); may be NULL. */
+    void (*batch_done)(struct PsLoop *l);
+    /* The loop returned (on the loop's thread); may be NULL. */
+    void (*done)(struct PsLoop *l);
+} PsPortOps;
+
+typedef struct PsLoop {
+    const PsConfig *cfg;        /* the scalar options, upd, agg, hyper */
+    const PsPortOps *port;
+    void *ctx;                  /* the port's */
+    int id;                     /* 0-based worker number */
+    int64_t start_epoch;
     int64_t nbatches;           /* batches per epoch of this worker */
     int64_t groups;             /* pulls/pushes per epoch */
+    PsPart part;                /* owned */
+    Interp I;
+    Frame top;
     PsWorkerStats st;
-    bool remote;                /* runs on an MPI rank; mpi_run.c sends its mailbox */
-    int rank;                   /* that rank */
-    char *where;                /* "rank R on HOST" (malloc'd) or NULL */
-    bool heard_push;            /* rank 0's bridge: a push came from its rank, which so has its CALL */
-    /* shared (PsRun.mu) */
-    Value mailbox;              /* model waiting to be pulled, or NONE */
-    pthread_cond_t cv;          /* the worker waits here for its mailbox */
+    const char *where;          /* where it runs, for messages ("rank R on HOST"); NULL on a thread */
+} PsLoop;
+
+/* Batches and pulls per epoch of a worker with 'rows' rows. */
+void ps_worker_shape(const PsConfig *c, int64_t rows, int64_t *nbatches, int64_t *groups);
+/* Sets up l for worker 'id' of call c with partition 'part' (taken): its
+ * Interp over 'prog' ('threads' kernel threads, printing to 'out', stopped
+ * by *abort). */
+void ps_loop_init(PsLoop *l, const PsConfig *c, Program *prog, int id, int64_t start_epoch, PsPart part,
+                  const PsPortOps *port, void *ctx, atomic_int *abort, int threads, FILE *out);
+/* Runs l's loop on a new thread (port->done when it returns); false when
+ * the thread cannot start. */
+bool ps_loop_start(PsLoop *l, pthread_t *th);
+/* Frees what ps_loop_init set up (after the thread is joined). */
+void ps_loop_free(PsLoop *l);
+
+/* ---- the server's view of a worker ---- */
+typedef struct PsWorker {
+    int id;
+    int64_t nbatches;           /* batches per epoch of this worker */
+    int64_t groups;             /* pulls/pushes per epoch */
+    PsWorkerStats st;           /* filled by the transport when the worker is done */
+    char *where;                /* malloc'd by the transport: where it runs ("rank R on HOST"); NULL on a thread */
+    /* server thread only */
     int64_t pushed;             /* pushes accepted so far (SSP clock) */
     int64_t straggle;           /* SBP: pushes to drop */
     bool deferred;              /* SSP: a model is owed once the clock allows */
     bool marked;                /* BSP/SBP: pushed in the current round */
     Value slot;                 /* BSP/SBP: the pushed payload of this round */
-    bool done;                  /* made its last push */
 } PsWorker;
+
+/* ---- transports (issue 25) ----
+ * How the server reaches its workers: start them, hand them models, take
+ * their pushes (into run->inbox, ps_enqueue_push_take), finish. The server
+ * (server.c) and run.c know nothing else of where the workers run.
+ * tp_local.c runs them as threads of this process; tp_mpi_server.c (rank
+ * 0's side) and tp_mpi_worker.c (the worker ranks' side) on Open MPI
+ * ranks. */
+struct PsRun;
+typedef struct PsTransportOps {
+    const char *name;
+    /* The workers run in processes with thread budgets of their own. */
+    bool own_budgets;
+    /* The workers cannot report each batch as it is done: the server counts
+     * a push's batches for the progress line. */
+    bool progress_by_push;
+    /* Whether c can run here (k workers); the error names why not. */
+    Status (*check)(Interp *I, const PsConfig *c);
+    /* Sets up run->k workers over the partitions parts[0..k) (their
+     * matrices taken) and labels run->w[i].where; an error in I. */
+    Status (*init)(struct PsRun *run, PsPart *parts);
+    /* Hands worker i 'model' (consumed) for its next pull. Any thread. */
+    void (*deliver)(struct PsRun *run, int i, Value model);
+    /* On the calling thread once the server thread runs: runs the workers
+     * until every one is done or the call aborted, and waits for them; fills
+     * run->w[i].st. Failures through ps_fail / ps_fail_msg. */
+    void (*serve)(struct PsRun *run);
+    /* With run->mu held, on abort: wakes every thread of the transport that
+     * waits. */
+    void (*wake)(struct PsRun *run);
+    /* --stats lines of the transport: what the call cost the machine(s)
+     * (after the worker count), and what crossed (or would cross) a network
+     * (after the pulls/pushes; may set sum->bytes_pulled). */
+    void (*stats_cpu)(struct PsRun *run, StrBuf *b, double cpu, const PsWorkerStats *sum);
+    void (*stats_net)(struct PsRun *run, StrBuf *b, PsWorkerStats *sum);
+    /* Frees what init set up (after serve). */
+    void (*free)(struct PsRun *run);
+} PsTransportOps;
+
+extern const PsTransportOps ps_tp_local;
+extern const PsTransportOps ps_tp_mpi;
+/* mode= (NULL when not given) -> the transport: LOCAL, REMOTE_MPI and
+ * REMOTE_SPARK (Open MPI ranks, only under mpirun); by default the worker
+ * ranks under mpirun, else threads. */
+Status ps_pick_transport(Interp *I, const char *mode, const PsTransportOps **tp);
 
 typedef struct PsRun {
     const PsConfig *cfg;
+    const PsTransportOps *tp;
+    void *tps;                  /* the transport's state */
     Interp *caller;
     PsWorker *w;
     int k;                      /* effective workers */
     int64_t start_epoch;
     double t_start;
-    bool remote;                /* workers are MPI ranks */
-    const char *where;          /* on a worker rank: "rank R on HOST", for messages */
-    double rpc_time;            /* rank 0: time its bridge spent sending and receiving */
-    int64_t pull_entries;       /* rank 0: model entries a pull carries (readset.c); -1: all */
     int64_t batches_per_epoch;  /* mini-batches of all workers in one epoch */
     PsHistory hist;             /* server thread, then the caller after the joins */
     /* progress line (history.c): any thread */
@@ -242,28 +333,23 @@ typedef struct PsRun {
     int64_t updates, epoch_updates;
     /* shared: protected by mu */
     pthread_mutex_t mu;
-    pthread_cond_t server_cv;   /* the server (or a worker rank's bridge) waits here for pushes */
-    pthread_cond_t pump_cv;     /* rank 0's MPI bridge waits here for deliveries to remote workers */
+    pthread_cond_t server_cv;   /* the server waits here for pushes */
     PsMsg *inbox;
     int64_t ninbox, capinbox;
     atomic_int abort;           /* set on failure; polled by every Interp */
     char *failure;              /* first failure message (malloc'd) */
 } PsRun;
 
-/* ---- channel.c: the seam between server and workers ---- */
+/* ---- channel.c: the server's end of the seam ---- */
 /* Record the first failure (I's pending error prefixed by 'who') and stop
  * everyone. An "interrupted" error caused by an earlier abort is not a
  * failure of its own. Any thread. */
 void ps_fail(PsRun *run, Interp *I, const char *who);
 /* The same with a finished message (a remote worker's). */
 void ps_fail_msg(PsRun *run, const char *msg);
-/* Worker: block until a model is in the mailbox; ST_ERR when aborted. */
-Status ps_pull(PsWorker *w, Value *model);
-/* Worker: queue 'payload' (consumed) for the server. */
-void ps_push_take(PsWorker *w, int64_t epoch, int64_t batch, Value payload);
 /* Append a push to the server's inbox (consumes payload, also on failure). */
 Status ps_enqueue_push_take(PsRun *run, int worker, int64_t epoch, int64_t batch, Value payload);
-/* Server: put the current model in w's mailbox. */
+/* Server: hand the current model to worker w (through the transport). */
 void ps_deliver(PsRun *run, PsWorker *w);
 /* Server: wait for pushes and move them all to *batch; the count, or -1
  * when the run was aborted (or interrupted by Ctrl-C). */
@@ -274,7 +360,7 @@ Value ps_hyper_arg(const PsConfig *c);
 Status ps_call_named(Interp *I, const FuncDef *f, const char *const *names, const Value *vals, int n, Value *outs,
                      int nout);
 Status ps_call_agg(Interp *I, const PsConfig *c, Value model, Value grads, Value *out);
-void *ps_worker_main(void *arg);         /* arg: PsWorker */
+void ps_loop_run(PsLoop *l);
 void *ps_server_main(void *arg);         /* arg: PsRun */
 void ps_report_stats(PsRun *run, double total, double cpu);
 
@@ -288,7 +374,8 @@ void ps_hist_free(PsRun *run);
 void ps_progress_init(PsRun *run);
 /* n more batches done (a local worker after each batch). */
 void ps_progress_add(PsRun *run, int64_t n);
-/* Server: a push of a remote worker arrived (counts the batches it covers). */
+/* Server: a push arrived from a worker that does not report its batches
+ * (PsTransportOps.progress_by_push): counts the batches it covers. */
 void ps_progress_push(PsRun *run, const PsWorker *w, const PsMsg *msg);
 /* Server, around the epoch line of epoch e: clears the progress line and
  * holds the progress lock until _end, which starts counting the next epoch. */
@@ -296,19 +383,5 @@ void ps_progress_epoch_begin(PsRun *run);
 void ps_progress_epoch_end(PsRun *run, int64_t e);
 /* Caller, after the joins: clears a line left shown. */
 void ps_progress_finish(PsRun *run);
-
-/* ---- mpi_run.c: Open MPI ---- */
-/* Worker ranks of this job (mpirun -np N: N-1); 0 outside mpirun. */
-int ps_mpi_workers(void);
-/* This process was launched by mpirun (Open MPI is up). */
-bool ps_mpi_launched(void);
-/* "rank R on HOST" (malloc'd). */
-char *ps_mpi_where(int rank);
-/* mode= (NULL when not given) -> whether the workers are MPI ranks. */
-Status ps_pick_mode(Interp *I, const char *mode, bool *remote);
-/* Rank 0, on the calling thread once the server thread runs: ship the call
- * to the worker ranks and bridge their messages until the call ends on
- * every rank. Failures go through ps_fail_msg. */
-void ps_mpi_serve(PsRun *run, const PsConfig *c);
 
 #endif

@@ -17,6 +17,8 @@ bool ps_mpi_launch(const DiagSink *sink, int *status);
 /* Rank 0, when the script has ended: every worker rank exits with
  * 'status'; MPI is closed. Nothing outside mpirun. */
 void ps_mpi_finish(int status);
+/* This process was launched by mpirun (Open MPI is up). */
+bool ps_mpi_launched(void);
 /* Worker rank: serve paramserv calls; returns the exit status rank 0 sent,
  * or -1 when this rank lost its connection to rank 0 (mpi_error says why). */
 int ps_mpi_worker_loop(void);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  * One paramserv run (PARAMSERV.md 5, DESIGN.md "paramserv"): partition the
- * data, resume from a checkpoint, start the server thread and the k worker
- * threads (or the bridge to k worker ranks under Open MPI), join them all
- * and report the first failure or the trained model. Nothing here depends
- * on the transport; the channel (channel.c) is the seam. */
+ * data, resume from a checkpoint, start the server thread and have the
+ * transport (PsTransportOps, ps.h: threads or Open MPI ranks) run the k
+ * workers, join them all and report the first failure or the trained
+ * model. Nothing here depends on where the workers run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,67 +65,38 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     }
     pthread_mutex_init(&run->mu, NULL);
     pthread_cond_init(&run->server_cv, NULL);
-    pthread_cond_init(&run->pump_cv, NULL);
-    run->remote = c->remote;
-    /* The thread budget (--threads / DML_THREADS, runtime/blas.h): k local
-     * workers get budget / k BLAS and kernel threads each, so workers x
-     * threads never exceed it (worker ranks set their own share). The
-     * server keeps to one. */
-    Workers ws;
-    workers_begin(&ws, run->remote ? 0 : run->k);
+    run->tp = c->tp;
     worker_interp_init(&run->SI, I->prog, rng_mix3(c->seed, 0, 0), &run->abort, 0, I->out);
     run->SI.sink = I->sink;
     run->SI.frame = &run->server_top;
     for (int i = 0; i < run->k; i++) {
         PsWorker *w = &run->w[i];
-        w->run = run;
         w->id = i;
-        w->part = parts[i];
-        parts[i].X = parts[i].Y = NULL;
-        int64_t rows = w->part.X->rows;
-        w->nbatches = (rows + c->batchsize - 1) / c->batchsize;
-        w->groups = c->freq == PS_FREQ_BATCH ? w->nbatches : c->freq == PS_FREQ_EPOCH ? (w->nbatches > 0 ? 1 : 0)
-                  : (w->nbatches + c->nbatches - 1) / c->nbatches;
+        ps_worker_shape(c, parts[i].X->rows, &w->nbatches, &w->groups);
         run->epoch_pushes_needed += w->groups;
         run->batches_per_epoch += w->nbatches;
-        pthread_cond_init(&w->cv, NULL);
-        worker_interp_init(&w->I, I->prog, rng_mix3(c->seed, (uint64_t)i + 1, 0), &run->abort, ws.share,
-                           I->out);
-        w->I.sink = I->sink;
-        w->I.frame = &w->top;
-        w->mailbox = val_ref(run->model);     /* the initial broadcast */
-        w->remote = c->remote;
-        if (w->remote) {
-            w->rank = i + 1;
-            w->where = ps_mpi_where(w->rank);
-        }
     }
+    bool tp_up = run->tp->init(run, parts) == ST_OK;
     ps_parts_free(parts, np);
+    if (!tp_up)
+        ps_fail(run, I, "");
+    for (int i = 0; tp_up && i < run->k; i++)
+        run->tp->deliver(run, i, val_ref(run->model));     /* the initial broadcast */
     ps_epochs_init(&run->epochs, run->epoch_pushes_needed, run->start_epoch);
-    if (c->utype == PS_UTYPE_SSP)
-        for (int i = 0; i < run->k; i++)
-            run->w[i].deferred = false;
 
     run->t_start = run->epoch_t0 = clock_now_sec();
     ps_progress_init(run);
     pthread_t server;
-    int started = 0;
     bool server_up = false;
-    if (run->start_epoch < c->epochs) {
+    if (tp_up && run->start_epoch < c->epochs) {
         server_up = worker_start(&server, ps_server_main, run);
-        for (; server_up && !run->remote && started < run->k; started++)
-            if (!worker_start(&run->w[started].thread, ps_worker_main, &run->w[started]))
-                break;
-        if (!server_up || (!run->remote && started < run->k)) {
+        if (!server_up) {
             err_set(I, "paramserv: cannot start threads");
             ps_fail(run, I, "");
+        } else {
+            run->tp->serve(run);
         }
     }
-    if (server_up && run->remote)
-        ps_mpi_serve(run, c);
-
-    for (int i = 0; i < started; i++)
-        pthread_join(run->w[i].thread, NULL);
     if (server_up) {
         /* Workers are gone; wake the server in case it waits for pushes
          * that will never come (only possible after an abort). */
@@ -134,7 +105,6 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         pthread_mutex_unlock(&run->mu);
         pthread_join(server, NULL);
     }
-    workers_end(&ws);
     ps_progress_finish(run);
 
     if (run->failure) {
@@ -164,25 +134,15 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     for (int64_t i = 0; i < run->ninbox; i++)
         val_release(run->inbox[i].payload);
     free(run->inbox);
+    if (tp_up)
+        run->tp->free(run);
     for (int i = 0; i < run->k; i++) {
-        PsWorker *w = &run->w[i];
-        val_release(w->mailbox);
-        val_release(w->slot);
-        if (w->part.X)
-            mat_release(w->part.X);
-        if (w->part.Y)
-            mat_release(w->part.Y);
-        for (int s = 0; s < w->top.nslots; s++)
-            val_release(w->top.slots[s]);
-        free(w->top.slots);
-        interp_destroy(&w->I);
-        pthread_cond_destroy(&w->cv);
-        free(w->where);
+        val_release(run->w[i].slot);
+        free(run->w[i].where);
     }
     val_release(run->model);
     interp_destroy(&run->SI);
     pthread_cond_destroy(&run->server_cv);
-    pthread_cond_destroy(&run->pump_cv);
     pthread_mutex_destroy(&run->mu);
     free(run->failure);
     ps_epochs_free(&run->epochs);

@@ -3,7 +3,7 @@
  * (BSP, ASP, SBP, SSP; PARAMSERV.md 5.3), ends epochs (validation, progress
  * line, checkpoint) and delivers models back through the channel
  * (channel.c). It runs on one thread of the process that called paramserv,
- * whether the workers are threads or Open MPI ranks.
+ * whatever the transport (threads or Open MPI ranks).
  *
  * Determinism: BSP sums a round's payloads in worker order, whatever order
  * they arrived in, so a seeded BSP run gives the same model for any timing
@@ -93,7 +93,7 @@ static void epoch_end(PsRun *run, int64_t e)
 static void update_threads_begin(PsRun *run, int waiting)
 {
     int total = blas_budget_total(), share = blas_budget_share(run->k);
-    if (run->remote) {
+    if (run->tp->own_budgets) {
         if (waiting < run->k)
             return;
         share = total;
@@ -331,7 +331,8 @@ static Status handle(PsRun *run, PsMsg *msg)
     const PsConfig *c = run->cfg;
     PsWorker *w = &run->w[msg->worker];
     w->pushed++;
-    ps_progress_push(run, w, msg);
+    if (run->tp->progress_by_push)
+        ps_progress_push(run, w, msg);
     Status st = ST_OK;
     switch (c->utype) {
     case PS_UTYPE_ASP:

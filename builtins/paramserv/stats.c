@@ -6,12 +6,11 @@
 #include <stdlib.h>
 
 #include "../../runtime/stats.h"
-#include "../../runtime/blas.h"
 #include "ps.h"
 
 /* Appends the paramserv block of --stats (PARAMSERV.md 8, plus our own
- * lines) for a finished run to the caller's report. Worker statistics of a
- * remote run came back with each rank's last message. */
+ * lines) for a finished run to the caller's report; the transport adds its
+ * own (what the call cost, what crossed a network). */
 void ps_report_stats(PsRun *run, double total, double cpu)
 {
     Stats *S = run->caller->stats;
@@ -33,55 +32,17 @@ void ps_report_stats(PsRun *run, double total, double cpu)
     }
     sb_printf(b, "Paramserv total execution time:\t%.3f secs.\n", total);
     sb_printf(b, "Paramserv total num workers:\t%d.\n", run->k);
-    /* What the call cost the machine(s), comparable between the backends:
-     * threads share one process; ranks each have their own. */
-    if (run->remote)
-        sb_printf(b, "Paramserv CPU time:\t\t%.3f secs (rank 0 %.3f + worker ranks %.3f, user + system).\n",
-                  cpu + sum.cpu, cpu, sum.cpu);
-    else
-        sb_printf(b, "Paramserv CPU time:\t\t%.3f secs (server and %d worker threads, user + system).\n", cpu,
-                  run->k);
-    if (!run->remote)
-        sb_printf(b, "Paramserv threads per worker:\t%d (budget %d over %d workers).\n", blas_budget_share(run->k),
-                  blas_budget_total(), run->k);
+    run->tp->stats_cpu(run, b, cpu, &sum);
     sb_printf(b, "Paramserv grad compute time:\t%.3f secs.\n", sum.compute);
     sb_printf(b, "Paramserv model update time:\t%.3f/%.3f secs.\n", sum.local_agg, run->agg_time);
-    if (!run->remote || run->update_threads > 0)
+    if (!run->tp->own_budgets || run->update_threads > 0)
         sb_printf(b, "Paramserv server updates:\t%.3f secs adding gradients; kernel threads per update: %d.\n",
                   run->sum_time, run->update_threads > 0 ? run->update_threads : 1);
     sb_printf(b, "Paramserv batch slice time:\t%.3f secs.\n", sum.slice);
     sb_printf(b, "Paramserv valdiation time:\t%.3f secs.\n", run->val_time);
     sb_printf(b, "Paramserv checkpoint time:\t%.3f secs.\n", run->ckpt_time);
     sb_printf(b, "Paramserv pulls/pushes:\t\t%lld/%lld.\n", (long long)sum.pulls, (long long)sum.pushes);
-    if (run->remote) {
-        sb_printf(b, "Paramserv RPC request time:\t%.3f secs.\n", run->rpc_time);
-        sb_printf(b, "Paramserv network bytes:\t%llu pulled, %llu pushed (Open MPI, %d worker ranks).\n",
-                  (unsigned long long)sum.bytes_pulled, (unsigned long long)sum.bytes_pushed, run->k);
-        if (run->pull_entries >= 0)
-            sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
-                      (long long)run->pull_entries, (long long)run->cfg->model->n);
-    } else {
-        /* Threads share the whole model; over Open MPI a pull would carry
-         * only the entries the workers' functions read (readset.c). */
-        int64_t n = run->cfg->model->n, carried = n;
-        bool *need = ps_pull_entries(run->cfg, n);
-        if (need) {
-            uint64_t per = 0;
-            carried = 0;
-            for (int64_t i = 0; i < n; i++)
-                if (need[i] && run->cfg->model->items[i].kind == VAL_MATRIX) {
-                    per += (uint64_t)mat_len(run->cfg->model->items[i].m) * sizeof(double);
-                    carried++;
-                }
-            sum.bytes_pulled = per * (uint64_t)sum.pulls;
-            free(need);
-        }
-        sb_printf(b, "Paramserv network bytes:\t%llu pulled, %llu pushed (what a distributed run would send).\n",
-                  (unsigned long long)sum.bytes_pulled, (unsigned long long)sum.bytes_pushed);
-        if (carried < n)
-            sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
-                      (long long)carried, (long long)n);
-    }
+    run->tp->stats_net(run, b, &sum);
     if (sum.pushes > 0)
         sb_printf(b, "Paramserv bytes per update:\t%llu pulled + %llu pushed (model: %llu bytes).\n",
                   (unsigned long long)(sum.bytes_pulled / (uint64_t)(sum.pulls ? sum.pulls : 1)),

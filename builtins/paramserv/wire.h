@@ -2,7 +2,7 @@
  * The byte format of what crosses Open MPI between dml ranks: scalars,
  * strings, matrices (raw little-endian doubles, bit for bit) and lists, in
  * a growable buffer. Sizes are 64-bit, so a buffer may pass 2 GiB (it is
- * sent in chunks, mpi_run.c). The reader never trusts the bytes: a short or
+ * sent in chunks, mpi_comm.c). The reader never trusts the bytes: a short or
  * malformed buffer sets 'bad' and yields zeros, never a crash. Any thread;
  * one buffer per thread. */
 #ifndef DML_BUILTINS_PARAMSERV_WIRE_H

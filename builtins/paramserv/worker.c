@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  * A paramserv worker: loops over the mini-batches of its partition calling
  * upd (and agg for local steps), pulling models from and pushing payloads to
- * the server through the channel (channel.c). The same loop runs on a worker
- * thread of a local run and on a worker rank under Open MPI (mpi_run.c).
+ * the server through its port (PsPortOps, ps.h), which the transport
+ * provides. The same loop runs on a worker thread of a local run
+ * (tp_local.c) and on a worker rank under Open MPI (tp_mpi_worker.c).
  * Each worker's RNG is reseeded from (seed, worker, epoch), so its random
  * stream does not depend on where or when it runs. */
 #include <stdio.h>
@@ -56,7 +57,7 @@ Status ps_call_agg(Interp *I, const PsConfig *c, Value model, Value grads, Value
 }
 
 
-/* ---- worker thread ---- */
+/* ---- the worker loop ---- */
 
 static Matrix *rows_of(Interp *I, const Matrix *M, int64_t lo, int64_t hi)
 {
@@ -66,32 +67,101 @@ static Matrix *rows_of(Interp *I, const Matrix *M, int64_t lo, int64_t hi)
     return r;
 }
 
-void *ps_worker_main(void *arg)
+void ps_worker_shape(const PsConfig *c, int64_t rows, int64_t *nbatches, int64_t *groups)
 {
-    PsWorker *w = arg;
-    PsRun *run = w->run;
-    const PsConfig *c = run->cfg;
-    Interp *I = &w->I;
+    int64_t B = (rows + c->batchsize - 1) / c->batchsize;
+    *nbatches = B;
+    *groups = c->freq == PS_FREQ_BATCH ? B : c->freq == PS_FREQ_EPOCH ? (B > 0 ? 1 : 0)
+            : (B + c->nbatches - 1) / c->nbatches;
+}
+
+void ps_loop_init(PsLoop *l, const PsConfig *c, Program *prog, int id, int64_t start_epoch, PsPart part,
+                  const PsPortOps *port, void *ctx, atomic_int *abort, int threads, FILE *out)
+{
+    l->cfg = c;
+    l->port = port;
+    l->ctx = ctx;
+    l->id = id;
+    l->start_epoch = start_epoch;
+    l->part = part;
+    ps_worker_shape(c, part.X->rows, &l->nbatches, &l->groups);
+    worker_interp_init(&l->I, prog, rng_mix3(c->seed, (uint64_t)id + 1, 0), abort, threads, out);
+    l->I.frame = &l->top;
+}
+
+void ps_loop_free(PsLoop *l)
+{
+    if (l->part.X)
+        mat_release(l->part.X);
+    if (l->part.Y)
+        mat_release(l->part.Y);
+    l->part.X = l->part.Y = NULL;
+    for (int s = 0; s < l->top.nslots; s++)
+        val_release(l->top.slots[s]);
+    free(l->top.slots);
+    l->top.slots = NULL;
+    l->top.nslots = 0;
+    interp_destroy(&l->I);
+}
+
+static void *loop_thread(void *arg)
+{
+    PsLoop *l = arg;
+    ps_loop_run(l);
+    if (l->port->done)
+        l->port->done(l);
+    return NULL;
+}
+
+bool ps_loop_start(PsLoop *l, pthread_t *th)
+{
+    return worker_start(th, loop_thread, l);
+}
+
+/* Pull and push through the port, counting them. */
+static Status pull(PsLoop *l, Value *m)
+{
+    double t0 = clock_now_sec();
+    Status st = l->port->pull(l, m);
+    l->st.wait += clock_now_sec() - t0;
+    if (st != ST_OK)
+        return st;
+    l->st.pulls++;
+    l->st.bytes_pulled += ps_list_bytes(m->l);
+    return ST_OK;
+}
+
+static void push(PsLoop *l, int64_t epoch, int64_t batch, Value payload)
+{
+    l->st.pushes++;
+    l->st.bytes_pushed += ps_list_bytes(payload.l);
+    l->port->push(l, epoch, batch, payload);
+}
+
+void ps_loop_run(PsLoop *l)
+{
+    const PsConfig *c = l->cfg;
+    Interp *I = &l->I;
     worker_enter(I);
-    int64_t n = w->part.X->rows, bs = c->batchsize, B = w->nbatches;
+    int64_t n = l->part.X->rows, bs = c->batchsize, B = l->nbatches;
     char who[384];
-    int64_t e = run->start_epoch, j = 0;
+    int64_t e = l->start_epoch, j = 0;
     for (; e < c->epochs; e++) {
-        rng_seed(&I->rng, rng_mix3(c->seed, (uint64_t)w->id + 1, (uint64_t)e));
+        rng_seed(&I->rng, rng_mix3(c->seed, (uint64_t)l->id + 1, (uint64_t)e));
         j = 0;
-        for (int64_t g = 0; g < w->groups; g++) {
+        for (int64_t g = 0; g < l->groups; g++) {
             Value m;
-            if (ps_pull(w, &m) != ST_OK)
-                return NULL;        /* aborted by someone else */
+            if (pull(l, &m) != ST_OK)
+                return;             /* aborted by someone else */
             Value acc = val_none();
             int64_t jend = c->freq == PS_FREQ_BATCH ? j + 1 : c->freq == PS_FREQ_EPOCH ? B : (j + c->nbatches < B ? j + c->nbatches : B);
             for (; j < jend; j++) {
                 double t0 = clock_now_sec();
                 int64_t lo = j * bs, hi = lo + bs < n ? lo + bs : n;
-                Matrix *Xb = rows_of(I, w->part.X, lo, hi);
-                Matrix *Yb = Xb ? rows_of(I, w->part.Y, lo, hi) : NULL;
+                Matrix *Xb = rows_of(I, l->part.X, lo, hi);
+                Matrix *Yb = Xb ? rows_of(I, l->part.Y, lo, hi) : NULL;
                 double t1 = clock_now_sec();
-                w->st.slice += t1 - t0;
+                l->st.slice += t1 - t0;
                 Value grad = val_none();
                 Status st = ST_ERR;
                 if (Xb && Yb) {
@@ -105,9 +175,10 @@ void *ps_worker_main(void *arg)
                 if (Yb)
                     mat_release(Yb);
                 double t2 = clock_now_sec();
-                w->st.compute += t2 - t1;
-                w->st.batches++;
-                ps_progress_add(run, 1);
+                l->st.compute += t2 - t1;
+                l->st.batches++;
+                if (l->port->batch_done)
+                    l->port->batch_done(l);
                 if (st == ST_OK && grad.kind != VAL_LIST)
                     st = err_set(I, "The output of the '%s' function should be type of list.", c->upd->name);
                 if (st == ST_OK && !c->model_avg) {
@@ -130,27 +201,25 @@ void *ps_worker_main(void *arg)
                         val_release(m);
                         m = nm;
                     }
-                    w->st.local_agg += clock_now_sec() - t2;
+                    l->st.local_agg += clock_now_sec() - t2;
                 }
                 val_release(grad);
                 if (st != ST_OK) {
                     val_release(acc);
                     val_release(m);
-                    if (run->where)
+                    if (l->where)
                         snprintf(who, sizeof who, "paramserv: worker %d (%s) failed in epoch %lld, batch %lld",
-                                 w->id + 1, run->where, (long long)e + 1, (long long)j + 1);
+                                 l->id + 1, l->where, (long long)e + 1, (long long)j + 1);
                     else
-                        snprintf(who, sizeof who, "paramserv: worker %d failed in epoch %lld, batch %lld", w->id + 1,
+                        snprintf(who, sizeof who, "paramserv: worker %d failed in epoch %lld, batch %lld", l->id + 1,
                                  (long long)e + 1, (long long)j + 1);
-                    ps_fail(run, I, who);
-                    return NULL;
+                    l->port->fail(l, who);
+                    return;
                 }
             }
             Value payload = c->model_avg ? val_ref(m) : acc;
             val_release(m);
-            ps_push_take(w, e, j, payload);     /* j: 1-based number of its last batch */
+            push(l, e, j, payload);     /* j: 1-based number of its last batch */
         }
     }
-    return NULL;
 }
-

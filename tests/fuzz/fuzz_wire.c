@@ -133,8 +133,8 @@ static void fuzz_call(WRead *r)
         /* What a worker rank goes on to use. */
         const Matrix *X = part.l->items[0].m;
         int64_t rows = X->rows > 0 ? X->rows : 1;
-        if (!m.main_path || !m.main_text || m.batchsize < 1 || m.batchsize > rows || m.nbatches < 1 ||
-            m.nbatches > rows || id < 0 || part.l->items[1].m->rows != X->rows)
+        if (!m.main_path || !m.main_text || m.opt.batchsize < 1 || m.opt.batchsize > rows || m.opt.nbatches < 1 ||
+            m.opt.nbatches > rows || id < 0 || part.l->items[1].m->rows != X->rows)
             abort();
         for (int64_t i = 0; i < m.nargs; i++)
             if (!m.args[i].name || !m.args[i].text)
@@ -380,9 +380,10 @@ static void seed_calls(void)
     CallMsg m = {.main_path = "train.dml", .main_text = main_text, .main_len = sizeof main_text - 1,
                  .args = args, .nargs = 2, .files = files, .nfiles = 1, .upd_key = "./lib/m.dml",
                  .upd_name = "gradients", .agg_key = "./lib/m.dml", .agg_name = "aggregation",
-                 .agg_spec = "m::aggregation", .utype = PS_UTYPE_BSP, .freq = PS_FREQ_BATCH, .epochs = 3,
-                 .batchsize = 4, .nbatches = 1, .model_avg = 0, .seed = 42, .start_epoch = 0,
-                 .hyper = hyper_value()};
+                 .agg_spec = "m::aggregation",
+                 .opt = {.utype = PS_UTYPE_BSP, .freq = PS_FREQ_BATCH, .epochs = 3, .batchsize = 4, .nbatches = 1,
+                         .model_avg = false, .seed = 42},
+                 .start_epoch = 0, .hyper = hyper_value()};
     List *p = list_new(2, false);
     list_push_take(p, val_matrix_take(mat_seq(5, 3, 0)), NULL);
     list_push_take(p, val_matrix_take(mat_seq(5, 2, 1)), NULL);
@@ -395,9 +396,9 @@ static void seed_calls(void)
              {"call_bad_freq", 0, 1, 4, 7}};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         WBuf b = {0};
-        m.batchsize = v[i].batchsize;
-        m.freq = v[i].freq;
-        m.nbatches = v[i].freq == PS_FREQ_NBATCHES ? INT64_MAX : 1;
+        m.opt.batchsize = v[i].batchsize;
+        m.opt.freq = (PsFreq)v[i].freq;
+        m.opt.nbatches = v[i].freq == PS_FREQ_NBATCHES ? INT64_MAX : 1;
         call_encode(&b, &m, v[i].id, v[i].k);
         wb_value(&b, part);
         put_seed(v[i].name, 2, &b);
@@ -406,9 +407,9 @@ static void seed_calls(void)
     /* A shipped file whose key is absent (NULL). */
     ShippedFile nokey[] = {{NULL, "lib/m.dml", lib_text, sizeof lib_text - 1}};
     m.files = nokey;
-    m.batchsize = 4;
-    m.freq = PS_FREQ_BATCH;
-    m.nbatches = 1;
+    m.opt.batchsize = 4;
+    m.opt.freq = PS_FREQ_BATCH;
+    m.opt.nbatches = 1;
     WBuf b = {0};
     call_encode(&b, &m, 0, 2);
     wb_value(&b, part);

@@ -33,8 +33,10 @@ static CallMsg sample(void)
 {
     return (CallMsg){.main_path = "main.dml", .main_text = "x = 1\n", .main_len = 6, .args = args, .nargs = 2,
                      .files = files, .nfiles = 1, .upd_key = "./m.dml", .upd_name = "upd", .agg_key = "./m.dml",
-                     .agg_name = "agg", .agg_spec = "m::agg", .utype = PS_UTYPE_SSP, .freq = PS_FREQ_NBATCHES,
-                     .epochs = 2, .batchsize = 4, .nbatches = 2, .seed = 9, .start_epoch = 1, .hyper = val_none()};
+                     .agg_name = "agg", .agg_spec = "m::agg",
+                     .opt = {.utype = PS_UTYPE_SSP, .freq = PS_FREQ_NBATCHES, .epochs = 2, .batchsize = 4,
+                             .nbatches = 2, .seed = 9},
+                     .start_epoch = 1, .hyper = val_none()};
 }
 
 static void encode(WBuf *b, CallMsg *m, int64_t id, int64_t k)
@@ -63,8 +65,8 @@ static void test_round_trip(void)
     CHECK(strcmp(c.main_path, "main.dml") == 0 && c.main_len == 6 && strcmp(c.main_text, "x = 1\n") == 0);
     CHECK(c.nargs == 2 && strcmp(c.args[0].name, "$1") == 0 && strcmp(c.args[1].text, "") == 0);
     CHECK(c.nfiles == 1 && strcmp(c.files[0].key, "./m.dml") == 0 && c.files[0].len == 18);
-    CHECK(c.utype == PS_UTYPE_SSP && c.freq == PS_FREQ_NBATCHES && c.epochs == 2 && c.batchsize == 4 &&
-          c.nbatches == 2 && c.seed == 9 && c.start_epoch == 1);
+    CHECK(c.opt.utype == PS_UTYPE_SSP && c.opt.freq == PS_FREQ_NBATCHES && c.opt.epochs == 2 && c.opt.batchsize == 4 &&
+          c.opt.nbatches == 2 && c.opt.seed == 9 && c.start_epoch == 1);
     ps_call_free(&c);
     /* Every strict prefix is refused and leaks nothing. */
     int refused = 0;
@@ -121,11 +123,11 @@ static void test_options_refused(void)
         CallMsg m = sample();
         int64_t id = 0, k = 2;
         switch (i) {
-        case 0: m.utype = 4; break;
-        case 1: m.freq = -1; break;
-        case 2: m.batchsize = 0; break;
-        case 3: m.nbatches = -3; break;
-        case 4: m.epochs = 0; break;
+        case 0: m.opt.utype = (PsUtype)4; break;
+        case 1: m.opt.freq = (PsFreq)-1; break;
+        case 2: m.opt.batchsize = 0; break;
+        case 3: m.opt.nbatches = -3; break;
+        case 4: m.opt.epochs = 0; break;
         case 5: m.start_epoch = -1; break;
         case 6: id = 2; break;
         case 7: id = -1; break;
@@ -167,18 +169,18 @@ static void test_partition_checked(void)
 static void test_batch_bounds(void)
 {
     CallMsg m = sample();
-    m.batchsize = INT64_MAX;
-    m.nbatches = INT64_MAX;
+    m.opt.batchsize = INT64_MAX;
+    m.opt.nbatches = INT64_MAX;
     WBuf b = {0};
     encode(&b, &m, 0, 2);
     Value part = part_of(7, 7), empty = part_of(0, 0);
     CallMsg c;
     int64_t id;
     CHECK(decode(&b, part, &c, &id) == NULL);
-    CHECK(c.batchsize == 7 && c.nbatches == 7);
+    CHECK(c.opt.batchsize == 7 && c.opt.nbatches == 7);
     ps_call_free(&c);
     CHECK(decode(&b, empty, &c, &id) == NULL);
-    CHECK(c.batchsize == 1 && c.nbatches == 1);
+    CHECK(c.opt.batchsize == 1 && c.opt.nbatches == 1);
     ps_call_free(&c);
     val_release(part);
     val_release(empty);

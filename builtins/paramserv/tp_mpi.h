@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * What the two sides of paramserv's Open MPI transport share: rank 0's
+ * (tp_mpi_server.c) and the worker ranks' (tp_mpi_worker.c). Both bridge
+ * their process's threads to MPI messages (mpi_comm.h) on one thread that
+ * never blocks inside MPI: it polls and sleeps between polls (MpiIdle, the
+ * caps below), because ranks on one host share its cores, and a rank
+ * spinning while it waits takes them from the ranks that compute. */
+#ifndef DML_BUILTINS_PARAMSERV_TP_MPI_H
+#define DML_BUILTINS_PARAMSERV_TP_MPI_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../base/value.h"
+
+/* Seconds between heartbeats of a worker rank during a call. */
+#define BEAT_SECS 1.0
+/* The caps of a bridge's idle sleeps (MpiIdle, mpi_comm.h), in
+ * microseconds: the most latency a message from another rank can gain
+ * while the bridge sleeps. Pushes and deliveries in the same process wake
+ * a bridge at once. Rank 0 may hear a push any time; a worker rank waits
+ * for a model only after it pushed, and while its worker computes only END
+ * can come (a failure elsewhere), so it polls less. Between calls a worker
+ * rank polls every 10 ms. */
+#define SERVE_IDLE_MAX_US 1000
+#define AWAIT_IDLE_MAX_US 1000
+#define COMPUTE_IDLE_MAX_US 5000
+#define BETWEEN_IDLE_MAX_US 10000
+/* While a send is under way but has not moved for MPI_SPIN_SECS (until
+ * then the bridge spins: mpi_comm.h): over TCP it moves only when its rank
+ * polls. */
+#define SEND_IDLE_MAX_US 200
+
+/* Wait on cv (mu held) at most 'us' microseconds; 0 (a spinning MpiIdle,
+ * mpi_comm.h): only yield the core, with mu released meanwhile. */
+void tp_mpi_cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us);
+
+/* A model that several ranks pull at once (a BSP round) goes down a tree
+ * instead of k times out of rank 0: the ranks ranks[0..n) are split in two
+ * halves, the first rank of each gets the model with the rest of its half
+ * to pass on in the same way (an MM_MODEL_TREE, list(model, ranks)). Each
+ * rank still receives one copy, the cells are the same bytes, so results
+ * do not change; rank 0 sends two copies instead of k, and the copies
+ * travel in parallel, log2(k) hops deep. A rank that dies on the way ends
+ * the job as any dead rank does; one that hangs stops answering rank 0 and
+ * is found by the heartbeat timeout. 'seq' is the call's number (rank 0
+ * numbers its calls), so a worker rank drops a model forwarded late from an
+ * aborted earlier call. False on an MPI error. */
+bool tp_mpi_send_tree(Value model, const int *ranks, int n, int worker, int64_t seq);
+
+#endif

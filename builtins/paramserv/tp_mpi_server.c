@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * paramserv's Open MPI transport, rank 0's side (PsTransportOps, ps.h).
+ *
+ * Rank 0 runs the script; its paramserv call starts the server thread as
+ * for a local run, and this transport, on the calling thread, ships each
+ * worker rank its partition and the program (every loaded file, so no
+ * shared filesystem is needed), sends a worker's model to its rank
+ * whenever the server delivers one, and puts the pushes that arrive into
+ * the server's inbox. Worker i runs on rank i + 1 (tp_mpi_worker.c is
+ * that side). Each pull or push moves one copy of the model or gradients;
+ * a pull only the model entries that the worker's functions can read
+ * (readset.c); a model several ranks pull at once goes down a tree
+ * (tp_mpi.h).
+ *
+ * Same partitions (made on rank 0), the same per-worker RNG streams
+ * (seeded from seed, worker and epoch) and BSP's aggregation in worker
+ * order make a seeded BSP run bit-identical to a local run with the same
+ * k; doubles travel as their bytes.
+ *
+ * Failures: a worker's DML error travels to rank 0 as a message and ends
+ * the call there with the worker's rank, host, epoch, batch and DML stack;
+ * rank 0 then ends the call on every rank (END, answered by ENDACK). A
+ * worker rank sends a heartbeat each second during a call; one that stays
+ * silent for DML_MPI_TIMEOUT seconds (default 60) is declared lost and the
+ * job is torn down with MPI_Abort at exit. A rank that dies is noticed by
+ * mpirun itself, which ends the whole job and names the rank. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../runtime/blas.h"
+#include "../../runtime/clock.h"
+#include "../../runtime/resolve.h"
+#include "mpi_comm.h"
+#include "msg.h"
+#include "ps.h"
+#include "psmpi.h"
+#include "tp_mpi.h"
+
+/* The transport's state in one call (PsRun.tps). */
+typedef struct MpiServe {
+    PsPart *parts;              /* owned: worker i's rows, sent with its CALL */
+    Value *mailbox;             /* run->mu: the model to send to worker i, or NONE */
+    bool *heard_push;           /* a push came from worker i's rank, which so has its CALL */
+    bool *done;                 /* worker i sent DONE */
+    pthread_cond_t pump_cv;     /* the bridge waits here (run->mu) for deliveries */
+    double rpc_time;            /* time the bridge spent sending and receiving */
+    int64_t pull_entries;       /* model entries a pull carries (readset.c); -1: all */
+} MpiServe;
+
+bool ps_mpi_launched(void)
+{
+    return mpi_up();
+}
+
+/* Worker ranks of this job (mpirun -np N: N-1); 0 outside mpirun. */
+static int ps_mpi_workers(void)
+{
+    return mpi_up() ? mpi_size() - 1 : 0;
+}
+
+static char *ps_mpi_where(int rank)
+{
+    char buf[320];
+    snprintf(buf, sizeof buf, "rank %d on %s", rank, mpi_host(rank));
+    return strdup(buf);
+}
+
+Status ps_pick_transport(Interp *I, const char *mode, const PsTransportOps **tp)
+{
+    bool mpi = ps_mpi_workers() > 0;
+    if (!mode) {
+        *tp = mpi ? &ps_tp_mpi : &ps_tp_local;
+        return ST_OK;
+    }
+    if (strcmp(mode, "LOCAL") == 0) {
+        *tp = &ps_tp_local;
+        return ST_OK;
+    }
+    if (strcmp(mode, "REMOTE_MPI") == 0 || strcmp(mode, "REMOTE_SPARK") == 0) {
+        if (!mpi)
+            return err_set(I, "Paramserv function: not support ps execution mode '%s' outside mpirun (launch the "
+                           "script with 'mpirun -np N dml run ...', N >= 2, or use mode=\"LOCAL\")", mode);
+        *tp = &ps_tp_mpi;
+        return ST_OK;
+    }
+    return err_set(I, "Paramserv function: not support ps execution mode '%s' (use LOCAL, or REMOTE_MPI under "
+                   "mpirun)", mode);
+}
+
+/* ---- what a call ships ---- */
+
+static const char *func_key(const FuncDef *f)
+{
+    return f->mod == NULL ? ".defaultNS" : f->mod->key;
+}
+
+/* Rank 0's CALL, pointing into its program; false when out of memory. */
+static bool call_of(CallMsg *m, Interp *I, const PsRun *run, const PsConfig *c)
+{
+    const Program *p = I->prog;
+    *m = (CallMsg){.hyper = c->hyper ? val_list_take(c->hyper) : val_none()};
+    m->main_path = p->main->path ? p->main->path : "<main>";
+    m->main_text = program_file_text(p, m->main_path, &m->main_len);
+    m->args = p->args;
+    m->nargs = p->nargs;
+    m->files = calloc((size_t)p->nmods + 1, sizeof *m->files);
+    if (!m->files)
+        return false;
+    for (int i = 0; i < p->nmods; i++) {
+        const Module *mod = p->mods[i];
+        if (mod == p->main)
+            continue;
+        ShippedFile *f = &m->files[m->nfiles++];
+        f->key = mod->key;
+        f->path = mod->path;
+        f->text = program_file_text(p, mod->path, &f->len);
+    }
+    m->upd_key = func_key(c->upd);
+    m->upd_name = c->upd->name;
+    m->agg_key = func_key(c->agg);
+    m->agg_name = c->agg->name;
+    m->agg_spec = c->agg_spec;
+    m->opt = *c;            /* ps_call_xfer writes the options params.h marks 'wire' */
+    m->opt.ckpt_sig = NULL;
+    m->start_epoch = run->start_epoch;
+    return true;
+}
+
+/* list(X, Y) of a worker's partition, sharing the matrices; NONE when
+ * memory ran out. */
+static Value part_value(const PsPart *p)
+{
+    List *l = list_new(2, false);
+    if (!l || !list_push(l, val_matrix_take(p->X), NULL) || !list_push(l, val_matrix_take(p->Y), NULL)) {
+        list_release(l);
+        return val_none();
+    }
+    return val_list_take(l);
+}
+
+/* ---- rank 0 ---- */
+
+static void mpi_failed(PsRun *run, const char *what)
+{
+    char msg[768];
+    snprintf(msg, sizeof msg, "paramserv: %s: %s", what, mpi_error());
+    ps_fail_msg(run, msg);
+    mpi_mark_broken();
+}
+
+/* The model as a pull carries it: the entries in need[] (NULL: all), the
+ * others as NONE, which the worker's functions never look at. The same
+ * matrices as m, no cells copied. */
+static Value pull_view(Value m, const bool *need, int64_t n)
+{
+    if (!need || m.kind != VAL_LIST || m.l->n != n)
+        return val_ref(m);
+    List *v = list_clone(m.l);
+    if (!v)
+        return val_ref(m);      /* out of memory: the whole model will do */
+    for (int64_t i = 0; i < n; i++)
+        if (!need[i]) {
+            val_release(v->items[i]);
+            v->items[i] = val_none();
+        }
+    return val_list_take(v);
+}
+
+enum { TREE_MIN = 3 };   /* fewer recipients than this: direct sends are as good (tp_mpi.h) */
+
+/* Rank 0 numbers its calls; a CALL carries the number (header 'epoch') and
+ * so does each tree message (header 'batch'), so a worker rank drops a
+ * model forwarded late from an aborted earlier call. Only workers that
+ * have pushed get a model through the tree: their CALL is in, and a peer's
+ * message cannot overtake it (MPI orders messages per sender only). */
+static int64_t call_seq;
+
+/* Whether worker j may take worker i's model (ms[i]) in one tree with it:
+ * the same model object, and both have pushed (so their CALL is in). */
+static bool tree_mate(const MpiServe *S, const Value *ms, int i, int j)
+{
+    return S->heard_push[i] && S->heard_push[j] && ms[i].kind == VAL_LIST && ms[j].kind == VAL_LIST &&
+           ms[j].l == ms[i].l;
+}
+
+/* Send each proxy's pending mailbox to its rank (the entries in need[]).
+ * Workers whose mailboxes hold the same model (BSP delivers one model to
+ * every worker) get it through one tree when there are TREE_MIN or more
+ * of them. Returns whether anything was sent. */
+static bool send_models(PsRun *run, const bool *need, int64_t nneed)
+{
+    MpiServe *S = run->tps;
+    bool any = false;
+    int k = run->k, few[16];
+    int *ranks = k <= 16 ? few : malloc(sizeof *ranks * (size_t)k);
+    Value *ms = calloc((size_t)k, sizeof *ms);
+    if (!ranks || !ms) {
+        if (ranks != few)
+            free(ranks);
+        free(ms);
+        ps_fail_msg(run, "paramserv: out of memory");
+        return false;
+    }
+    pthread_mutex_lock(&run->mu);
+    for (int i = 0; i < k; i++) {
+        ms[i] = S->mailbox[i];
+        S->mailbox[i] = val_none();
+    }
+    pthread_mutex_unlock(&run->mu);
+    bool ok = true;
+    for (int i = 0; i < k; i++) {
+        if (ms[i].kind == VAL_NONE)
+            continue;
+        /* The workers from i on waiting for this very model. */
+        int n = 0;
+        for (int j = i; j < k; j++)
+            if (tree_mate(S, ms, i, j))
+                ranks[n++] = j + 1;
+        Value view = ok ? pull_view(ms[i], need, nneed) : val_none();
+        if (ok && n >= TREE_MIN) {
+            ok = tp_mpi_send_tree(view, ranks, n, i, call_seq);
+            for (int j = k - 1; j > i; j--)
+                if (tree_mate(S, ms, i, j)) {
+                    val_release(ms[j]);
+                    ms[j] = val_none();
+                }
+        } else if (ok) {
+            ok = mpi_send_value(i + 1, MM_MODEL, i, 0, 0, view);
+        }
+        val_release(view);
+        val_release(ms[i]);
+        ms[i] = val_none();
+        if (!ok)
+            mpi_failed(run, "sending a model");
+        else
+            any = true;
+    }
+    for (int i = 0; i < k; i++)
+        val_release(ms[i]);
+    if (ranks != few)
+        free(ranks);
+    free(ms);
+    return any;
+}
+
+/* Worker i of rank 'rank', or -1. */
+static int worker_of_rank(const PsRun *run, int rank)
+{
+    return rank >= 1 && rank <= run->k ? rank - 1 : -1;
+}
+
+/* One message from a worker rank during the call. */
+static void on_message(PsRun *run, MpiMsg *m, int *ndone)
+{
+    MpiServe *S = run->tps;
+    int i = worker_of_rank(run, m->src);
+    if (i < 0)
+        return;
+    PsWorker *w = &run->w[i];
+    WRead rd = {.p = m->data, .len = m->len};
+    switch (m->type) {
+    case MM_PUSH: {
+        Value payload = m->value;
+        m->value = val_none();
+        if (payload.kind != VAL_LIST) {
+            val_release(payload);
+            char msg[256];
+            snprintf(msg, sizeof msg, "paramserv: malformed push from worker %d (%s)", i + 1, w->where);
+            ps_fail_msg(run, msg);
+            return;
+        }
+        S->heard_push[i] = true;
+        if (ps_enqueue_push_take(run, i, m->epoch, m->batch, payload) != ST_OK)
+            ps_fail_msg(run, "paramserv: out of memory queueing a push");
+        break;
+    }
+    case MM_PRINT:
+        if (m->len) {
+            fwrite(m->data, 1, m->len, run->caller->out);
+            fflush(run->caller->out);
+        }
+        break;
+    case MM_FAIL: {
+        char *msg = wr_str(&rd);
+        if (msg) {
+            ps_fail_msg(run, msg);
+            free(msg);
+        } else {
+            /* A bare FAIL: the rank had no memory left for its message. */
+            char bare[400];
+            snprintf(bare, sizeof bare, "paramserv: worker %d (%s) failed: %s", i + 1, w->where,
+                     m->len ? "its message could not be read" : "out of memory there");
+            ps_fail_msg(run, bare);
+        }
+        break;
+    }
+    case MM_DONE:
+        if (S->done[i])
+            break;              /* said twice: counted once */
+        if (!ps_stats_read(&rd, &w->st)) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "paramserv: malformed statistics from worker %d (%s)", i + 1, w->where);
+            ps_fail_msg(run, msg);
+        }
+        S->done[i] = true;
+        (*ndone)++;
+        break;
+    default: break;             /* MM_BEAT: being here is the point */
+    }
+}
+
+/* Ship the call to the worker ranks and bridge their messages until the
+ * call ends on every rank. */
+static void mpi_serve(PsRun *run)
+{
+    MpiServe *S = run->tps;
+    const PsConfig *c = run->cfg;
+    Interp *I = run->caller;
+    double t_rpc = 0;
+    int n = run->k;
+    double *seen = calloc((size_t)n, sizeof *seen);
+    if (!seen) {
+        ps_fail_msg(run, "paramserv: out of memory");
+        return;
+    }
+    int64_t nneed = c->model->n;
+    bool *need = ps_pull_entries(c, nneed);
+    S->pull_entries = need ? 0 : -1;
+    for (int64_t i = 0; need && i < nneed; i++)
+        S->pull_entries += need[i];
+    /* The server's agg and val share this host with worker ranks. */
+    int blas_before = blas_budget_enter(mpi_local_ranks());
+    mpi_lock();
+    double t0 = clock_now_sec();
+    call_seq++;
+    /* The CALL: the common part, then this worker's id and k; its
+     * partition follows as MM_PART. */
+    WBuf common = {0};
+    CallMsg call;
+    if (!call_of(&call, I, run, c))
+        common.oom = true;
+    else
+        ps_call_xfer(&(WIO){.w = &common}, &call);
+    free(call.files);
+    for (int i = 0; i < n && !atomic_load(&run->abort); i++) {
+        WBuf b = {0};
+        wb_bytes(&b, common.p, common.len);
+        if (common.oom)
+            b.oom = true;
+        int64_t id = i, k = n;
+        ps_part_xfer(&(WIO){.w = &b}, &id, &k);
+        Value part = part_value(&S->parts[i]);
+        if (part.kind == VAL_NONE) {
+            wb_free(&b);
+            ps_fail_msg(run, "paramserv: out of memory");
+            break;
+        }
+        if (!mpi_send_take(i + 1, MM_CALL, i, call_seq, 0, &b) || !mpi_send_value(i + 1, MM_PART, i, 0, 0, part))
+            mpi_failed(run, "sending a paramserv call");
+        val_release(part);
+        seen[i] = clock_now_sec();
+    }
+    wb_free(&common);
+    t_rpc += clock_now_sec() - t0;
+    /* The bridge: models out, pushes in, until every worker is done. */
+    int ndone = 0;
+    MpiIdle idle = mpi_idle_init(SERVE_IDLE_MAX_US);
+    while (ndone < n && !atomic_load(&run->abort)) {
+        double t1 = clock_now_sec();
+        bool busy = send_models(run, need, nneed);
+        if (!mpi_progress()) {
+            mpi_failed(run, "sending");
+            break;
+        }
+        MpiMsg m;
+        int got;
+        while ((got = mpi_poll(&m)) > 0) {
+            busy = true;
+            int i = worker_of_rank(run, m.src);
+            if (i >= 0)
+                seen[i] = clock_now_sec();
+            on_message(run, &m, &ndone);
+            mpi_msg_free(&m);
+        }
+        t_rpc += clock_now_sec() - t1;
+        if (got < 0) {
+            mpi_failed(run, "receiving");
+            break;
+        }
+        double now = clock_now_sec();
+        for (int i = 0; i < n; i++) {
+            if (!S->done[i] && seen[i] >= 0 && now - seen[i] > mpi_timeout()) {
+                char msg[512];
+                snprintf(msg, sizeof msg, "paramserv: worker %d (%s) sent nothing for %.0f s (DML_MPI_TIMEOUT): "
+                         "it hangs or its host is unreachable; ending the job", i + 1, run->w[i].where,
+                         mpi_timeout());
+                ps_fail_msg(run, msg);
+                mpi_mark_broken();
+                seen[i] = -1;       /* lost: expect no ENDACK from it */
+                break;
+            }
+        }
+        if (busy) {
+            mpi_idle_busy(&idle);
+        } else {
+            mpi_idle_cap(&idle, mpi_sends_moving() ? 0 : mpi_sends_pending() ? SEND_IDLE_MAX_US : SERVE_IDLE_MAX_US);
+            pthread_mutex_lock(&run->mu);
+            if (!atomic_load(&run->abort))
+                tp_mpi_cond_wait_us(&S->pump_cv, &run->mu, mpi_idle_next(&idle));
+            pthread_mutex_unlock(&run->mu);
+        }
+    }
+    /* End the call on every worker rank, done or not, and wait until each
+     * has left it, so no message of this call is left for the next. */
+    bool sent_ok = true;
+    for (int i = 0; i < n && sent_ok; i++)
+        sent_ok = mpi_send_take(i + 1, MM_END, i, 0, 0, NULL);
+    int acks = 0;
+    bool *acked = calloc((size_t)n, sizeof *acked);
+    for (int i = 0; i < n && acked; i++)
+        if (seen[i] < 0) {
+            acked[i] = true;
+            acks++;
+        }
+    double tend = clock_now_sec();
+    mpi_idle_busy(&idle);
+    while (sent_ok && acked && acks < n) {
+        if (!mpi_progress())
+            break;
+        MpiMsg m;
+        int got = mpi_poll(&m);
+        if (got < 0)
+            break;
+        if (got == 0) {
+            if (clock_now_sec() - tend > mpi_timeout())
+                break;
+            mpi_idle_sleep(&idle);
+            continue;
+        }
+        int i = worker_of_rank(run, m.src);
+        if (i >= 0 && m.type == MM_ENDACK && !acked[i]) {
+            acked[i] = true;
+            acks++;
+        } else if (i >= 0 && m.type == MM_FAIL && !atomic_load(&run->abort)) {
+            on_message(run, &m, &ndone);
+        }
+        mpi_msg_free(&m);
+    }
+    if (acks < n) {
+        if (!atomic_load(&run->abort))
+            ps_fail_msg(run, "paramserv: a worker rank did not leave the call");
+        mpi_mark_broken();
+    }
+    free(acked);
+    /* Sends still in flight must finish before the models they carry go. */
+    mpi_flush_sends();
+    mpi_unlock();
+    blas_budget_leave(blas_before);
+    S->rpc_time = t_rpc;
+    free(need);
+    free(seen);
+}
+
+/* ---- the transport ---- */
+
+static Status mpi_check(Interp *I, const PsConfig *c)
+{
+    int have = ps_mpi_workers();
+    if (c->k > have)
+        return err_set(I, "paramserv: k=%lld workers, but this job has only %d worker ranks (mpirun -np %d: rank 0 "
+                       "is the server); run with -np %lld or pass k <= %d", (long long)c->k, have, have + 1,
+                       (long long)c->k + 1, have);
+    return ST_OK;
+}
+
+static void mpi_free(PsRun *run);
+
+static Status mpi_init(PsRun *run, PsPart *parts)
+{
+    int k = run->k;
+    MpiServe *S = calloc(1, sizeof *S);
+    if (!S)
+        return err_set(run->caller, "out of memory");
+    run->tps = S;
+    S->parts = calloc((size_t)k, sizeof *S->parts);
+    S->mailbox = calloc((size_t)k, sizeof *S->mailbox);
+    S->heard_push = calloc((size_t)k, sizeof *S->heard_push);
+    S->done = calloc((size_t)k, sizeof *S->done);
+    pthread_cond_init(&S->pump_cv, NULL);
+    S->pull_entries = -1;
+    if (!S->parts || !S->mailbox || !S->heard_push || !S->done) {
+        mpi_free(run);
+        return err_set(run->caller, "out of memory");
+    }
+    for (int i = 0; i < k; i++) {
+        S->parts[i] = parts[i];
+        parts[i].X = parts[i].Y = NULL;
+        S->mailbox[i] = val_none();
+        run->w[i].where = ps_mpi_where(i + 1);
+    }
+    return ST_OK;
+}
+
+static void mpi_deliver(PsRun *run, int i, Value model)
+{
+    MpiServe *S = run->tps;
+    pthread_mutex_lock(&run->mu);
+    val_release(S->mailbox[i]);
+    S->mailbox[i] = model;
+    pthread_cond_signal(&S->pump_cv);
+    pthread_mutex_unlock(&run->mu);
+}
+
+static void mpi_wake(PsRun *run)
+{
+    MpiServe *S = run->tps;
+    if (S)
+        pthread_cond_broadcast(&S->pump_cv);
+}
+
+static void mpi_stats_cpu(PsRun *run, StrBuf *b, double cpu, const PsWorkerStats *sum)
+{
+    /* Each rank has its own process: rank 0's CPU time and the worker
+     * ranks' (sent with DONE). */
+    sb_printf(b, "Paramserv CPU time:\t\t%.3f secs (rank 0 %.3f + worker ranks %.3f, user + system).\n",
+              cpu + sum->cpu, cpu, sum->cpu);
+}
+
+static void mpi_stats_net(PsRun *run, StrBuf *b, PsWorkerStats *sum)
+{
+    MpiServe *S = run->tps;
+    sb_printf(b, "Paramserv RPC request time:\t%.3f secs.\n", S->rpc_time);
+    sb_printf(b, "Paramserv network bytes:\t%llu pulled, %llu pushed (Open MPI, %d worker ranks).\n",
+              (unsigned long long)sum->bytes_pulled, (unsigned long long)sum->bytes_pushed, run->k);
+    if (S->pull_entries >= 0)
+        sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
+                  (long long)S->pull_entries, (long long)run->cfg->model->n);
+}
+
+static void mpi_free(PsRun *run)
+{
+    MpiServe *S = run->tps;
+    if (!S)
+        return;
+    for (int i = 0; i < run->k; i++) {
+        if (S->mailbox)
+            val_release(S->mailbox[i]);
+        if (S->parts) {
+            if (S->parts[i].X)
+                mat_release(S->parts[i].X);
+            if (S->parts[i].Y)
+                mat_release(S->parts[i].Y);
+        }
+    }
+    pthread_cond_destroy(&S->pump_cv);
+    free(S->parts);
+    free(S->mailbox);
+    free(S->heard_push);
+    free(S->done);
+    free(S);
+    run->tps = NULL;
+}
+
+const PsTransportOps ps_tp_mpi = {
+    .name = "Open MPI",
+    .own_budgets = true,
+    .progress_by_push = true,
+    .check = mpi_check,
+    .init = mpi_init,
+    .deliver = mpi_deliver,
+    .serve = mpi_serve,
+    .wake = mpi_wake,
+    .stats_cpu = mpi_stats_cpu,
+    .stats_net = mpi_stats_net,
+    .free = mpi_free,
+};
