@@ -185,6 +185,7 @@ build/fuzz/fuzz_checkpoint: tests/fuzz/fuzz_checkpoint.c $(FUZZ_OBJS)
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $^ $(LIBS)
 build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c base/value.c base/frame.c base/strbuf.c \
+                    base/numparse.c \
                     runtime/fmt.c runtime/frame_print.c \
                     base/diag.c
 	@mkdir -p build/fuzz
@@ -192,6 +193,7 @@ build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/
 	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
 # The decoders alone: no MPI, no interpreter.
 build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c builtins/paramserv/wire.c builtins/paramserv/msg.c base/value.c \
+                     base/numparse.c \
                      base/frame.c base/strbuf.c
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
