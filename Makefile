@@ -56,10 +56,9 @@ ifeq ($(WERROR),1)
   WARN += -Werror
 endif
 REQ_CFLAGS := -std=gnu11 $(WARN) -I. -I$(B)/gen -pthread -MMD -MP $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) $(SANFLAGS)
-# libmvec: glibc's vector math (exp over whole matrices, builtins/elementwise.c).
 # Our objects' allocations go through base/failalloc.c (DML_FAIL_ALLOC).
 WRAP_LD := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=posix_memalign
-LIBS := $(WRAP_LD) $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) $(CAIRO_LIBS) -lmvec -lm -pthread
+LIBS := $(WRAP_LD) $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) $(CAIRO_LIBS) -lm -pthread
 
 SRCS := $(wildcard base/*.c parser/*.c runtime/*.c builtins/*.c builtins/io/*.c builtins/paramserv/*.c)
 # cli/: the front ends (main, REPL, test runner); only the executable links them.
@@ -185,6 +184,7 @@ build/fuzz/fuzz_checkpoint: tests/fuzz/fuzz_checkpoint.c $(FUZZ_OBJS)
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $^ $(LIBS)
 build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c base/value.c base/frame.c base/strbuf.c \
+                    base/numparse.c \
                     runtime/fmt.c runtime/frame_print.c \
                     base/diag.c
 	@mkdir -p build/fuzz
@@ -192,6 +192,7 @@ build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/
 	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
 # The decoders alone: no MPI, no interpreter.
 build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c builtins/paramserv/wire.c builtins/paramserv/msg.c builtins/paramserv/params.c base/value.c \
+                     base/numparse.c \
                      base/frame.c base/strbuf.c
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"

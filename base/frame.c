@@ -13,6 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "numparse.h"
+
 static size_t cell_size(FrameType t)
 {
     switch (t) {
@@ -288,27 +290,41 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-/* The number in s[0..n) (blanks around it allowed); false if it is not one. */
+/* s[0..n) without the blanks around it. */
+static void trim_blanks(const char **s, size_t *n)
+{
+    while (*n && is_blank(**s))
+        (*s)++, (*n)--;
+    while (*n && is_blank((*s)[*n - 1]))
+        (*n)--;
+}
+
+/* The number in s[0..n) (blanks around it allowed), by Java's
+ * Double.parseDouble as upstream's frames parse; false if it is not one. */
 static bool parse_double(const char *s, size_t n, double *out)
 {
-    while (n && is_blank(*s))
-        s++, n--;
-    while (n && is_blank(s[n - 1]))
-        n--;
-    if (n == 0 || n > 400)
+    trim_blanks(&s, &n);
+    return n > 0 && num_parse_double(s, n, out);
+}
+
+/* An INT64 cell from text: [+-]digits by Long.parseLong's rule, exact to
+ * 2^63 - 1 (never through a double, which would round the last digits
+ * away); else an integral number such as "3.0" or "1e3". */
+static bool parse_int(const char *s, size_t n, int64_t *out)
+{
+    trim_blanks(&s, &n);
+    size_t k = n && (*s == '+' || *s == '-');
+    bool digits = k < n;
+    for (size_t q = k; q < n && digits; q++)
+        digits = s[q] >= '0' && s[q] <= '9';
+    if (digits)
+        return num_parse_long(s, n, out);   /* out of range: not INT64 */
+    double d;
+    /* 2^63 itself is out of range */
+    if (!parse_double(s, n, &d) || d != d || d < -9223372036854775808.0 || d >= 9223372036854775808.0 ||
+        d != (double)(int64_t)d)
         return false;
-    char buf[404];
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    /* strtod also reads hex floats and "nan(...)"; a DML number is neither. */
-    for (size_t k = 0; k < n; k++)
-        if (buf[k] == 'x' || buf[k] == 'X' || buf[k] == '(')
-            return false;
-    char *end;
-    double d = strtod(buf, &end);
-    if (end != buf + n)
-        return false;
-    *out = d;
+    *out = (int64_t)d;
     return true;
 }
 
@@ -333,37 +349,15 @@ bool frame_put_text(FrameBlock *f, int64_t i, int64_t j, const char *s, size_t n
             return false;
         c->d[i] = frame_narrow_double(c, d);
         return true;
-    case FT_INT:
-        /* Integral decimals only; 2^63 itself is out of range. */
-        if (!parse_double(s, n, &d) || d != d || d < -9223372036854775808.0 || d >= 9223372036854775808.0 ||
-            d != (double)(int64_t)d)
+    case FT_INT: {
+        int64_t v;
+        if (!parse_int(s, n, &v))
             return false;
-        /* Long integers beyond 2^53 keep every digit when written plainly. */
-        {
-            const char *p = s;
-            size_t m = n;
-            while (m && is_blank(*p))
-                p++, m--;
-            while (m && is_blank(p[m - 1]))
-                m--;
-            char buf[32];
-            if (m < sizeof buf) {
-                memcpy(buf, p, m);
-                buf[m] = '\0';
-                char *end;
-                long long v = strtoll(buf, &end, 10);
-                if (*end == '\0') {
-                    if (c->narrow && (v < INT32_MIN || v > INT32_MAX))
-                        return false;
-                    c->i[i] = v;
-                    return true;
-                }
-            }
-        }
-        if (c->narrow && (d < INT32_MIN || d > INT32_MAX))
+        if (c->narrow && (v < INT32_MIN || v > INT32_MAX))
             return false;   /* upstream's Integer.parseInt fails */
-        c->i[i] = (int64_t)d;
+        c->i[i] = v;
         return true;
+    }
     case FT_BOOL: {
         while (n && is_blank(*s))
             s++, n--;

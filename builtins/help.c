@@ -532,6 +532,14 @@ static void describe_sb(StrBuf *b, Value v, int depth)
             fmt_double_java(hi, num);
             sb_printf(b, ", max %s", num);
             double mean = sum / (double)(n - nan);
+            if (!isfinite(mean) && isfinite(lo) && isfinite(hi)) {
+                /* finite cells whose sum overflows: the sum of x/count,
+                 * which cannot, as mean() does */
+                mean = 0;
+                for (int64_t i = 0; i < n; i++)
+                    if (!isnan(m->data[i]))
+                        mean += m->data[i] / (double)(n - nan);
+            }
             if (isfinite(mean)) {
                 sb_printf(b, ", mean %.4g", mean);
             } else {

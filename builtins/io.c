@@ -477,22 +477,6 @@ typedef struct WriteOpts {
     bool header, sparse, sep_given;
 } WriteOpts;
 
-/* Writes 'mtd' as path + ".mtd" atomically. */
-static bool write_mtd_file(const char *mtd_path, const Mtd *md, DiagErr *e)
-{
-    char eb[64];
-    IoTmp meta = {0};
-    if (!io_tmp_open(mtd_path, &meta, e))
-        return false;
-    if (!mtd_write(meta.f, md)) {
-        int err = errno;
-        diag_fail(e, "cannot write '%s': %s", mtd_path, io_strerror(err ? err : EIO, eb, sizeof eb));
-        io_tmp_abort(&meta);
-        return false;
-    }
-    return io_tmp_close(&meta, mtd_path, e) && io_tmp_rename(&meta, mtd_path, e);
-}
-
 static Status write_value(Interp *I, Value x, const char *path, const WriteOpts *o, int depth);
 
 /* The folders on the way to 'path' that do not exist yet are made, as
@@ -520,28 +504,33 @@ static Status make_parent_dirs(Interp *I, const char *path)
 
 /* write(list, f): as upstream, f.mtd describes the list and the folder f/
  * holds element i (from 0) as f/<i>_<name> ("<i>_null" when unnamed), each
- * written with its own .mtd; nested lists recurse. */
+ * written with its own .mtd; nested lists recurse. The folder is built
+ * under a temporary name and swapped in whole with f.mtd: a failure on any
+ * element leaves an older f/ as it was. */
 static Status write_list(Interp *I, const List *l, const char *path, const WriteOpts *o, int depth)
 {
-    char eb[64];
     if (depth > 64)
         return err_set(I, "write(): lists nested too deeply");
-    if (mkdir(path, 0777) != 0 && errno != EEXIST)
-        return err_set(I, "write(): cannot create the folder '%s': %s", path, io_strerror(errno, eb, sizeof eb));
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+    if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
         return err_set(I, "write(): cannot write a list to '%s': it exists and is not a folder", path);
-    size_t plen = strlen(path);
-    for (int64_t i = 0; i < l->n; i++) {
+    DiagErr e;
+    char *dir = io_tmp_dir_open(path, &e);
+    if (!dir)
+        return err_take(I, &e);
+    size_t plen = strlen(dir);
+    Status res = ST_OK;
+    for (int64_t i = 0; i < l->n && res == ST_OK; i++) {
         const char *nm = l->names ? l->names[i]->s : "null";
         size_t cap = plen + strlen(nm) + 32;
         char *ep = malloc(cap);
-        if (!ep)
-            return err_set(I, "write(): out of memory");
-        snprintf(ep, cap, "%s/%lld_%s", path, (long long)i, nm);
-        Status s = write_value(I, l->items[i], ep, o, depth + 1);
+        if (!ep) {
+            res = err_set(I, "write(): out of memory");
+            break;
+        }
+        snprintf(ep, cap, "%s/%lld_%s", dir, (long long)i, nm);
+        res = write_value(I, l->items[i], ep, o, depth + 1);
         free(ep);
-        TRY(s);
     }
     Mtd md;
     mtd_init(&md);
@@ -551,13 +540,25 @@ static Status write_list(Interp *I, const List *l, const char *path, const Write
     md.cols = 1;
     md.format = (char *)o->fmt;
     md.description = (char *)o->desc;
-    Status res = ST_OK;
-    DiagErr e;
     char *mtd_path = mtd_path_of(path);
-    if (!mtd_stamp(&md) || !mtd_path)
+    IoTmp meta = {0};
+    if (res == ST_OK && (!mtd_stamp(&md) || !mtd_path))
         res = err_set(I, "write(): out of memory");
-    else if (!write_mtd_file(mtd_path, &md, &e))
+    if (res == ST_OK && !io_tmp_open(mtd_path, &meta, &e))
         res = err_take(I, &e);
+    if (res == ST_OK && !mtd_write(meta.f, &md)) {
+        char eb[64];
+        int err = errno;
+        res = err_set(I, "cannot write '%s': %s", mtd_path, io_strerror(err ? err : EIO, eb, sizeof eb));
+    }
+    if (res == ST_OK) {
+        if (!io_commit_dir(dir, path, &meta, mtd_path, &e))
+            res = err_take(I, &e);
+    } else {
+        io_tmp_abort(&meta);
+        io_remove_tree(dir);
+        free(dir);
+    }
     md.data_type = md.value_type = md.format = md.description = NULL;
     mtd_free(&md);
     free(mtd_path);
@@ -667,8 +668,6 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
             ok = false;
         }
     }
-    if (ok)
-        ok = io_tmp_close(&data, path, &e);
     if (ok && !io_tmp_open(mtd_path, &meta, &e)) {
         io_tmp_abort(&data);
         ok = false;
@@ -680,17 +679,10 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
         io_tmp_abort(&data);
         ok = false;
     }
-    if (ok && !io_tmp_close(&meta, mtd_path, &e)) {
-        io_tmp_abort(&data);
-        ok = false;
-    }
-    /* Both files are complete on disk; only now do they replace the old ones. */
-    if (ok && !io_tmp_rename(&data, path, &e)) {
-        io_tmp_abort(&meta);
-        ok = false;
-    }
+    /* Both files complete on disk replace the old ones together, or not
+     * at all. */
     if (ok)
-        ok = io_tmp_rename(&meta, mtd_path, &e);
+        ok = io_commit_pair(&data, path, &meta, mtd_path, &e);
     if (st == ST_OK && !ok)
         st = err_take(I, &e);
     md.data_type = md.value_type = md.format = md.description = md.sep = md.indsep = md.schema = NULL;

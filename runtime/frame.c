@@ -276,6 +276,22 @@ Status frame_assign_take(Interp *I, FrameBlock *f, int64_t r0, int64_t r1, int64
                 frame_copy_cell(f, r0 + i, c0 + j, v.f, i, j);
             continue;
         }
+        /* Into a STRING column a cell goes as its own text: an FP32 cell
+         * as its float's shortest digits (Float.toString), "0.1", not as
+         * the double it widens to. */
+        if (f->col[c0 + j].type == FT_STRING) {
+            StrBuf b;
+            sb_init(&b);
+            for (int64_t i = 0; i < nr && st == ST_OK; i++) {
+                b.len = 0;
+                frame_cell_text(&b, v.f, i, j);
+                bool oom = b.oom;
+                if (oom || !frame_put_text(f, r0 + i, c0 + j, b.p ? b.p : "", b.len, &oom))
+                    st = err_at(I, loc, "out of memory in frame left indexing");
+            }
+            sb_free(&b);
+            continue;
+        }
         for (int64_t i = 0; i < nr && st == ST_OK; i++) {
             Value cell = frame_get(v.f, i, j);
             if (cell.kind == VAL_NONE)

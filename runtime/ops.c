@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/numparse.h"
 #include "fmt.h"
 #include "matrix.h"
 
@@ -682,43 +683,10 @@ int64_t ops_d2i(double d)
     return (int64_t)t;
 }
 
-/* Java's Double.parseDouble: surrounding chars <= ' ' are ignored; accepts
- * "NaN", "[+-]Infinity", decimal and hex forms, an optional f/F/d/D
- * suffix. Rejects what only strtod accepts ("inf", "nan(..)", "0x10"). */
+/* Java's Double.parseDouble (numparse.h: one grammar for every reader). */
 bool ops_parse_java_double(const char *s, double *out)
 {
-    const char *b = s;
-    while (*b && (unsigned char)*b <= ' ')
-        b++;
-    const char *e = b + strlen(b);
-    while (e > b && (unsigned char)e[-1] <= ' ')
-        e--;
-    const char *p = b;
-    if (p < e && (*p == '+' || *p == '-'))
-        p++;
-    if (e - p == 3 && memcmp(p, "NaN", 3) == 0) {
-        *out = NAN;
-        return true;
-    }
-    if (e - p == 8 && memcmp(p, "Infinity", 8) == 0) {
-        *out = *b == '-' ? -INFINITY : INFINITY;
-        return true;
-    }
-    if (p >= e || !(isdigit((unsigned char)*p) || *p == '.'))
-        return false;
-    bool hex = e - p > 1 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
-    if (hex && !memchr(p, 'p', (size_t)(e - p)) && !memchr(p, 'P', (size_t)(e - p)))
-        return false;
-    char *end;
-    double v = strtod(b, &end);
-    if (end == b)
-        return false;
-    if (end < e && end + 1 == e && strchr("fFdD", *end))
-        end++;
-    if (end != e)
-        return false;
-    *out = v;
-    return true;
+    return num_parse_double(s, strlen(s), out);
 }
 
 /* An exact int64 when s is (whitespace-trimmed) [+-]digits within range. */

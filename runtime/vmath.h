@@ -2,12 +2,11 @@
  * The element-wise math functions of DML over arrays of doubles, one
  * implementation shared by the builtins (exp(X), ...) and the fused
  * element-wise evaluator (fuse.c), so a cell gets the same bits whichever
- * path computed it. exp and log go through glibc's libmvec with the widest
- * vector unit the CPU has (AVX-512, AVX2, SSE2), chosen at run time, except
- * exp on AVX2, which is our own table-free polynomial (vmath.c); the
- * result of a cell never depends on its position or the array length (the
- * tail is padded into a full vector). Thread-safe: no state after the one
- * dispatch decision. */
+ * path computed it, and the same bits as the function on a scalar (libm's,
+ * cell by cell, for exp, log and sigmoid: vector versions of them differ by
+ * an ulp here and there, and between CPUs). sqrt, abs, sign, floor and ceil,
+ * exact either way, take four cells at a time with AVX. Thread-safe: no
+ * state after the one dispatch decision. */
 #ifndef DML_RUNTIME_VMATH_H
 #define DML_RUNTIME_VMATH_H
 
@@ -24,8 +23,8 @@ void vm_unary(VmFn f, const double *x, double *y, int64_t n);
 double vm_scalar(VmFn f, double x);
 /* f of one number: the same bits as vm_unary on an array holding it. */
 double vm_unary1(VmFn f, double x);
-/* Name of the vector width in use for exp/log ("avx512", "avx2", "sse2",
- * "scalar"). */
+/* Name of the vector unit in use for sqrt, abs, sign, floor and ceil
+ * ("avx" or "scalar"). */
 const char *vm_isa(void);
 
 #endif

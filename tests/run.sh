@@ -162,6 +162,8 @@ if [ -x "$DML" ]; then
     [ -f tests/mpi/run_mpi_tests.sh ] && [ -z "${SKIP_MPI:-}" ] && run_suite mpi tests/mpi/run_mpi_tests.sh 80
     # the command line itself (help, dml test, an installed layout)
     [ -f tests/cli/run_cli_tests.sh ] && run_suite cli tests/cli/run_cli_tests.sh
+    # all-or-nothing writes, Ctrl-C, plot temporaries (issue 28)
+    [ -f tests/robust/run_robust_tests.sh ] && run_suite robust tests/robust/run_robust_tests.sh
 fi
 
 echo "$total_pass passed, $total_fail failed"

@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,4 +104,169 @@ bool io_tmp_rename(IoTmp *t, const char *path, DiagErr *e)
 bool io_tmp_commit(IoTmp *t, const char *path, DiagErr *e)
 {
     return io_tmp_close(t, path, e) && io_tmp_rename(t, path, e);
+}
+
+/* A fresh name "<path><suffix>XXXXXX" that nothing holds (malloc'd), made
+ * as an empty folder by mkdtemp so no other writer can take it; NULL with
+ * errno set on failure. */
+static char *fresh_dir(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), k = strlen(suffix);
+    char *p = malloc(n + k + 7);
+    if (!p) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    memcpy(p, path, n);
+    memcpy(p + n, suffix, k);
+    memcpy(p + n + k, "XXXXXX", 7);
+    if (!mkdtemp(p)) {
+        int err = errno;
+        free(p);
+        errno = err;
+        return NULL;
+    }
+    return p;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return (flag == FTW_DP ? rmdir(p) : unlink(p)) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* Contract in io_formats.h. */
+bool io_remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT;
+    if (!S_ISDIR(st.st_mode))
+        return unlink(path) == 0;
+    /* depth first, links not followed; nftw walks without recursion limits
+     * of ours (its own depth is bounded by the file system's) */
+    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0;
+}
+
+/* Contract in io_formats.h. */
+bool io_commit_pair(IoTmp *data, const char *path, IoTmp *meta, const char *mtd_path, DiagErr *e)
+{
+    char eb[64];
+    if (!io_tmp_close(data, path, e)) {
+        io_tmp_abort(meta);
+        return false;
+    }
+    if (!io_tmp_close(meta, mtd_path, e)) {
+        io_tmp_abort(data);
+        return false;
+    }
+    /* The old data file stays reachable under a second name until the
+     * metadata is in place, so that a failure then can put it back. */
+    char *bak = NULL;
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        bak = malloc(strlen(path) + 12);
+        if (bak) {
+            strcpy(bak, path);
+            strcat(bak, ".oldXXXXXX");
+            int fd = mkstemp(bak);
+            if (fd < 0 || (close(fd), unlink(bak) != 0) || link(path, bak) != 0) {
+                int err = errno;
+                free(bak);
+                io_tmp_abort(data);
+                io_tmp_abort(meta);
+                return diag_fail(e, "cannot write '%s': cannot keep the old file while replacing it: %s", path,
+                                 io_strerror(err, eb, sizeof eb));
+            }
+        }
+    }
+    if (!bak && lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        io_tmp_abort(data);
+        io_tmp_abort(meta);
+        return diag_fail(e, "cannot write '%s': out of memory", path);
+    }
+    bool had_old = bak != NULL;
+    if (!io_tmp_rename(data, path, e)) {
+        io_tmp_abort(meta);
+        if (bak)
+            unlink(bak);
+        free(bak);
+        return false;
+    }
+    bool ok = io_tmp_rename(meta, mtd_path, e);
+    if (!ok) {
+        /* put the old data back (or take the new away): all or nothing */
+        if (had_old)
+            (void)rename(bak, path);
+        else
+            (void)unlink(path);
+    } else if (bak) {
+        unlink(bak);
+    }
+    free(bak);
+    return ok;
+}
+
+/* Contract in io_formats.h. */
+char *io_tmp_dir_open(const char *path, DiagErr *e)
+{
+    char eb[64];
+    char *d = fresh_dir(path, ".tmp");
+    if (!d)
+        diag_fail(e, "cannot write '%s': %s", path, io_strerror(errno, eb, sizeof eb));
+    else
+        (void)chmod(d, 0777 & ~current_umask());
+    return d;
+}
+
+/* Contract in io_formats.h. */
+bool io_commit_dir(char *tmp_dir, const char *path, IoTmp *meta, const char *mtd_path, DiagErr *e)
+{
+    char eb[64];
+    bool ok = false;
+    char *old = NULL;
+    struct stat st;
+    if (!io_tmp_close(meta, mtd_path, e))
+        goto out;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) {
+            diag_fail(e, "cannot write a list to '%s': it exists and is not a folder", path);
+            goto out;
+        }
+        /* the old folder moves aside (onto an empty folder of a fresh
+         * name, which rename replaces) until the new one is in place */
+        old = fresh_dir(path, ".old");
+        if (!old || rename(path, old) != 0) {
+            diag_fail(e, "cannot write '%s': %s", path, io_strerror(errno, eb, sizeof eb));
+            if (old)
+                rmdir(old);
+            free(old);
+            old = NULL;
+            goto out;
+        }
+    }
+    if (rename(tmp_dir, path) != 0) {
+        diag_fail(e, "cannot write '%s': %s", path, io_strerror(errno, eb, sizeof eb));
+        if (old)
+            (void)rename(old, path);
+        goto out;
+    }
+    if (!io_tmp_rename(meta, mtd_path, e)) {
+        /* the new folder goes back to its temporary name, the old returns */
+        (void)rename(path, tmp_dir);
+        if (old)
+            (void)rename(old, path);
+        goto out;
+    }
+    ok = true;
+    if (old)
+        io_remove_tree(old);
+out:
+    io_tmp_abort(meta);
+    if (!ok)
+        io_remove_tree(tmp_dir);
+    free(old);
+    free(tmp_dir);
+    return ok;
 }

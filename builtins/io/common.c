@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../../base/numparse.h"
+
 
 /* strerror_r is XSI (returns int) or GNU (returns char *) depending on the
  * feature macros; _Generic accepts either. */
@@ -334,24 +336,11 @@ bool io_dim_agrees(const char *name, const char *what, int64_t declared, int64_t
 const double io_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* strtod on a NUL-terminated copy of [s, e): the whole text must be used. */
+/* Everything the fast path leaves: Java's Double.parseDouble, as upstream's
+ * readers use ("1d" and "Infinity" are numbers; "inf", "nan", "0x10" not). */
 static bool parse_double_slow(const char *s, const char *e, double *out)
 {
-    size_t n = (size_t)(e - s);
-    char small[128];
-    char *tmp = n < sizeof small ? small : malloc(n + 1);
-    if (!tmp)
-        return false;
-    memcpy(tmp, s, n);
-    tmp[n] = 0;
-    char *end;
-    double d = strtod(tmp, &end);
-    bool ok = end == tmp + n && n > 0 && !is_space(tmp[0]);
-    if (tmp != small)
-        free(tmp);
-    if (ok)
-        *out = d;
-    return ok;
+    return num_parse_double(s, (size_t)(e - s), out);
 }
 
 /* Reads the digits at *p into the mantissa *m, which has *nd significant
@@ -377,8 +366,8 @@ static inline int64_t mantissa_digits(const char **p, const char *e, uint64_t *m
 /* Fast path (Clinger): a decimal with at most 19 significant digits whose
  * mantissa fits in 53 bits and whose power of ten is at most 22 is converted
  * exactly by one IEEE multiplication or division, which rounds correctly.
- * Everything else (long mantissas, big exponents, Infinity, NaN, hex) goes
- * through strtod, so results always equal strtod's. */
+ * Everything else (long mantissas, big exponents, Infinity, NaN, hex, a
+ * d/f suffix) goes through num_parse_double, whose values are strtod's. */
 bool io_parse_double(const char *s, const char *e, double *out)
 {
     while (s < e && is_space(*s))

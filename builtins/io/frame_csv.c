@@ -123,6 +123,121 @@ static bool read_row(FrameBlock *f, int64_t r, const char *ls, const char *le, i
     return true;
 }
 
+/* ---- records: lines, except inside a quoted field (RFC 4180) ---- */
+
+typedef struct Records {
+    const char *p, *end;
+    const char *sep;
+    size_t sepn;
+    int64_t lineno;         /* the line the record last returned starts on */
+    int64_t next_line;      /* the line the next record starts on */
+} Records;
+
+static bool at_sep(const char *q, const char *end, const Records *R)
+{
+    return (size_t)(end - q) >= R->sepn && memcmp(q, R->sep, R->sepn) == 0;
+}
+
+/* The next record as [*rs, *re), without its line break (nor a '\r' before
+ * it): up to the first '\n' outside double quotes. A field is quoted when
+ * its first character after blanks is '"' (as io_csv_field_end reads it),
+ * and then runs to its closing quote ("" inside is a quote) over any line
+ * breaks. Returns 0 at the end, 1 for a record, -1 when a quoted field is
+ * never closed (*rs then points at its quote). */
+static int next_record(Records *R, const char **rs, const char **re)
+{
+    if (R->p >= R->end)
+        return 0;
+    const char *q = R->p, *end = R->end;
+    int64_t nl = 0;
+    for (;;) {
+        /* the start of a field */
+        while (q < end && is_blank(*q) && !at_sep(q, end, R))
+            q++;
+        if (q < end && *q == '"') {
+            const char *open = q;
+            int64_t open_nl = nl;
+            for (q++;; q++) {
+                if (q >= end) {
+                    *rs = open;
+                    R->lineno = R->next_line + open_nl;
+                    return -1;
+                }
+                if (*q == '\n')
+                    nl++;
+                else if (*q == '"') {
+                    if (q + 1 < end && q[1] == '"')
+                        q++;
+                    else
+                        break;
+                }
+            }
+            q++;
+        }
+        /* the rest of the field, raw */
+        while (q < end && *q != '\n' && !at_sep(q, end, R))
+            q++;
+        if (q < end && *q != '\n') {
+            q += R->sepn;
+            continue;
+        }
+        break;
+    }
+    *rs = R->p;
+    *re = q > R->p && q[-1] == '\r' ? q - 1 : q;
+    R->p = q < end ? q + 1 : end;
+    R->lineno = R->next_line;
+    R->next_line += nl + 1;
+    return 1;
+}
+
+/* The rows of a frame csv body [data, end), as io_csv_rows counts them but
+ * in records: every record up to the last non-empty one, and trailing empty
+ * lines too when the declared count (-1: none) reaches them. *rows_end is
+ * where the rows stop. -1 when a quoted field is never closed (an error
+ * already in *e). */
+static int64_t frame_csv_rows(const char *data, const char *end, int64_t first_line, int64_t declared,
+                              const char *sep, size_t sepn, const char **rows_end, const char *name, DiagErr *e)
+{
+    /* Trailing line breaks are outside any quoted field that closes. */
+    const char *last = end;
+    while (last > data && (last[-1] == '\n' || last[-1] == '\r'))
+        last--;
+    int64_t rows = 0;
+    if (!memchr(data, '"', (size_t)(last - data))) {
+        rows = io_csv_rows(data, end, declared, rows_end);
+        return rows;
+    }
+    Records R = {data, last, sep, sepn, first_line, first_line};
+    const char *rs, *re;
+    int k;
+    while ((k = next_record(&R, &rs, &re)) > 0)
+        rows++;
+    if (k < 0) {
+        diag_fail(e, "%s:%lld: the quoted field opened here is never closed", name, (long long)R.lineno);
+        return -1;
+    }
+    /* The empty lines after 'last', as io_csv_rows counts them. */
+    *rows_end = last;
+    if (declared > rows) {
+        const char *q = last;
+        if (rows > 0 && q < end && *q == '\r')
+            q++;
+        if (rows > 0 && q < end && *q == '\n')
+            q++;            /* the end of the last non-empty row */
+        int64_t more = 0;
+        for (const char *t = q; t < end; t++)
+            more += *t == '\n';
+        if (q < end && end[-1] != '\n')
+            more++;
+        if (rows + more >= declared) {
+            rows = declared;
+            *rows_end = end;
+        }
+    }
+    return rows;
+}
+
 FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, const IoFrameCsvOpts *o, DiagErr *e)
 {
     const char *sep = o->sep ? o->sep : ",";
@@ -140,17 +255,27 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
         diag_fail(e, "%s:%lld: a NUL byte (this is no csv text)", name, (long long)line);
         return NULL;
     }
-    Lines L = {buf, buf + len, 0};
+    Records L = {buf, buf + len, sep, sepn, 1, 1};
     const char *hs = NULL, *he = NULL, *ls = NULL, *le = NULL;
-    bool have_header = o->header && next_line(&L, &hs, &he);
+    bool have_header = false;
+    if (o->header) {
+        int k = next_record(&L, &hs, &he);
+        if (k < 0) {
+            diag_fail(e, "%s:%lld: the quoted field opened here is never closed", name, (long long)L.lineno);
+            return NULL;
+        }
+        have_header = k > 0;
+    }
     const char *data = L.p;
-    int64_t first_line = L.lineno + 1;
+    int64_t first_line = L.next_line;
     const char *last;
-    int64_t rows = io_csv_rows(data, buf + len, o->rows, &last);
+    int64_t rows = frame_csv_rows(data, buf + len, first_line, o->rows, sep, sepn, &last, name, e);
+    if (rows < 0)
+        return NULL;
     int64_t cols;
     if (rows > 0) {
-        Lines F = {data, last, 0};
-        next_line(&F, &ls, &le);
+        Records F = {data, last, sep, sepn, 1, 1};
+        next_record(&F, &ls, &le);
         cols = io_csv_fields(ls, le, sep, sepn);
     } else if (have_header && !line_is_blank(hs, he)) {
         cols = io_csv_fields(hs, he, sep, sepn);
@@ -191,9 +316,10 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
             return NULL;
         }
     }
-    Lines D = {data, last, first_line - 1};
+    Records D = {data, last, sep, sepn, first_line, first_line};
     for (int64_t r = 0; r < rows; r++) {
-        next_line(&D, &ls, &le);
+        if (next_record(&D, &ls, &le) <= 0)
+            ls = le = last;     /* cannot happen: the records were counted */
         if (!read_row(f, r, ls, le, D.lineno, sep, sepn, o, name, e)) {
             frame_release(f);
             return NULL;

@@ -198,5 +198,22 @@ bool io_tmp_rename(IoTmp *t, const char *path, DiagErr *e);  /* after close: ren
 void io_tmp_abort(IoTmp *t);
 /* io_tmp_close + io_tmp_rename. */
 bool io_tmp_commit(IoTmp *t, const char *path, DiagErr *e);
+/* Puts a data file and its .mtd, both written to temporaries, in place
+ * together: closes both, renames the data, then the metadata; when that
+ * fails the old data file (kept under a second name meanwhile) comes back.
+ * On failure nothing under 'path' or 'mtd_path' has changed and no
+ * temporary is left; both IoTmp are consumed either way. */
+bool io_commit_pair(IoTmp *data, const char *path, IoTmp *meta, const char *mtd_path, DiagErr *e);
+/* A fresh empty folder "<path>.tmpXXXXXX" to build a folder in (malloc'd;
+ * NULL and *e on failure). */
+char *io_tmp_dir_open(const char *path, DiagErr *e);
+/* Swaps the folder tmp_dir in as 'path' (an old folder there is removed
+ * once the new one and its metadata, 'meta' written to a temporary, are
+ * both in place). On failure the old folder and .mtd are untouched and
+ * tmp_dir is removed. Consumes tmp_dir and meta either way. */
+bool io_commit_dir(char *tmp_dir, const char *path, IoTmp *meta, const char *mtd_path, DiagErr *e);
+/* Removes a file, or a folder with everything in it (links not followed);
+ * true when nothing is left. */
+bool io_remove_tree(const char *path);
 
 #endif

@@ -98,7 +98,17 @@ static void test_numbers(void)
         double ref = strtod(s, NULL);
         CHECK(ok && same_cell(d, ref) && signbit(d) == signbit(ref));
     }
-    const char *bad[] = {"", " ", "abc", "1x", "1e", "--1", "1.2.3", "e5", ".", "-", "1 2"};
+    /* Java's suffixes and hex with a p exponent (Double.parseDouble) */
+    const char *java[][2] = {{"1d", "1"}, {"2.5f", "2.5"}, {"-3D", "-3"}, {"1e3F", "1e3"}, {"0x1p3", "8"},
+                             {"0x1.8p1d", "3"}, {"+NaN", "NaN"}, {".5d", "0.5"}};
+    for (size_t i = 0; i < sizeof java / sizeof *java; i++) {
+        const char *s = java[i][0];
+        bool ok = io_parse_double(s, s + strlen(s), &d);
+        double ref = strtod(java[i][1], NULL);
+        CHECK(ok && same_cell(d, ref));
+    }
+    const char *bad[] = {"", " ", "abc", "1x", "1e", "--1", "1.2.3", "e5", ".", "-", "1 2", "inf", "-inf", "nan",
+                         "infinity", "0x10", "1dd", "1e5x", "NaNd"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK(!io_parse_double(bad[i], bad[i] + strlen(bad[i]), &d));
     /* The fast path must agree with strtod bit for bit on random decimals. */

