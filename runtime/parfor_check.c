@@ -13,7 +13,13 @@
  *     dimensions, from subscripts that are linear in the loop variable
  *     (A[i, ] = .., A[(i-1)*3+1 : 3*i, ] = .., Z[i, j] = ..); indexed +=
  *     pairs need no proof (their deltas add up). Anything not proven is a
- *     dependency, as upstream (which is why upstream scripts say check=0).
+ *     dependency, as upstream (which is why upstream scripts say check=0);
+ *   - indexed reads inside a nested parfor loop that says check=0 are left
+ *     out of the pairs: that loop's author vouched for its accesses, and
+ *     upstream accepts such loops (its knn builtin: outer parfor over i,
+ *     nested parfor over j with check=0 reading M[1, i] and M[1, j] and
+ *     writing M[1, i] = 1). Its writes are still checked against each
+ *     other and against the reads outside it.
  * The resolver runs this once per parfor loop; what a candidate holds is
  * known only when the loop starts, so the verdict is taken there, before
  * any iteration runs (parfor_check_entry). */
@@ -391,10 +397,13 @@ typedef struct Uses {
     Access *v; int n, cap;
     bool whole_read, whole_write, whole_accum, plain_indexed_write;
     bool unknown;           /* too deep or out of memory: assume a dependency */
+    int unchecked;          /* > 0 inside a nested parfor with check=0 */
 } Uses;
 
 static void add_access(Uses *u, const IndexPart *rows, const IndexPart *cols, bool has_cols, bool write, bool accum)
 {
+    if (!write && u->unchecked > 0)
+        return;             /* a read in a nested parfor with check=0 */
     if (u->n == u->cap) {
         int cap = u->cap ? u->cap * 2 : 8;
         Access *v = realloc(u->v, sizeof *v * (size_t)cap);
@@ -411,6 +420,7 @@ static void add_access(Uses *u, const IndexPart *rows, const IndexPart *cols, bo
 }
 
 static void uses_expr(Uses *u, const Node *e, int depth);
+static bool option_on(const Node *loop, const char *name, bool dflt);
 
 static void uses_part(Uses *u, const IndexPart *ip, int depth)
 {
@@ -524,7 +534,12 @@ static void uses_stmts(Uses *u, Node *const *stmts, int n, int depth)
             uses_expr(u, s->loop.by, depth + 1);
             if (s->loop.var_slot == u->slot)
                 u->whole_write = true;
-            uses_stmts(u, s->loop.body, s->loop.nbody, depth + 1);
+            {
+                bool off = s->loop.parfor && !option_on(s, "check", true);
+                u->unchecked += off;
+                uses_stmts(u, s->loop.body, s->loop.nbody, depth + 1);
+                u->unchecked -= off;
+            }
             break;
         case N_WHILE:
             uses_expr(u, s->loop.cond, depth + 1);
