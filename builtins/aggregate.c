@@ -29,28 +29,55 @@ static inline void kahan_add(double *sum, double *corr, double v)
     *sum = t;
 }
 
-/* Kahan sum of x[0], x[s], x[2s], ... (n terms). Contiguous input uses four
- * independent compensated lanes (combined with compensation at the end), so
- * the loop is not bound by one long dependency chain. */
+/* Kahan step without the overflow guard, for the first pass of
+ * ksum_strided: while every partial sum is finite it computes exactly what
+ * kahan_add does; once one is not, the sum stays non-finite to the end and
+ * the guarded pass runs instead. */
+static inline void kahan_add_fast(double *sum, double *corr, double v)
+{
+    double c = v + *corr;
+    double t = *sum + c;
+    *corr = c - (t - *sum);
+    *sum = t;
+}
+
+/* Kahan sum of x[0], x[s], x[2s], ... (n terms), kahan_add or
+ * kahan_add_fast as 'add'. Contiguous input uses four independent
+ * compensated lanes (combined with compensation at the end), so the loop is
+ * not bound by one long dependency chain; they are named variables, not an
+ * array, which GCC kept in memory. */
+#define KSUM_BODY(add)                                                          \
+    do {                                                                        \
+        if (s == 1 && n >= 16) {                                                \
+            double s0 = 0, s1 = 0, s2 = 0, s3 = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0; \
+            int64_t i = 0;                                                      \
+            for (; i + 4 <= n; i += 4) {                                        \
+                add(&s0, &c0, x[i]);                                            \
+                add(&s1, &c1, x[i + 1]);                                        \
+                add(&s2, &c2, x[i + 2]);                                        \
+                add(&s3, &c3, x[i + 3]);                                        \
+            }                                                                   \
+            const double ls[4] = {s0, s1, s2, s3}, lc[4] = {c0, c1, c2, c3};    \
+            for (int l = 0; l < 4; l++) {                                       \
+                add(&sum, &corr, ls[l]);                                        \
+                add(&sum, &corr, lc[l]);                                        \
+            }                                                                   \
+            for (; i < n; i++)                                                  \
+                add(&sum, &corr, x[i]);                                         \
+        } else {                                                                \
+            for (int64_t i = 0; i < n; i++)                                     \
+                add(&sum, &corr, x[i * s]);                                     \
+        }                                                                       \
+    } while (0)
+
 static double ksum_strided(const double *x, int64_t n, int64_t s)
 {
     double sum = 0, corr = 0;
-    if (s == 1 && n >= 16) {
-        double ls[4] = {0, 0, 0, 0}, lc[4] = {0, 0, 0, 0};
-        int64_t i = 0;
-        for (; i + 4 <= n; i += 4)
-            for (int l = 0; l < 4; l++)
-                kahan_add(&ls[l], &lc[l], x[i + l]);
-        for (int l = 0; l < 4; l++) {
-            kahan_add(&sum, &corr, ls[l]);
-            kahan_add(&sum, &corr, lc[l]);
-        }
-        for (; i < n; i++)
-            kahan_add(&sum, &corr, x[i]);
-    } else {
-        for (int64_t i = 0; i < n; i++)
-            kahan_add(&sum, &corr, x[i * s]);
-    }
+    KSUM_BODY(kahan_add_fast);
+    if (isfinite(sum))
+        return sum;
+    sum = 0, corr = 0;
+    KSUM_BODY(kahan_add);
     if (!isfinite(sum)) {
         sum = 0;
         for (int64_t i = 0; i < n; i++)
@@ -58,6 +85,7 @@ static double ksum_strided(const double *x, int64_t n, int64_t s)
     }
     return sum;
 }
+#undef KSUM_BODY
 
 static double ksum(const double *x, int64_t n) { return ksum_strided(x, n, 1); }
 

@@ -24,7 +24,7 @@ Status eval_raise_interrupt(Interp *I, const Loc *loc)
 
 /* ---- binary operators, with inline fast paths for scalar arithmetic ---- */
 
-static inline bool fast_dd(BinOp op, double x, double y, Value *out)
+static inline __attribute__((always_inline)) bool fast_dd(BinOp op, double x, double y, Value *out)
 {
     switch (op) {
     case OP_ADD: *out = val_double(x + y); return true;
@@ -41,7 +41,7 @@ static inline bool fast_dd(BinOp op, double x, double y, Value *out)
     }
 }
 
-static inline bool fast_ii(BinOp op, int64_t x, int64_t y, Value *out)
+static inline __attribute__((always_inline)) bool fast_ii(BinOp op, int64_t x, int64_t y, Value *out)
 {
     int64_t r;
     switch (op) {
@@ -59,16 +59,9 @@ static inline bool fast_ii(BinOp op, int64_t x, int64_t y, Value *out)
     }
 }
 
-static Status eval_binary(Interp *I, const Node *n, Value *out)
+/* n's operator on its evaluated operands a and b (both taken). */
+static inline Status binary_take(Interp *I, const Node *n, Value a, Value b, Value *out)
 {
-    if (interp_stack_low(I))
-        return err_at(I, &n->loc, "expression nested too deeply");
-    Value a, b;
-    TRY(eval_expr(I, n->binary.lhs, &a));
-    if (eval_expr(I, n->binary.rhs, &b) != ST_OK) {
-        val_release(a);
-        return ST_ERR;
-    }
     BinOp op = n->binary.op;
     if (a.kind == VAL_DOUBLE) {
         if (b.kind == VAL_DOUBLE && fast_dd(op, a.d, b.d, out))
@@ -83,6 +76,104 @@ static Status eval_binary(Interp *I, const Node *n, Value *out)
     }
     Status st = HITTERS_TIMED(I, hitters_binop_name(op), ops_binary_take(I, op, a, b, out));
     return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
+}
+
+static Status eval_binary(Interp *I, const Node *n, Value *out)
+{
+    if (interp_stack_low(I))
+        return err_at(I, &n->loc, "expression nested too deeply");
+    Value a, b;
+    TRY(eval_expr(I, n->binary.lhs, &a));
+    if (eval_expr(I, n->binary.rhs, &b) != ST_OK) {
+        val_release(a);
+        return ST_ERR;
+    }
+    return binary_take(I, n, a, b, out);
+}
+
+/* n's unary operator on its evaluated operand a (taken). */
+static inline Status unary_take(Interp *I, const Node *n, Value a, Value *out)
+{
+    if (n->unary.op == UOP_NEG) {
+        if (a.kind == VAL_DOUBLE) { *out = val_double(-a.d); return ST_OK; }
+        if (a.kind == VAL_INT && a.i != INT64_MIN) { *out = val_int(-a.i); return ST_OK; }
+    }
+    Status st = HITTERS_TIMED(I, hitters_unop_name(n->unary.op), ops_unary_take(I, n->unary.op, a, out));
+    return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
+}
+
+/* Scalar operator trees (`s + i * 0.5` in a loop) are evaluated by
+ * scalars_try before fusion is asked: fusion would have to look at every
+ * leaf to learn that there is nothing to fuse, and then the ordinary walk
+ * would ask again at every node below. scalars_try walks the tree once,
+ * evaluating as it goes, and gives up (SCALARS_BAIL, nothing owned, no
+ * error pending) at the first leaf that is a matrix or not a plain
+ * variable or literal (a call, an index: those may have side effects and
+ * must be evaluated once, by the caller's walk), at an undefined variable,
+ * at && / || / %*%, past SCALARS_DEPTH levels, and when an operator fails
+ * (its error is left to the ordinary walk, which reports it in its own
+ * words). What it evaluated before giving up are leaves and scalar
+ * operators: no side effects, so the caller's walk may do them again. */
+enum { SCALARS_BAIL = -1, SCALARS_DEPTH = 48 };
+
+enum { SCALARS_INNER = 1 };     /* scalars_leaf: n is no leaf */
+
+static inline __attribute__((always_inline)) int scalars_leaf(Interp *I, const Node *n, Value *out)
+{
+    switch (n->kind) {
+    case N_INT: *out = val_int(n->lit.i); return ST_OK;
+    case N_DOUBLE: *out = val_double(n->lit.d); return ST_OK;
+    case N_BOOL: *out = val_bool(n->lit.b); return ST_OK;
+    case N_STRING: *out = n->str.v; return ST_OK;
+    case N_CONST: *out = n->konst; return ST_OK;
+    case N_IDENT: {
+        int s = n->ident.slot;
+        if (s >= I->frame->nslots)
+            return SCALARS_BAIL;
+        Value v = I->frame->slots[s];
+        if (v.kind == VAL_NONE || v.kind == VAL_MATRIX)
+            return SCALARS_BAIL;
+        *out = val_ref(v);
+        return ST_OK;
+    }
+    case N_BINARY: case N_UNARY:
+        return SCALARS_INNER;
+    default:
+        return SCALARS_BAIL;
+    }
+}
+
+/* n is a N_BINARY or N_UNARY node. */
+static int scalars_try(Interp *I, const Node *n, Value *out, int depth)
+{
+    if (depth >= SCALARS_DEPTH)
+        return SCALARS_BAIL;
+    Value a, b;
+    const Node *l = n->kind == N_BINARY ? n->binary.lhs : n->unary.operand;
+    if (n->kind == N_BINARY && (n->binary.op == OP_MATMUL || n->binary.op >= OP_ANDAND))
+        return SCALARS_BAIL;
+    int r = scalars_leaf(I, l, &a);
+    if (r == SCALARS_INNER)
+        r = scalars_try(I, l, &a, depth + 1);
+    if (r != ST_OK)
+        return r;
+    Status st;
+    if (n->kind == N_BINARY) {
+        if ((r = scalars_leaf(I, n->binary.rhs, &b)) == SCALARS_INNER)
+            r = scalars_try(I, n->binary.rhs, &b, depth + 1);
+        if (r != ST_OK) {
+            val_release(a);
+            return r;
+        }
+        st = binary_take(I, n, a, b, out);
+    } else {
+        st = unary_take(I, n, a, out);
+    }
+    if (st != ST_OK) {
+        err_clear(I);
+        return SCALARS_BAIL;
+    }
+    return ST_OK;
 }
 
 static Status eval_exprlist(Interp *I, const Node *n, Value *out)
@@ -130,26 +221,29 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
         return ST_OK;
     }
     case N_BINARY:
-        if (fuse_candidate(n) || fuse_matmul_candidate(n)) {
+        if (fuse_matmul_candidate(n)) {
             Status st;
-            if (n->binary.op == OP_MATMUL ? fuse_matmul(I, n, out, &st) : fuse_eval(I, n, out, &st))
+            if (fuse_matmul(I, n, out, &st))
+                return st;
+        } else if (fuse_candidate(n)) {
+            Status st;
+            if (scalars_try(I, n, out, 0) == ST_OK)
+                return ST_OK;
+            if (fuse_eval(I, n, out, &st))
                 return st;
         }
         return eval_binary(I, n, out);
     case N_UNARY: {
         if (fuse_candidate(n)) {
             Status st;
+            if (scalars_try(I, n, out, 0) == ST_OK)
+                return ST_OK;
             if (fuse_eval(I, n, out, &st))
                 return st;
         }
         Value a;
         TRY(eval_expr(I, n->unary.operand, &a));
-        if (n->unary.op == UOP_NEG) {
-            if (a.kind == VAL_DOUBLE) { *out = val_double(-a.d); return ST_OK; }
-            if (a.kind == VAL_INT && a.i != INT64_MIN) { *out = val_int(-a.i); return ST_OK; }
-        }
-        Status st = HITTERS_TIMED(I, hitters_unop_name(n->unary.op), ops_unary_take(I, n->unary.op, a, out));
-        return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
+        return unary_take(I, n, a, out);
     }
     case N_CALL:
         if (fuse_candidate(n)) {
