@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * CSR storage (contract in sparse.h): allocation against the matrix memory
+ * cap, dense <-> CSR, the format rule and the size estimate. */
+#include "sparse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "value.h"
+
+/* Header bytes counted in sp_bytes: the SpMat itself. */
+enum { SP_HEADER = (int)sizeof(SpMat) };
+
+uint64_t sp_bytes(int64_t rows, int64_t nnz)
+{
+    if (rows < 0 || nnz < 0 || (uint64_t)rows >= UINT64_MAX / 16 || (uint64_t)nnz >= UINT64_MAX / 16)
+        return UINT64_MAX;
+    return SP_HEADER + 8 * ((uint64_t)rows + 1) + 12 * (uint64_t)nnz;
+}
+
+uint64_t sp_dense_bytes(int64_t rows, int64_t cols)
+{
+    if (rows < 0 || cols < 0)
+        return UINT64_MAX;
+    if (rows && (uint64_t)cols > UINT64_MAX / 8 / (uint64_t)rows)
+        return UINT64_MAX;
+    return 8 * (uint64_t)rows * (uint64_t)cols;
+}
+
+bool sp_prefer_sparse(int64_t rows, int64_t cols, int64_t nnz)
+{
+    if (rows <= 0 || cols <= 0 || cols > INT32_MAX || nnz < 0)
+        return false;
+    double cells = (double)rows * (double)cols;
+    if (cells < SP_MIN_CELLS)
+        return false;
+    if ((double)nnz / cells >= SP_SPARSITY_TURN_POINT)
+        return false;
+    return sp_bytes(rows, nnz) < sp_dense_bytes(rows, cols);
+}
+
+/* The entry arrays for 'cap' entries; false when they do not fit. */
+static bool entries_fit(int64_t cap)
+{
+    return cap >= 0 && (uint64_t)cap <= (SIZE_MAX / 16) && mat_cap_allows(12 * (uint64_t)cap);
+}
+
+SpMat *sp_new(int64_t rows, int64_t cols, int64_t cap)
+{
+    if (rows < 0 || cols < 0 || cols > INT32_MAX || cap < 0 || (uint64_t)rows >= SIZE_MAX / 16 ||
+        !mat_cap_allows(8 * ((uint64_t)rows + 1)) || !entries_fit(cap))
+        return NULL;
+    SpMat *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->rows = rows;
+    s->cols = cols;
+    s->rowptr = calloc((size_t)rows + 1, sizeof *s->rowptr);
+    if (!s->rowptr) {
+        free(s);
+        return NULL;
+    }
+    if (cap && !sp_reserve(s, cap)) {
+        sp_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void sp_free(SpMat *s)
+{
+    if (!s)
+        return;
+    free(s->rowptr);
+    free(s->colidx);
+    free(s->vals);
+    free(s);
+}
+
+/* Both arrays resized to exactly 'cap' entries (cap > 0). */
+static bool resize(SpMat *s, int64_t cap)
+{
+    int32_t *ci = realloc(s->colidx, (size_t)cap * sizeof *ci);
+    if (!ci)
+        return false;
+    s->colidx = ci;
+    double *v = realloc(s->vals, (size_t)cap * sizeof *v);
+    if (!v)
+        return false;   /* colidx is larger than needed, which is allowed */
+    s->vals = v;
+    s->cap = cap;
+    return true;
+}
+
+bool sp_reserve(SpMat *s, int64_t cap)
+{
+    if (cap <= s->cap)
+        return true;
+    int64_t want = s->cap + s->cap / 2;
+    if (want < cap)
+        want = cap;
+    if (!entries_fit(want))
+        want = cap;
+    if (!entries_fit(want))
+        return false;
+    return resize(s, want);
+}
+
+void sp_shrink(SpMat *s)
+{
+    if (s->cap == s->nnz)
+        return;
+    if (s->nnz == 0) {
+        free(s->colidx);
+        free(s->vals);
+        s->colidx = NULL;
+        s->vals = NULL;
+        s->cap = 0;
+        return;
+    }
+    /* A failed shrink keeps the larger (still valid) block of that array;
+     * cap stays the smaller of what the two arrays hold. */
+    int32_t *ci = realloc(s->colidx, (size_t)s->nnz * sizeof *ci);
+    if (ci)
+        s->colidx = ci;
+    double *v = realloc(s->vals, (size_t)s->nnz * sizeof *v);
+    if (v)
+        s->vals = v;
+    if (ci && v)
+        s->cap = s->nnz;
+}
+
+SpMat *sp_clone(const SpMat *s)
+{
+    SpMat *c = sp_new(s->rows, s->cols, s->nnz);
+    if (!c)
+        return NULL;
+    memcpy(c->rowptr, s->rowptr, ((size_t)s->rows + 1) * sizeof *c->rowptr);
+    if (s->nnz) {
+        memcpy(c->colidx, s->colidx, (size_t)s->nnz * sizeof *c->colidx);
+        memcpy(c->vals, s->vals, (size_t)s->nnz * sizeof *c->vals);
+    }
+    c->nnz = s->nnz;
+    return c;
+}
+
+int64_t sp_count_nnz(const double *x, int64_t n)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++)
+        k += x[i] != 0;
+    return k;
+}
+
+SpMat *sp_from_dense(const double *x, int64_t rows, int64_t cols, int64_t nnz)
+{
+    if (rows < 0 || cols < 0 || cols > INT32_MAX)
+        return NULL;
+    if (nnz < 0)
+        nnz = rows && cols ? sp_count_nnz(x, rows * cols) : 0;
+    SpMat *s = sp_new(rows, cols, nnz);
+    if (!s)
+        return NULL;
+    int64_t k = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        const double *r = x + i * cols;
+        for (int64_t j = 0; j < cols; j++)
+            if (r[j] != 0) {
+                if (k == nnz) {     /* the caller's count was short */
+                    sp_free(s);
+                    return NULL;
+                }
+                s->colidx[k] = (int32_t)j;
+                s->vals[k++] = r[j];
+            }
+        s->rowptr[i + 1] = k;
+    }
+    s->nnz = k;
+    sp_shrink(s);
+    return s;
+}
+
+void sp_to_dense(const SpMat *s, double *out)
+{
+    int64_t C = s->cols;
+    if (s->rows && C)
+        memset(out, 0, (size_t)(s->rows * C) * sizeof *out);
+    for (int64_t i = 0; i < s->rows; i++) {
+        double *r = out + i * C;
+        for (int64_t p = s->rowptr[i]; p < s->rowptr[i + 1]; p++)
+            r[s->colidx[p]] = s->vals[p];
+    }
+}
+
+const char *sp_check(const SpMat *s)
+{
+    if (!s->rowptr)
+        return "rowptr is NULL";
+    if (s->rowptr[0] != 0)
+        return "rowptr[0] is not 0";
+    if (s->rowptr[s->rows] != s->nnz)
+        return "rowptr[rows] is not nnz";
+    if (s->nnz > s->cap)
+        return "nnz exceeds the capacity";
+    for (int64_t i = 0; i < s->rows; i++) {
+        if (s->rowptr[i + 1] < s->rowptr[i])
+            return "rowptr decreases";
+        for (int64_t p = s->rowptr[i]; p < s->rowptr[i + 1]; p++) {
+            if (s->colidx[p] < 0 || s->colidx[p] >= s->cols)
+                return "column index out of range";
+            if (p > s->rowptr[i] && s->colidx[p] <= s->colidx[p - 1])
+                return "column indices not ascending in a row";
+            if (s->vals[p] == 0)
+                return "a stored zero";
+        }
+    }
+    return NULL;
+}
