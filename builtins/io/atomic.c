@@ -1,6 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Atomic replacement of files through a temporary in the same directory,
  * so a reader never sees a half-written file. */
+/* nftw and FTW_DEPTH are XSI: ask for them whatever flags the build passes
+ * (the fuzz targets compile this file without pkg-config's -D flags). */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE
+#endif
 #include "internal.h"
 
 #include <fcntl.h>

@@ -23,6 +23,6 @@ static Status bi_paramserv(Interp *I, const BArgs *a, Value *out)
 
 const BuiltinDef bi_paramserv_table[] = {
     /* The parameters as params.h declares them (the string starts with a comma). */
-    {"paramserv", bi_paramserv, PS_PARAM_NAMES + 1, 0, BIND_NAMED, 2, BF_NAMED_ONLY | BF_MULTI_OPT},
+    {"paramserv", bi_paramserv, &(PS_PARAM_NAMES)[1], 0, BIND_NAMED, 2, BF_NAMED_ONLY | BF_MULTI_OPT},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };
