@@ -3,6 +3,7 @@
  * checked, and every "file::fn" function resolved and its signature
  * verified, before a single thread starts. Messages follow upstream where
  * upstream has one (its negative tests compare the text). */
+#include <ctype.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -388,6 +389,35 @@ static Status check_data(Interp *I, PsConfig *c)
     return ST_OK;
 }
 
+/* DML_PS_SLOW=W:F (doc/environment.md): worker W (1-based) sleeps F - 1
+ * times each batch's compute time, so it takes F times as long. */
+static Status parse_slow(Interp *I, PsConfig *c)
+{
+    c->slow_worker = -1;
+    c->slow_factor = 1;
+    const char *env = getenv("DML_PS_SLOW");
+    if (!env || !*env)
+        return ST_OK;
+    char *end = NULL;
+    long long w = isdigit((unsigned char)env[0]) ? strtoll(env, &end, 10) : 0;
+    double f = 0;
+    bool ok = end && *end == ':' && isdigit((unsigned char)end[1]);
+    if (ok) {
+        const char *fs = end + 1;
+        f = strtod(fs, &end);
+        ok = *end == '\0' && isfinite(f) && f >= 1;
+    }
+    if (!ok || w < 1)
+        return err_set(I, "DML_PS_SLOW='%s': expected W:F, a worker number W (1 to k) and a factor F >= 1 (worker W "
+                       "then takes F times as long per batch)", env);
+    if (w > c->k)
+        return err_set(I, "DML_PS_SLOW='%s' names worker %lld, but this paramserv call has only k=%lld workers", env,
+                       w, (long long)c->k);
+    c->slow_worker = w - 1;
+    c->slow_factor = f;
+    return ST_OK;
+}
+
 Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
 {
     memset(c, 0, sizeof *c);
@@ -399,6 +429,7 @@ Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
     const char *str[PS_NPARAMS] = {0};
     TRY(read_kinds(I, a, c, str));
     TRY(check_values(I, a, c, str));
+    TRY(parse_slow(I, c));
     TRY(check_val_args(I, a));
 
     /* Then the functions, and last the data. */

@@ -90,7 +90,7 @@ Status ps_enqueue_push_take(PsRun *run, int worker, int64_t epoch, int64_t batch
 
 void ps_deliver(PsRun *run, PsWorker *w)
 {
-    run->tp->deliver(run, w->id, val_ref(run->model));
+    run->tp->deliver(run, w->id, val_ref(run->model), NULL);
 }
 
 int64_t ps_take_pushes(PsRun *run, PsMsg **batch, int64_t *cap)

@@ -50,7 +50,7 @@ enum { MT_HDR = 7001, MT_DATA = 7002 };
 #define WAIT_IDLE_MAX_US 1000
 
 typedef struct Pending {
-    int64_t hdr[6];             /* type, worker, epoch, batch, payload bytes, matrices sent apart */
+    int64_t hdr[6];             /* type, worker, epoch, batch, payload bytes, value: see send_msg_take */
     char *data;                 /* the payload, freed when every chunk is sent */
     Value keep;                 /* whose matrices are being sent in place (released when sent) */
     MPI_Request *reqs;
@@ -137,7 +137,11 @@ static bool send_chunks(Pending *pd, int dest, const char *p, size_t len)
 }
 
 /* The header, the payload (taken), then the cells of mats[0..nmats) in
- * place (keep holds them alive until sent; taken). */
+ * place (keep holds them alive until sent; taken). The header's last field
+ * is 0 for a message that is only its payload, and 1 + nmats for a value
+ * (mpi_send_value) whose payload is its layout: so a value with no matrix
+ * at all (a pull that carries no model entry, when upd reads none) still
+ * arrives as a value. */
 static bool send_msg_take(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload, Value keep,
                      Matrix **mats, int64_t nmats)
 {
@@ -167,7 +171,7 @@ static bool send_msg_take(int dest, int type, int worker, int64_t epoch, int64_t
     p->hdr[2] = epoch;
     p->hdr[3] = batch;
     p->hdr[4] = (int64_t)len;
-    p->hdr[5] = nmats;
+    p->hdr[5] = keep.kind == VAL_NONE ? 0 : 1 + nmats;
     p->reqs = reqs;
     p->keep = keep;
     if (payload) {
@@ -342,16 +346,17 @@ int mpi_poll(MpiMsg *m)
         m->len = len;
     }
     if (hdr[5] > 0) {
-        /* A value whose matrices follow in place: allocate them from the
-         * layout, then receive each one's cells straight into it. */
+        /* A value whose matrices (hdr[5] - 1 of them) follow in place:
+         * allocate them from the layout, then receive each one's cells
+         * straight into it. */
         WRead rd = {.p = m->data, .len = m->len};
         Value v = wr_value_layout(&rd, cap);
         int64_t n = rd.bad ? -1 : wire_matrices(v, NULL, 0);
-        Matrix **mats = n == hdr[5] ? calloc((size_t)n, sizeof *mats) : NULL;
+        Matrix **mats = n == hdr[5] - 1 ? calloc((size_t)n + 1, sizeof *mats) : NULL;
         if (!mats) {
             val_release(v);
             mpi_msg_free(m);
-            if (rd.oom || n == hdr[5])
+            if (rd.oom || n == hdr[5] - 1)
                 snprintf(M.err, sizeof M.err, "out of memory receiving a message from rank %d", src);
             else
                 snprintf(M.err, sizeof M.err, "malformed message from rank %d", src);

@@ -33,6 +33,8 @@ enum {
     MM_PART,            /* 0 -> r: right after CALL, the partition list(X, Y), cells in place */
     MM_MODEL_TREE,      /* 0 or r -> r: list(model, ranks): a model for this rank's next pull,
                            to be passed on to 'ranks' (a BSP round's broadcast tree) */
+    MM_TASK,            /* 0 -> r: DYNAMIC: list(model, X, Y, meta), a task to run with its rows (msg.h);
+                           epoch -1 and no value: no more work */
 };
 
 typedef struct MpiMsg {

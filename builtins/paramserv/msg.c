@@ -56,6 +56,8 @@ bool ps_call_xfer(WIO *x, CallMsg *m)
     wio_str(x, &m->agg_spec);
     ps_options_xfer(x, &m->opt);
     wio_i64(x, &m->start_epoch);
+    wio_i64(x, &m->opt.slow_worker);
+    wio_f64(x, &m->opt.slow_factor);
     wio_value(x, &m->hyper);
     return true;
 }
@@ -150,8 +152,12 @@ const char *ps_call_read(WRead *rd, CallMsg *m, Value part, int64_t *id)
     if (!call_strings(m) || !pl || pl->n != 2 || pl->items[0].kind != VAL_MATRIX ||
         pl->items[1].kind != VAL_MATRIX || pl->items[0].m->rows != pl->items[1].m->rows || m->nargs > INT_MAX ||
         m->nfiles > INT_MAX || !ps_options_valid(&m->opt) || m->start_epoch < 0 || k <= 0 || k > INT_MAX || i < 0 ||
-        i >= k)
+        i >= k || !isfinite(m->opt.slow_factor))
         return malformed;
+    /* Under DYNAMIC the partition is empty: the rows come with each task
+     * (ps_task_read). */
+    if (m->opt.dispatch == PS_DISPATCH_DYNAMIC)
+        return NULL;
     int64_t rows = pl->items[0].m->rows > 0 ? pl->items[0].m->rows : 1;
     if (m->opt.batchsize > rows)
         m->opt.batchsize = rows;
@@ -184,5 +190,58 @@ bool ps_tree_ranks(Value v, int self, int size, int **ranks, int64_t *n)
     }
     *ranks = r;
     *n = len;
+    return true;
+}
+
+Value ps_task_value(Value model, Matrix *X, Matrix *Y, const PsTask *t)
+{
+    Matrix *meta = mat_new_raw(1, 4);
+    List *l = list_new(4, false);
+    if (!meta || !l) {
+        mat_release(meta);
+        list_release(l);
+        mat_release(X);
+        mat_release(Y);
+        return val_none();
+    }
+    meta->data[0] = (double)t->part;
+    meta->data[1] = (double)t->group;
+    meta->data[2] = (double)t->id;
+    meta->data[3] = (double)t->j0;
+    bool ok = list_push(l, model, NULL);
+    ok = list_push_take(l, val_matrix_take(X), NULL) && ok;
+    ok = list_push_take(l, val_matrix_take(Y), NULL) && ok;
+    ok = list_push_take(l, val_matrix_take(meta), NULL) && ok;
+    if (!ok) {
+        list_release(l);
+        return val_none();
+    }
+    return val_list_take(l);
+}
+
+bool ps_task_read(Value v, int64_t epoch, int64_t batchsize, Value *model, PsTask *t)
+{
+    *model = val_none();
+    *t = (PsTask){.epoch = -1};
+    const List *l = v.kind == VAL_LIST ? v.l : NULL;
+    if (!l || l->n != 4 || l->items[0].kind != VAL_LIST || l->items[1].kind != VAL_MATRIX ||
+        l->items[2].kind != VAL_MATRIX || l->items[3].kind != VAL_MATRIX || epoch < 0 || batchsize < 1)
+        return false;
+    Matrix *X = l->items[1].m, *Y = l->items[2].m, *meta = l->items[3].m;
+    if (X->rows != Y->rows || X->rows < 1 || mat_len(meta) != 4)
+        return false;
+    int64_t f[4];
+    for (int i = 0; i < 4; i++) {
+        double d = meta->data[i];
+        if (!(d >= 0 && d <= 0x1p53 && d == (double)(int64_t)d))
+            return false;
+        f[i] = (int64_t)d;
+    }
+    int64_t rows = X->rows, nb = rows / batchsize + (rows % batchsize != 0);
+    *t = (PsTask){.epoch = epoch, .part = f[0], .group = f[1], .id = f[2], .j0 = f[3], .j1 = f[3] + nb,
+                  .X = X, .Y = Y, .row0 = 0, .row1 = rows};
+    val_ref(l->items[1]);
+    val_ref(l->items[2]);
+    *model = val_ref(l->items[0]);
     return true;
 }

@@ -58,6 +58,16 @@ bool ps_stats_read(WRead *r, PsWorkerStats *s);
  * *id is 0 unless it was read and is an int. */
 const char *ps_call_read(WRead *rd, CallMsg *m, Value part, int64_t *id);
 
+/* DYNAMIC: an MM_TASK's value is list(model, X, Y, meta): the model for
+ * the task, its rows, and meta = [part, group, id, j0] (PsTask). */
+Value ps_task_value(Value model, Matrix *X, Matrix *Y, const PsTask *t);
+/* A worker rank reading one for epoch 'epoch': false when it is
+ * malformed (not such a list, X and Y with other row counts or none, meta
+ * not four whole numbers in [0, 2^53]); else *model (owned) and *t (its
+ * X and Y owned, rows [0, rows), batches [j0, j0 + rows / batchsize
+ * rounded up)). */
+bool ps_task_read(Value v, int64_t epoch, int64_t batchsize, Value *model, PsTask *t);
+
 /* The ranks that an MM_MODEL_TREE, list(model, ranks), asks this rank
  * ('self' of 'size') to pass the model on to: false when the value is
  * malformed (not such a list, a rank out of range or this one) or memory

@@ -16,7 +16,7 @@ const PsParam ps_params[PS_NPARAMS] = {PS_PARAMS(PS_X_ROW)};
 
 /* The enum fields of PsConfig are stored through an int. */
 _Static_assert(sizeof(PsUtype) == sizeof(int) && sizeof(PsFreq) == sizeof(int) && sizeof(PsScheme) == sizeof(int) &&
-               sizeof(PsCkpt) == sizeof(int), "paramserv enums are ints");
+               sizeof(PsCkpt) == sizeof(int) && sizeof(PsDispatch) == sizeof(int), "paramserv enums are ints");
 
 void *ps_param_field(PsConfig *c, int i)
 {

@@ -85,7 +85,9 @@ enum {
     ROW(VERBOSE, "verbose", PK_BOOL, 0, verbose, 1, NULL, 1, 0, NULL, 0)                                            \
     ROW(RUNTIME_BALANCING, "runtime_balancing", PK_FED, 0, fed, 0, NULL, 1, 0, NULL, 0)                             \
     ROW(WEIGHTING, "weighting", PK_FED, 0, fed, 0, NULL, 1, 0, NULL, 0)                                             \
-    ROW(HE, "he", PK_FED, 0, fed, 0, NULL, 1, 0, NULL, 0)
+    ROW(HE, "he", PK_FED, 0, fed, 0, NULL, 1, 0, NULL, 0)                                                          \
+    ROW(DISPATCH, "dispatch", PK_ENUM, 0, dispatch, 0, "STATIC|DYNAMIC|", 1, 0,                                    \
+        "Paramserv function: not support dispatch '%s' (use STATIC or DYNAMIC)", 1)
 
 /* PS_A_MODEL, PS_A_FEATURES, ...: a parameter's index in the call's
  * arguments (the registry binds them in row order). */

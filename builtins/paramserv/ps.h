@@ -38,6 +38,7 @@ typedef enum PsUtype { PS_UTYPE_BSP, PS_UTYPE_ASP, PS_UTYPE_SBP, PS_UTYPE_SSP } 
 typedef enum PsFreq { PS_FREQ_BATCH, PS_FREQ_EPOCH, PS_FREQ_NBATCHES } PsFreq;
 typedef enum PsScheme { PS_SCHEME_DC, PS_SCHEME_DRR, PS_SCHEME_DR, PS_SCHEME_OR } PsScheme;
 typedef enum PsCkpt { PS_CKPT_NONE, PS_CKPT_EPOCH, PS_CKPT_EPOCH10 } PsCkpt;
+typedef enum PsDispatch { PS_DISPATCH_STATIC, PS_DISPATCH_DYNAMIC } PsDispatch;
 
 struct PsTransportOps;
 
@@ -63,6 +64,9 @@ typedef struct PsConfig {
     char *ckpt_sig;             /* owned: what a checkpoint of this call records (ps_ckpt_prepare) */
     bool verbose;               /* progress lines through the caller's sink */
     bool fed;                   /* never set: where the federated-only arguments would go */
+    PsDispatch dispatch;        /* STATIC: each worker its partition; DYNAMIC: tasks to whoever is free (dispatch.c) */
+    int64_t slow_worker;        /* DML_PS_SLOW=W:F: worker W-1 (-1: none) sleeps (F-1) x each batch's compute time */
+    double slow_factor;
     const struct PsTransportOps *tp;    /* where the workers run (mode=, transport.c) */
 } PsConfig;
 
@@ -193,6 +197,22 @@ typedef struct PsMsg {
     Value payload;              /* owned list */
 } PsMsg;
 
+/* A unit of work under dispatch=DYNAMIC (dispatch.c): the batches of one
+ * push of one partition in one epoch (one batch with freq=BATCH, nbatches
+ * of them with NBATCHES, the partition's whole epoch with EPOCH). Its
+ * result depends only on the task and the model it starts from: its rows
+ * and its random stream (seeded from seed, partition, epoch and group)
+ * follow the task, not the worker that runs it. */
+typedef struct PsTask {
+    int64_t epoch;              /* 0-based; -1: no more work, the loop ends */
+    int64_t id;                 /* within the epoch (what the push's 'batch' carries) */
+    int64_t part, group;        /* partition, and which of its pushes in the epoch (0-based) */
+    int64_t j0, j1;             /* its batches [j0, j1) of the partition */
+    Matrix *X, *Y;              /* owned references: rows [row0, row1) are the task's */
+    int64_t row0, row1;
+} PsTask;
+void ps_task_clear(PsTask *t);
+
 /* ---- the worker loop (worker.c) and its port ----
  * A worker runs the same loop wherever it is (a thread of the calling
  * process, or a worker rank under Open MPI); it reaches the server only
@@ -200,8 +220,9 @@ typedef struct PsMsg {
 struct PsLoop;
 typedef struct PsPortOps {
     /* Block until the next model arrives (owned in *model); ST_ERR when the
-     * call was aborted. */
-    Status (*pull)(struct PsLoop *l, Value *model);
+     * call was aborted. Under DYNAMIC also the task to run with it (taken
+     * by the caller). */
+    Status (*pull)(struct PsLoop *l, Value *model, PsTask *task);
     /* Hand the server a payload (consumed) covering batches up to 'batch'
      * (1-based) of 'epoch'. */
     void (*push)(struct PsLoop *l, int64_t epoch, int64_t batch, Value payload);
@@ -245,6 +266,7 @@ void ps_loop_free(PsLoop *l);
 /* ---- the server's view of a worker ---- */
 typedef struct PsWorker {
     int id;
+    int64_t rows;               /* of its partition */
     int64_t nbatches;           /* batches per epoch of this worker */
     int64_t groups;             /* pulls/pushes per epoch */
     PsWorkerStats st;           /* filled by the transport when the worker is done */
@@ -277,8 +299,10 @@ typedef struct PsTransportOps {
     /* Sets up run->k workers over the partitions parts[0..k) (their
      * matrices taken) and labels run->w[i].where; an error in I. */
     Status (*init)(struct PsRun *run, PsPart *parts);
-    /* Hands worker i 'model' (consumed) for its next pull. Any thread. */
-    void (*deliver)(struct PsRun *run, int i, Value model);
+    /* Hands worker i 'model' (consumed) for its next pull, and under
+     * DYNAMIC the task to run with it (NULL: STATIC; epoch -1: stop; its
+     * matrices are the caller's). Any thread. */
+    void (*deliver)(struct PsRun *run, int i, Value model, const PsTask *task);
     /* On the calling thread once the server thread runs: runs the workers
      * until every one is done or the call aborted, and waits for them; fills
      * run->w[i].st. Failures through ps_fail / ps_fail_msg. */
@@ -306,6 +330,7 @@ typedef struct PsRun {
     const PsConfig *cfg;
     const PsTransportOps *tp;
     void *tps;                  /* the transport's state */
+    struct PsDyn *dyn;          /* dispatch=DYNAMIC: the tasks (dispatch.c; server thread) */
     Interp *caller;
     PsWorker *w;
     int k;                      /* effective workers */
@@ -362,6 +387,27 @@ Status ps_call_named(Interp *I, const FuncDef *f, const char *const *names, cons
 Status ps_call_agg(Interp *I, const PsConfig *c, Value model, Value grads, Value *out);
 void ps_loop_run(PsLoop *l);
 void *ps_server_main(void *arg);         /* arg: PsRun */
+/* Server: apply one push (ASP/SSP: agg, or modelAvg's elastic step;
+ * payload consumed), or a round's payloads summed in list order (BSP/SBP:
+ * agg, or modelAvg's mean; lists consumed; 'waiting' workers wait for
+ * it); count a push of epoch e (ends the epoch when it completes it). */
+Status ps_apply_one(PsRun *run, Value payload);
+Status ps_apply_round(PsRun *run, Value *lists, int cnt, int waiting);
+Status ps_count_push(PsRun *run, int64_t e);
+
+/* ---- dispatch.c: dispatch=DYNAMIC ---- */
+typedef struct PsDyn PsDyn;
+/* After the workers' shapes are set: the tasks (an error in the caller's
+ * Interp). */
+Status ps_dyn_init(PsRun *run);
+/* The first task of every worker (instead of STATIC's first model). */
+void ps_dyn_start(PsRun *run);
+/* Server: a push (the payload taken); a new task for whoever is free. */
+Status ps_dyn_handle(PsRun *run, PsMsg *msg);
+/* Every worker has been told there is no more work. */
+bool ps_dyn_finished(const PsRun *run);
+void ps_dyn_stats(PsRun *run, StrBuf *b);
+void ps_dyn_free(PsRun *run);
 void ps_report_stats(PsRun *run, double total, double cpu);
 
 /* ---- history.c: per-epoch history and progress line ---- */

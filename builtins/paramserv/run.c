@@ -72,16 +72,20 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     for (int i = 0; i < run->k; i++) {
         PsWorker *w = &run->w[i];
         w->id = i;
-        ps_worker_shape(c, parts[i].X->rows, &w->nbatches, &w->groups);
+        w->rows = parts[i].X->rows;
+        ps_worker_shape(c, w->rows, &w->nbatches, &w->groups);
         run->epoch_pushes_needed += w->groups;
         run->batches_per_epoch += w->nbatches;
     }
-    bool tp_up = run->tp->init(run, parts) == ST_OK;
+    bool tp_up = (c->dispatch == PS_DISPATCH_STATIC || ps_dyn_init(run) == ST_OK) &&
+                 run->tp->init(run, parts) == ST_OK;
     ps_parts_free(parts, np);
     if (!tp_up)
         ps_fail(run, I, "");
-    for (int i = 0; tp_up && i < run->k; i++)
-        run->tp->deliver(run, i, val_ref(run->model));     /* the initial broadcast */
+    if (tp_up && run->dyn)
+        ps_dyn_start(run);      /* each worker's first task */
+    for (int i = 0; tp_up && !run->dyn && i < run->k; i++)
+        run->tp->deliver(run, i, val_ref(run->model), NULL);       /* the initial broadcast */
     ps_epochs_init(&run->epochs, run->epoch_pushes_needed, run->start_epoch);
 
     run->t_start = run->epoch_t0 = clock_now_sec();
@@ -136,6 +140,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     free(run->inbox);
     if (tp_up)
         run->tp->free(run);
+    ps_dyn_free(run);
     for (int i = 0; i < run->k; i++) {
         val_release(run->w[i].slot);
         free(run->w[i].where);

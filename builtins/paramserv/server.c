@@ -130,13 +130,37 @@ static bool more_pulls(const PsRun *run, const PsWorker *w)
     return w->pushed < ps_mul_sat(w->groups, run->cfg->epochs - run->start_epoch);
 }
 
+Status ps_apply_round(PsRun *run, Value *lists, int cnt, int waiting)
+{
+    update_threads_begin(run, waiting);
+    Value acc;
+    double t0 = clock_now_sec();
+    Status st = ps_list_sum_take(&run->SI, lists, cnt, &acc);
+    run->sum_time += clock_now_sec() - t0;
+    if (st == ST_OK) {
+        if (run->cfg->model_avg) {
+            st = ps_list_scale_take(&run->SI, acc, 1.0 / cnt, &acc);
+            if (st == ST_OK) {
+                val_release(run->model);
+                run->model = acc;
+                run->updates++;
+                run->epoch_updates++;
+            }
+        } else {
+            st = apply_agg(run, acc);
+            val_release(acc);
+        }
+    }
+    update_threads_end(run);
+    return st;
+}
+
 /* BSP/SBP: aggregate the marked workers' payloads in worker order, then
  * deliver the new model: to the marked workers (SBP), or (BSP, round_e >= 0)
  * to every worker whose next push belongs to the round after (round_e,
  * round_r). */
 static Status finish_round(PsRun *run, int64_t round_e, int64_t round_r)
 {
-    const PsConfig *c = run->cfg;
     Value few[8];
     Value *lists = run->k <= 8 ? few : malloc(sizeof *lists * (size_t)run->k);
     int cnt = 0;
@@ -154,28 +178,9 @@ static Status finish_round(PsRun *run, int64_t round_e, int64_t round_r)
         return err_set(&run->SI, "out of memory");
     /* BSP: every worker waits for this round's model, so the sum and the
      * update may use all their threads; SBP: the pushers'. */
-    update_threads_begin(run, round_e >= 0 ? run->k : cnt);
-    Value acc;
-    double t0 = clock_now_sec();
-    Status st = ps_list_sum_take(&run->SI, lists, cnt, &acc);
-    run->sum_time += clock_now_sec() - t0;
+    Status st = ps_apply_round(run, lists, cnt, round_e >= 0 ? run->k : cnt);
     if (lists != few)
         free(lists);
-    if (st == ST_OK) {
-        if (c->model_avg) {
-            st = ps_list_scale_take(&run->SI, acc, 1.0 / cnt, &acc);
-            if (st == ST_OK) {
-                val_release(run->model);
-                run->model = acc;
-                run->updates++;
-                run->epoch_updates++;
-            }
-        } else {
-            st = apply_agg(run, acc);
-            val_release(acc);
-        }
-    }
-    update_threads_end(run);
     TRY(st);
     int64_t next_e = round_e, next_r = round_r + 1;
     if (round_e >= 0) {
@@ -251,9 +256,7 @@ static Status handle_sbp_take(PsRun *run, PsWorker *w, Value payload)
     return finish_round(run, -1, 0);
 }
 
-/* SSP: apply every push at once (like ASP) but let a worker pull only while
- * it is at most 'staleness' pushes ahead of the slowest unfinished worker. */
-static Status handle_ssp_take(PsRun *run, PsWorker *w, Value payload)
+Status ps_apply_one(PsRun *run, Value payload)
 {
     Status st;
     if (run->cfg->model_avg) {
@@ -281,6 +284,14 @@ static Status handle_ssp_take(PsRun *run, PsWorker *w, Value payload)
         update_threads_end(run);
         val_release(payload);
     }
+    return st;
+}
+
+/* SSP: apply every push at once (like ASP) but let a worker pull only while
+ * it is at most 'staleness' pushes ahead of the slowest unfinished worker. */
+static Status handle_ssp_take(PsRun *run, PsWorker *w, Value payload)
+{
+    Status st = ps_apply_one(run, payload);
     TRY(st);
     int64_t minclock = INT64_MAX;
     for (int i = 0; i < run->k; i++)
@@ -350,10 +361,15 @@ static Status handle(PsRun *run, PsMsg *msg)
     msg->payload = val_none();
     if (st != ST_OK)
         return st;
+    return ps_count_push(run, msg->epoch);
+}
+
+Status ps_count_push(PsRun *run, int64_t e)
+{
     bool complete;
-    TRY(ps_epochs_push(&run->SI, &run->epochs, msg->epoch, &complete));
+    TRY(ps_epochs_push(&run->SI, &run->epochs, e, &complete));
     if (complete)
-        epoch_end(run, msg->epoch);
+        epoch_end(run, e);
     return ST_OK;
 }
 
@@ -362,10 +378,11 @@ void *ps_server_main(void *arg)
 {
     PsRun *run = arg;
     worker_enter(&run->SI);
+    bool dyn = run->dyn != NULL;
     int64_t total = ps_mul_sat(run->epoch_pushes_needed, run->cfg->epochs - run->start_epoch), done = 0;
     PsMsg *batch = NULL;
     int64_t cap = 0;
-    while (done < total) {
+    while (dyn ? !ps_dyn_finished(run) : done < total) {
         int64_t nb = ps_take_pushes(run, &batch, &cap);
         if (nb < 0)
             break;
@@ -381,7 +398,7 @@ void *ps_server_main(void *arg)
                 ps_fail(run, &run->SI, who);
                 goto drop;
             }
-            if (handle(run, msg) != ST_OK) {
+            if ((dyn ? ps_dyn_handle(run, msg) : handle(run, msg)) != ST_OK) {
                 if (!atomic_load(&run->abort)) {
                     char who[96];
                     snprintf(who, sizeof who, "paramserv: aggregation failed (push from worker %d, epoch %lld)",

@@ -48,6 +48,8 @@ void ps_report_stats(PsRun *run, double total, double cpu)
                   (unsigned long long)(sum.bytes_pulled / (uint64_t)(sum.pulls ? sum.pulls : 1)),
                   (unsigned long long)(sum.bytes_pushed / (uint64_t)sum.pushes),
                   (unsigned long long)ps_list_bytes(run->cfg->model));
+    if (run->dyn)
+        ps_dyn_stats(run, b);
     for (int i = 0; i < run->k; i++) {
         PsWorkerStats *s = &run->w[i].st;
         sb_printf(b, "  worker %d%s%s: %lld batches, compute %.3f s, local update %.3f s, wait %.3f s, %lld pulls, "

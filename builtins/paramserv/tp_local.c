@@ -16,7 +16,9 @@ typedef struct LocalWorker {
     PsRun *run;
     pthread_t thread;
     bool started;
-    Value mailbox;              /* run->mu: the model waiting to be pulled, or NONE */
+    bool full;                  /* run->mu: a delivery waits to be pulled */
+    Value mailbox;              /* run->mu: its model (NONE with a stop) */
+    PsTask task;                /* run->mu: DYNAMIC: its task (matrices owned) */
     pthread_cond_t cv;          /* the worker waits here for its mailbox */
 } LocalWorker;
 
@@ -28,17 +30,22 @@ typedef struct Local {
 
 /* ---- the workers' port ---- */
 
-static Status local_pull(PsLoop *l, Value *model)
+static Status local_pull(PsLoop *l, Value *model, PsTask *task)
 {
     LocalWorker *lw = l->ctx;
     PsRun *run = lw->run;
     pthread_mutex_lock(&run->mu);
-    while (lw->mailbox.kind == VAL_NONE && !atomic_load(&run->abort))
+    while (!lw->full && !atomic_load(&run->abort))
         pthread_cond_wait(&lw->cv, &run->mu);
     bool ok = !atomic_load(&run->abort);
     if (ok) {
         *model = lw->mailbox;
         lw->mailbox = val_none();
+        lw->full = false;
+        if (task) {
+            *task = lw->task;
+            lw->task = (PsTask){.epoch = -1};
+        }
     }
     pthread_mutex_unlock(&run->mu);
     return ok ? ST_OK : ST_ERR;
@@ -94,6 +101,7 @@ static Status local_init(PsRun *run, PsPart *parts)
         LocalWorker *lw = &w[i];
         lw->run = run;
         lw->mailbox = val_none();
+        lw->task = (PsTask){.epoch = -1};
         pthread_cond_init(&lw->cv, NULL);
         ps_loop_init(&lw->loop, run->cfg, I->prog, i, run->start_epoch, parts[i], &local_port, lw, &run->abort,
                      L->ws.share, I->out);
@@ -105,13 +113,26 @@ static Status local_init(PsRun *run, PsPart *parts)
 }
 
 /* The worker's previous model was pulled before it pushed, so the mailbox
- * is empty here. */
-static void local_deliver(PsRun *run, int i, Value model)
+ * is empty here. A task's rows are its partition's, which every worker's
+ * loop holds (read only). */
+static void local_deliver(PsRun *run, int i, Value model, const PsTask *task)
 {
-    LocalWorker *lw = &((Local *)run->tps)->w[i];
+    Local *L = run->tps;
+    LocalWorker *lw = &L->w[i];
     pthread_mutex_lock(&run->mu);
     val_release(lw->mailbox);
+    ps_task_clear(&lw->task);
     lw->mailbox = model;
+    lw->full = true;
+    if (task) {
+        lw->task = *task;
+        lw->task.X = lw->task.Y = NULL;
+        if (task->epoch >= 0) {
+            const PsPart *p = &L->w[task->part].loop.part;
+            lw->task.X = val_ref(val_matrix_take(p->X)).m;
+            lw->task.Y = val_ref(val_matrix_take(p->Y)).m;
+        }
+    }
     pthread_cond_signal(&lw->cv);
     pthread_mutex_unlock(&run->mu);
 }
@@ -183,6 +204,7 @@ static void local_free(PsRun *run)
     for (int i = 0; i < run->k; i++) {
         LocalWorker *lw = &L->w[i];
         val_release(lw->mailbox);
+        ps_task_clear(&lw->task);
         ps_loop_free(&lw->loop);
         pthread_cond_destroy(&lw->cv);
     }

@@ -42,6 +42,8 @@
 typedef struct MpiServe {
     PsPart *parts;              /* owned: worker i's rows, sent with its CALL */
     Value *mailbox;             /* run->mu: the model to send to worker i, or NONE */
+    bool *full;                 /* run->mu: a delivery for worker i waits to be sent */
+    PsTask *task;               /* run->mu: DYNAMIC: its task (no matrices) */
     bool *heard_push;           /* a push came from worker i's rank, which so has its CALL */
     bool *done;                 /* worker i sent DONE */
     pthread_cond_t pump_cv;     /* the bridge waits here (run->mu) for deliveries */
@@ -185,7 +187,43 @@ static bool tree_mate(const MpiServe *S, const Value *ms, int i, int j)
            ms[j].l == ms[i].l;
 }
 
-/* Send each proxy's pending mailbox to its rank (the entries in need[]).
+/* DYNAMIC: send worker i its task with model m (taken): list(model,
+ * rows, meta), the rows copied out of the task's partition; a stop
+ * (epoch -1) is a bare message. */
+static bool send_task(PsRun *run, int i, Value m, const PsTask *t, const bool *need, int64_t nneed)
+{
+    MpiServe *S = run->tps;
+    if (t->epoch < 0) {
+        val_release(m);
+        return mpi_send_take(i + 1, MM_TASK, i, -1, 0, NULL);
+    }
+    const PsPart *p = &S->parts[t->part];
+    int64_t n = t->row1 - t->row0, cx = p->X->cols, cy = p->Y->cols;
+    Matrix *X = mat_new_raw(n, cx), *Y = mat_new_raw(n, cy);
+    if (X && Y) {
+        if (n * cx > 0)
+            memcpy(X->data, p->X->data + t->row0 * cx, sizeof(double) * (size_t)(n * cx));
+        if (n * cy > 0)
+            memcpy(Y->data, p->Y->data + t->row0 * cy, sizeof(double) * (size_t)(n * cy));
+    }
+    Value view = pull_view(m, need, nneed);
+    val_release(m);
+    Value v = X && Y ? ps_task_value(view, X, Y, t) : val_none();
+    if (!X || !Y) {
+        mat_release(X);
+        mat_release(Y);
+    }
+    val_release(view);
+    if (v.kind == VAL_NONE) {
+        ps_fail_msg(run, "paramserv: out of memory");
+        return true;
+    }
+    bool ok = mpi_send_value(i + 1, MM_TASK, i, t->epoch, t->id, v);
+    val_release(v);
+    return ok;
+}
+
+/* Send each worker's pending delivery to its rank (the entries in need[]).
  * Workers whose mailboxes hold the same model (BSP delivers one model to
  * every worker) get it through one tree when there are TREE_MIN or more
  * of them. Returns whether anything was sent. */
@@ -196,35 +234,54 @@ static bool send_models(PsRun *run, const bool *need, int64_t nneed)
     int k = run->k, few[16];
     int *ranks = k <= 16 ? few : malloc(sizeof *ranks * (size_t)k);
     Value *ms = calloc((size_t)k, sizeof *ms);
-    if (!ranks || !ms) {
+    bool *go = calloc((size_t)k, sizeof *go);
+    PsTask *tk = calloc((size_t)k, sizeof *tk);
+    if (!ranks || !ms || !go || !tk) {
         if (ranks != few)
             free(ranks);
         free(ms);
+        free(go);
+        free(tk);
         ps_fail_msg(run, "paramserv: out of memory");
         return false;
     }
     pthread_mutex_lock(&run->mu);
     for (int i = 0; i < k; i++) {
         ms[i] = S->mailbox[i];
+        go[i] = S->full[i];
+        tk[i] = S->task[i];
         S->mailbox[i] = val_none();
+        S->full[i] = false;
     }
     pthread_mutex_unlock(&run->mu);
     bool ok = true;
     for (int i = 0; i < k; i++) {
-        if (ms[i].kind == VAL_NONE)
+        if (!go[i])
             continue;
+        if (run->dyn) {
+            if (ok)
+                ok = send_task(run, i, ms[i], &tk[i], need, nneed);
+            else
+                val_release(ms[i]);
+            ms[i] = val_none();
+            if (!ok)
+                mpi_failed(run, "sending a task");
+            any = true;
+            continue;
+        }
         /* The workers from i on waiting for this very model. */
         int n = 0;
         for (int j = i; j < k; j++)
-            if (tree_mate(S, ms, i, j))
+            if (go[j] && tree_mate(S, ms, i, j))
                 ranks[n++] = j + 1;
         Value view = ok ? pull_view(ms[i], need, nneed) : val_none();
         if (ok && n >= TREE_MIN) {
             ok = tp_mpi_send_tree(view, ranks, n, i, call_seq);
             for (int j = k - 1; j > i; j--)
-                if (tree_mate(S, ms, i, j)) {
+                if (go[j] && tree_mate(S, ms, i, j)) {
                     val_release(ms[j]);
                     ms[j] = val_none();
+                    go[j] = false;
                 }
         } else if (ok) {
             ok = mpi_send_value(i + 1, MM_MODEL, i, 0, 0, view);
@@ -242,6 +299,8 @@ static bool send_models(PsRun *run, const bool *need, int64_t nneed)
     if (ranks != few)
         free(ranks);
     free(ms);
+    free(go);
+    free(tk);
     return any;
 }
 
@@ -351,7 +410,16 @@ static void mpi_serve(PsRun *run)
             b.oom = true;
         int64_t id = i, k = n;
         ps_part_xfer(&(WIO){.w = &b}, &id, &k);
-        Value part = part_value(&S->parts[i]);
+        /* Under DYNAMIC the rows go with each task: an empty partition. */
+        PsPart none = {NULL, NULL};
+        if (c->dispatch == PS_DISPATCH_DYNAMIC) {
+            none.X = mat_new_raw(0, S->parts[i].X->cols);
+            none.Y = mat_new_raw(0, S->parts[i].Y->cols);
+        }
+        Value part = c->dispatch == PS_DISPATCH_DYNAMIC ? (none.X && none.Y ? part_value(&none) : val_none())
+                                                         : part_value(&S->parts[i]);
+        mat_release(none.X);
+        mat_release(none.Y);
         if (part.kind == VAL_NONE) {
             wb_free(&b);
             ps_fail_msg(run, "paramserv: out of memory");
@@ -486,11 +554,13 @@ static Status mpi_init(PsRun *run, PsPart *parts)
     run->tps = S;
     S->parts = calloc((size_t)k, sizeof *S->parts);
     S->mailbox = calloc((size_t)k, sizeof *S->mailbox);
+    S->full = calloc((size_t)k, sizeof *S->full);
+    S->task = calloc((size_t)k, sizeof *S->task);
     S->heard_push = calloc((size_t)k, sizeof *S->heard_push);
     S->done = calloc((size_t)k, sizeof *S->done);
     pthread_cond_init(&S->pump_cv, NULL);
     S->pull_entries = -1;
-    if (!S->parts || !S->mailbox || !S->heard_push || !S->done) {
+    if (!S->parts || !S->mailbox || !S->full || !S->task || !S->heard_push || !S->done) {
         mpi_free(run);
         return err_set(run->caller, "out of memory");
     }
@@ -503,12 +573,17 @@ static Status mpi_init(PsRun *run, PsPart *parts)
     return ST_OK;
 }
 
-static void mpi_deliver(PsRun *run, int i, Value model)
+static void mpi_deliver(PsRun *run, int i, Value model, const PsTask *task)
 {
     MpiServe *S = run->tps;
     pthread_mutex_lock(&run->mu);
     val_release(S->mailbox[i]);
     S->mailbox[i] = model;
+    S->full[i] = true;
+    if (task) {
+        S->task[i] = *task;
+        S->task[i].X = S->task[i].Y = NULL;
+    }
     pthread_cond_signal(&S->pump_cv);
     pthread_mutex_unlock(&run->mu);
 }
@@ -557,6 +632,8 @@ static void mpi_free(PsRun *run)
     pthread_cond_destroy(&S->pump_cv);
     free(S->parts);
     free(S->mailbox);
+    free(S->full);
+    free(S->task);
     free(S->heard_push);
     free(S->done);
     free(S);

@@ -38,7 +38,9 @@ typedef struct Remote {
     pthread_cond_t model_cv;    /* the worker waits here for its mailbox */
     pthread_cond_t bridge_cv;   /* the bridge waits here for pushes and the worker's end */
     atomic_int abort;           /* the call ends: polled by the worker's Interp */
-    Value mailbox;              /* the model for the next pull, or NONE */
+    bool full;                  /* a delivery waits to be pulled */
+    Value mailbox;              /* its model (NONE with a stop) */
+    PsTask task;                /* DYNAMIC: its task (matrices owned) */
     PsMsg *outbox;              /* pushes to send */
     int64_t nout, capout;
     WBuf prints;                /* what the worker's DML code printed */
@@ -50,16 +52,21 @@ typedef struct Remote {
 
 /* ---- the worker's port ---- */
 
-static Status rank_pull(PsLoop *l, Value *model)
+static Status rank_pull(PsLoop *l, Value *model, PsTask *task)
 {
     Remote *r = l->ctx;
     pthread_mutex_lock(&r->mu);
-    while (r->mailbox.kind == VAL_NONE && !atomic_load(&r->abort))
+    while (!r->full && !atomic_load(&r->abort))
         pthread_cond_wait(&r->model_cv, &r->mu);
     bool ok = !atomic_load(&r->abort);
     if (ok) {
         *model = r->mailbox;
         r->mailbox = val_none();
+        r->full = false;
+        if (task) {
+            *task = r->task;
+            r->task = (PsTask){.epoch = -1};
+        }
     }
     pthread_mutex_unlock(&r->mu);
     return ok ? ST_OK : ST_ERR;
@@ -257,15 +264,16 @@ static bool forward_tree(MpiMsg *m)
     return ok;
 }
 
-/* A model arrived for the worker's next pull: into the mailbox, or, when
- * it is malformed, the worker fails on it. */
-static void take_model(Remote *r, Value model)
+/* A model (with a task under DYNAMIC; 'task' NULL: STATIC) arrived for
+ * the worker's next pull: into the mailbox, or, when it is malformed, the
+ * worker fails on it. */
+static void take_model(Remote *r, Value model, const PsTask *task, bool bad)
 {
-    if (model.kind != VAL_LIST) {
+    if (bad || (model.kind != VAL_LIST && !(task && task->epoch < 0))) {
         val_release(model);
         char msg[512];
-        snprintf(msg, sizeof msg, "paramserv: worker %d (%s) got a malformed model from rank 0",
-                 r->loop.id + 1, r->where);
+        snprintf(msg, sizeof msg, "paramserv: worker %d (%s) got a malformed %s from rank 0", r->loop.id + 1,
+                 r->where, task ? "task" : "model");
         pthread_mutex_lock(&r->mu);
         fail_locked_take(r, failalloc_msg_dup(msg));
         pthread_mutex_unlock(&r->mu);
@@ -273,7 +281,11 @@ static void take_model(Remote *r, Value model)
     }
     pthread_mutex_lock(&r->mu);
     val_release(r->mailbox);
+    ps_task_clear(&r->task);
     r->mailbox = model;
+    r->full = true;
+    if (task)
+        r->task = *task;
     pthread_cond_signal(&r->model_cv);
     pthread_mutex_unlock(&r->mu);
 }
@@ -289,6 +301,7 @@ static bool serve_call(MpiMsg *call, const Value *part)
     snprintf(r->where, sizeof r->where, "rank %d on %s", mpi_rank(), mpi_host(mpi_rank()));
     r->call.hyper = val_none();
     r->mailbox = val_none();
+    r->task = (PsTask){.epoch = -1};
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->model_cv, NULL);
     pthread_cond_init(&r->bridge_cv, NULL);
@@ -389,7 +402,13 @@ static bool serve_call(MpiMsg *call, const Value *part)
             if (m.type == MM_MODEL) {
                 Value model = m.value;
                 m.value = val_none();
-                take_model(r, model);
+                take_model(r, model, NULL, false);
+                awaiting = false;
+            } else if (m.type == MM_TASK && started) {
+                Value model = val_none();
+                PsTask t = {.epoch = -1};
+                bool bad = m.epoch >= 0 && !ps_task_read(m.value, m.epoch, r->cfg.batchsize, &model, &t);
+                take_model(r, model, &t, bad);
                 awaiting = false;
             } else if (m.type == MM_END) {
                 mpi_msg_free(&m);
@@ -426,6 +445,7 @@ static bool serve_call(MpiMsg *call, const Value *part)
         val_release(r->outbox[i].payload);
     free(r->outbox);
     val_release(r->mailbox);
+    ps_task_clear(&r->task);
     if (loop_up)
         ps_loop_free(&r->loop);
     if (r->prog)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../runtime/clock.h"
 #include "ps.h"
@@ -118,14 +119,25 @@ bool ps_loop_start(PsLoop *l, pthread_t *th)
     return worker_start(th, loop_thread, l);
 }
 
+void ps_task_clear(PsTask *t)
+{
+    if (t->X)
+        mat_release(t->X);
+    if (t->Y)
+        mat_release(t->Y);
+    *t = (PsTask){.epoch = -1};
+}
+
 /* Pull and push through the port, counting them. */
-static Status pull(PsLoop *l, Value *m)
+static Status pull(PsLoop *l, Value *m, PsTask *task)
 {
     double t0 = clock_now_sec();
-    Status st = l->port->pull(l, m);
+    Status st = l->port->pull(l, m, task);
     l->st.wait += clock_now_sec() - t0;
     if (st != ST_OK)
         return st;
+    if (task && task->epoch < 0)
+        return ST_OK;           /* no more work: no model came */
     l->st.pulls++;
     l->st.bytes_pulled += ps_list_bytes(m->l);
     return ST_OK;
@@ -138,88 +150,152 @@ static void push(PsLoop *l, int64_t epoch, int64_t batch, Value payload)
     l->port->push(l, epoch, batch, payload);
 }
 
-void ps_loop_run(PsLoop *l)
+/* DML_PS_SLOW: the slowed worker sleeps (F - 1) times what the batch took. */
+static void slow_down(const PsLoop *l, double secs)
+{
+    const PsConfig *c = l->cfg;
+    if (l->id != c->slow_worker || c->slow_factor <= 1 || secs <= 0)
+        return;
+    double t = secs * (c->slow_factor - 1);
+    struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && !atomic_load(l->I.interrupt))
+        ;
+}
+
+/* One push's worth of work: batches [j0, j1) of a partition, whose rows are
+ * X/Y [row0, row1) (batch j starts at row0 + (j - j0) * batchsize),
+ * starting from model m (taken): upd on each batch, agg between them as
+ * freq and modelAvg ask. *payload: the summed gradients or the local
+ * model. False after a failure, reported through the port ('e' and the
+ * batch name it). */
+static bool run_group(PsLoop *l, Value m, const Matrix *X, const Matrix *Y, int64_t row0, int64_t row1, int64_t j0,
+                      int64_t j1, int64_t e, Value *payload)
 {
     const PsConfig *c = l->cfg;
     Interp *I = &l->I;
-    worker_enter(I);
-    int64_t n = l->part.X->rows, bs = c->batchsize, B = l->nbatches;
-    char who[384];
-    int64_t e = l->start_epoch, j = 0;
-    for (; e < c->epochs; e++) {
-        rng_seed(&I->rng, rng_mix3(c->seed, (uint64_t)l->id + 1, (uint64_t)e));
-        j = 0;
-        for (int64_t g = 0; g < l->groups; g++) {
-            Value m;
-            if (pull(l, &m) != ST_OK)
-                return;             /* aborted by someone else */
-            Value acc = val_none();
-            int64_t jend = c->freq == PS_FREQ_BATCH ? j + 1 : c->freq == PS_FREQ_EPOCH ? B : (j + c->nbatches < B ? j + c->nbatches : B);
-            for (; j < jend; j++) {
-                double t0 = clock_now_sec();
-                int64_t lo = j * bs, hi = lo + bs < n ? lo + bs : n;
-                Matrix *Xb = rows_of(I, l->part.X, lo, hi);
-                Matrix *Yb = Xb ? rows_of(I, l->part.Y, lo, hi) : NULL;
-                double t1 = clock_now_sec();
-                l->st.slice += t1 - t0;
-                Value grad = val_none();
-                Status st = ST_ERR;
-                if (Xb && Yb) {
-                    static const char *const names[] = {"model", "hyperparams", "features", "labels"};
-                    Value vals[4] = {m, ps_hyper_arg(c), val_matrix_take(Xb),
-                                     val_matrix_take(Yb)};
-                    st = ps_call_named(I, c->upd, names, vals, 4, &grad, 1);
-                }
-                if (Xb)
-                    mat_release(Xb);
-                if (Yb)
-                    mat_release(Yb);
-                double t2 = clock_now_sec();
-                l->st.compute += t2 - t1;
-                l->st.batches++;
-                if (l->port->batch_done)
-                    l->port->batch_done(l);
-                if (st == ST_OK && grad.kind != VAL_LIST)
-                    st = err_set(I, "The output of the '%s' function should be type of list.", c->upd->name);
-                if (st == ST_OK && !c->model_avg) {
-                    if (c->freq == PS_FREQ_BATCH) {
-                        st = ps_check_model(I, grad.l, "gradients");
-                        if (st == ST_OK)
-                            acc = val_ref(grad);
-                    } else {
-                        /* ps_list_add_take consumes acc, also on failure. */
-                        st = ps_list_add_take(I, acc, grad.l, &acc);
-                        if (st != ST_OK)
-                            acc = val_none();
-                    }
-                }
-                bool last = j == jend - 1;
-                if (st == ST_OK && (c->model_avg || c->freq == PS_FREQ_NBATCHES || (c->freq == PS_FREQ_EPOCH && !last))) {
-                    Value nm;
-                    st = ps_call_agg(I, c, m, grad, &nm);
-                    if (st == ST_OK) {
-                        val_release(m);
-                        m = nm;
-                    }
-                    l->st.local_agg += clock_now_sec() - t2;
-                }
-                val_release(grad);
-                if (st != ST_OK) {
-                    val_release(acc);
-                    val_release(m);
-                    if (l->where)
-                        snprintf(who, sizeof who, "paramserv: worker %d (%s) failed in epoch %lld, batch %lld",
-                                 l->id + 1, l->where, (long long)e + 1, (long long)j + 1);
-                    else
-                        snprintf(who, sizeof who, "paramserv: worker %d failed in epoch %lld, batch %lld", l->id + 1,
-                                 (long long)e + 1, (long long)j + 1);
-                    l->port->fail(l, who);
-                    return;
-                }
+    int64_t bs = c->batchsize;
+    Value acc = val_none();
+    for (int64_t j = j0; j < j1; j++) {
+        double t0 = clock_now_sec();
+        int64_t lo = row0 + (j - j0) * bs, hi = row1 - lo > bs ? lo + bs : row1;
+        Matrix *Xb = rows_of(I, X, lo, hi);
+        Matrix *Yb = Xb ? rows_of(I, Y, lo, hi) : NULL;
+        double t1 = clock_now_sec();
+        l->st.slice += t1 - t0;
+        Value grad = val_none();
+        Status st = ST_ERR;
+        if (Xb && Yb) {
+            static const char *const names[] = {"model", "hyperparams", "features", "labels"};
+            Value vals[4] = {m, ps_hyper_arg(c), val_matrix_take(Xb), val_matrix_take(Yb)};
+            st = ps_call_named(I, c->upd, names, vals, 4, &grad, 1);
+        }
+        if (Xb)
+            mat_release(Xb);
+        if (Yb)
+            mat_release(Yb);
+        double t2 = clock_now_sec();
+        l->st.compute += t2 - t1;
+        l->st.batches++;
+        slow_down(l, t2 - t1);
+        t2 = clock_now_sec();
+        if (l->port->batch_done)
+            l->port->batch_done(l);
+        if (st == ST_OK && grad.kind != VAL_LIST)
+            st = err_set(I, "The output of the '%s' function should be type of list.", c->upd->name);
+        if (st == ST_OK && !c->model_avg) {
+            if (c->freq == PS_FREQ_BATCH) {
+                st = ps_check_model(I, grad.l, "gradients");
+                if (st == ST_OK)
+                    acc = val_ref(grad);
+            } else {
+                /* ps_list_add_take consumes acc, also on failure. */
+                st = ps_list_add_take(I, acc, grad.l, &acc);
+                if (st != ST_OK)
+                    acc = val_none();
             }
-            Value payload = c->model_avg ? val_ref(m) : acc;
+        }
+        bool last = j == j1 - 1;
+        if (st == ST_OK && (c->model_avg || c->freq == PS_FREQ_NBATCHES || (c->freq == PS_FREQ_EPOCH && !last))) {
+            Value nm;
+            st = ps_call_agg(I, c, m, grad, &nm);
+            if (st == ST_OK) {
+                val_release(m);
+                m = nm;
+            }
+            l->st.local_agg += clock_now_sec() - t2;
+        }
+        val_release(grad);
+        if (st != ST_OK) {
+            val_release(acc);
             val_release(m);
+            char who[384];
+            if (l->where)
+                snprintf(who, sizeof who, "paramserv: worker %d (%s) failed in epoch %lld, batch %lld", l->id + 1,
+                         l->where, (long long)e + 1, (long long)j + 1);
+            else
+                snprintf(who, sizeof who, "paramserv: worker %d failed in epoch %lld, batch %lld", l->id + 1,
+                         (long long)e + 1, (long long)j + 1);
+            l->port->fail(l, who);
+            return false;
+        }
+    }
+    *payload = c->model_avg ? val_ref(m) : acc;
+    val_release(m);
+    return true;
+}
+
+/* STATIC: the batches of this worker's partition, epoch after epoch; its
+ * random stream reseeded from (seed, worker, epoch). */
+static void loop_static(PsLoop *l)
+{
+    const PsConfig *c = l->cfg;
+    int64_t n = l->part.X->rows, B = l->nbatches;
+    for (int64_t e = l->start_epoch; e < c->epochs; e++) {
+        rng_seed(&l->I.rng, rng_mix3(c->seed, (uint64_t)l->id + 1, (uint64_t)e));
+        int64_t j = 0;
+        for (int64_t g = 0; g < l->groups; g++) {
+            Value m, payload;
+            if (pull(l, &m, NULL) != ST_OK)
+                return;             /* aborted by someone else */
+            int64_t jend = c->freq == PS_FREQ_BATCH ? j + 1 : c->freq == PS_FREQ_EPOCH ? B
+                         : (j + c->nbatches < B ? j + c->nbatches : B);
+            int64_t row1 = jend * c->batchsize < n ? jend * c->batchsize : n;
+            if (!run_group(l, m, l->part.X, l->part.Y, j * c->batchsize, row1, j, jend, e, &payload))
+                return;
+            j = jend;
             push(l, e, j, payload);     /* j: 1-based number of its last batch */
         }
     }
+}
+
+/* DYNAMIC: whatever task comes with each model, until no more come. The
+ * random stream follows the task. */
+static void loop_dynamic(PsLoop *l)
+{
+    const PsConfig *c = l->cfg;
+    for (;;) {
+        Value m, payload;
+        PsTask t = {.epoch = -1};
+        if (pull(l, &m, &t) != ST_OK)
+            return;
+        if (t.epoch < 0)
+            return;
+        rng_seed(&l->I.rng, rng_mix3(rng_mix3(c->seed, (uint64_t)t.part + 1, (uint64_t)t.epoch),
+                                     (uint64_t)t.group + 1, 0x7a5c));
+        bool ok = run_group(l, m, t.X, t.Y, t.row0, t.row1, t.j0, t.j1, t.epoch, &payload);
+        int64_t e = t.epoch, id = t.id;
+        ps_task_clear(&t);
+        if (!ok)
+            return;
+        push(l, e, id, payload);
+    }
+}
+
+void ps_loop_run(PsLoop *l)
+{
+    worker_enter(&l->I);
+    if (l->cfg->dispatch == PS_DISPATCH_DYNAMIC)
+        loop_dynamic(l);
+    else
+        loop_static(l);
 }
