@@ -81,7 +81,19 @@ static Status eval_binary(Interp *I, const Node *n, Value *out)
         if (b.kind == VAL_DOUBLE && fast_dd(op, (double)a.i, b.d, out))
             return ST_OK;
     }
+    /* A Ctrl-C stops a chain of large operations between two of them
+     * (a long %*% also checks between its row panels, ops.c), and the
+     * result of one it came during is not kept. */
+    if (interp_interrupted(I)) {
+        val_release(a);
+        val_release(b);
+        return eval_raise_interrupt(I, &n->loc);
+    }
     Status st = HITTERS_TIMED(I, hitters_binop_name(op), ops_binary_take(I, op, a, b, out));
+    if (st == ST_OK && interp_interrupted(I)) {
+        val_release(*out);
+        return eval_raise_interrupt(I, &n->loc);
+    }
     return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
 }
 
@@ -132,8 +144,13 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
     case N_BINARY:
         if (fuse_candidate(n) || fuse_matmul_candidate(n)) {
             Status st;
-            if (n->binary.op == OP_MATMUL ? fuse_matmul(I, n, out, &st) : fuse_eval(I, n, out, &st))
+            if (n->binary.op == OP_MATMUL ? fuse_matmul(I, n, out, &st) : fuse_eval(I, n, out, &st)) {
+                if (st == ST_OK && interp_interrupted(I)) {
+                    val_release(*out);
+                    return eval_raise_interrupt(I, &n->loc);
+                }
                 return st;
+            }
         }
         return eval_binary(I, n, out);
     case N_UNARY: {
@@ -440,12 +457,21 @@ static Status call_builtin(Interp *I, const Node *n, Value *outs, int nout)
         if ((st = eval_expr(I, n->call.args[i], &argv[pi])) != ST_OK)
             break;
     }
+    if (st == ST_OK && interp_interrupted(I))
+        st = eval_raise_interrupt(I, &n->loc);
     if (st == ST_OK) {
         Value res[MAX_OUT];
         memset(res, 0, sizeof res);
         BArgs a = {.def = bi, .v = argv, .names = bi->bind == BIND_VARIADIC ? n->call.argnames : NULL,
                    .n = np, .loc = &n->loc, .nout = nout};
         st = HITTERS_TIMED(I, bi->name, bi->fn(I, &a, res));
+        if (st == ST_OK && interp_interrupted(I)) {
+            /* came during the call: its results are not kept */
+            int produced = bi->nout < MAX_OUT ? bi->nout : MAX_OUT;
+            for (int i = 0; i < produced; i++)
+                val_release(res[i]);
+            st = eval_raise_interrupt(I, &n->loc);
+        }
         if (st == ST_OK) {
             int produced = bi->nout < MAX_OUT ? bi->nout : MAX_OUT;
             for (int i = 0; i < produced; i++) {
