@@ -551,6 +551,8 @@ static Status write_list(Interp *I, const List *l, const char *path, const Write
         int err = errno;
         res = err_set(I, "cannot write '%s': %s", mtd_path, io_strerror(err ? err : EIO, eb, sizeof eb));
     }
+    if (res == ST_OK && interp_interrupted(I))
+        res = eval_raise_interrupt(I, NULL);    /* the old folder stays */
     if (res == ST_OK) {
         if (!io_commit_dir(dir, path, &meta, mtd_path, &e))
             res = err_take(I, &e);
@@ -680,7 +682,13 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
         ok = false;
     }
     /* Both files complete on disk replace the old ones together, or not
-     * at all. */
+     * at all; a Ctrl-C meanwhile leaves the old ones. */
+    if (ok && interp_interrupted(I)) {
+        io_tmp_abort(&meta);
+        io_tmp_abort(&data);
+        ok = false;
+        st = eval_raise_interrupt(I, NULL);
+    }
     if (ok)
         ok = io_commit_pair(&data, path, &meta, mtd_path, &e);
     if (st == ST_OK && !ok)

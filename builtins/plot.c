@@ -12,6 +12,7 @@
 #include "plot.h"
 
 #include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,35 @@ void plot_spec_free(PlotSpec *s)
  * axis arithmetic
  * ================================================================== */
 
+/* Contract in plot.h. */
+double plot_frac(double v, double lo, double hi)
+{
+    double span = hi - lo;
+    if (isfinite(span))
+        return (v - lo) / span;
+    /* lo and hi near the ends of the doubles: halves never overflow */
+    return (v * 0.5 - lo * 0.5) / (hi * 0.5 - lo * 0.5);
+}
+
+/* lo and hi widened by 'frac' of their distance on each side, or, when
+ * they are equal, by half their size; never past the largest double, so
+ * that 1.7e308 or -1e308 and 1e308 still give a finite axis. */
+static void widen(double *lo, double *hi, double frac)
+{
+    double a = *lo, b = *hi;
+    if (a == b) {
+        double d = a == 0 ? 1 : fabs(a) * 0.5;
+        a -= d;
+        b += d;
+    } else {
+        double pad = b * frac - a * frac;     /* (b - a) * frac, which cannot overflow */
+        a -= pad;
+        b += pad;
+    }
+    *lo = fmax(a, -DBL_MAX);
+    *hi = fmin(b, DBL_MAX);
+}
+
 bool plot_range(const PlotSpec *s, PlotRange *r)
 {
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
@@ -58,26 +88,10 @@ bool plot_range(const PlotSpec *s, PlotRange *r)
         }
     if (!(xlo <= xhi))
         return false;
-    /* A flat or single-point axis still needs a width. */
-    if (xlo == xhi) {
-        double d = xlo == 0 ? 1 : fabs(xlo) * 0.5;
-        xlo -= d;
-        xhi += d;
-    } else {
-        double pad = (xhi - xlo) * 0.02;    /* markers at the ends clear the frame */
-        xlo -= pad;
-        xhi += pad;
-    }
-    if (ylo == yhi) {
-        double d = ylo == 0 ? 1 : fabs(ylo) * 0.5;
-        ylo -= d;
-        yhi += d;
-    } else {
-        /* Curves keep a little air above and below. */
-        double pad = (yhi - ylo) * 0.04;
-        ylo -= pad;
-        yhi += pad;
-    }
+    /* A flat or single-point axis still needs a width; markers at the ends
+     * clear the frame, and curves keep a little air above and below. */
+    widen(&xlo, &xhi, 0.02);
+    widen(&ylo, &yhi, 0.04);
     r->xlo = xlo;
     r->xhi = xhi;
     r->ylo = ylo;
@@ -105,13 +119,13 @@ void plot_ticks(double lo, double hi, int target, PlotTicks *t)
         t->decimals = 0;
         return;
     }
-    double step = nice_step((hi - lo) / target);
+    double step = nice_step(hi / target - lo / target);     /* (hi - lo) / target, without overflow */
     if (!(step > 0) || !isfinite(step))
         step = hi - lo;
-    /* Tiny tolerance so that lo = 0.1 still gets its tick at 0.1. */
-    double eps = step * 1e-9;
-    double first = ceil((lo - eps) / step);
-    double last = floor((hi + eps) / step);
+    /* Tiny tolerance so that lo = 0.1 still gets its tick at 0.1; in
+     * steps, as hi + a bit may overflow where hi / step does not. */
+    double first = ceil(lo / step - 1e-9);
+    double last = floor(hi / step + 1e-9);
     int count = (int)fmin(last - first + 1, 1000);
     if (count < 1)
         count = 1;
@@ -144,6 +158,8 @@ void plot_x_ticks(const PlotSpec *s, const PlotRange *r, int target, PlotTicks *
 double plot_tick_value(const PlotTicks *t, int k)
 {
     double v = t->start + k * t->step;
+    if (!isfinite(v))       /* k * step past the largest double; the sum is not */
+        v = (t->start * 0.5 + k * (t->step * 0.5)) * 2;
     /* start + k*step can land at 1e-17 instead of 0. */
     if (fabs(v) < t->step * 1e-9)
         v = 0;
@@ -152,7 +168,7 @@ double plot_tick_value(const PlotTicks *t, int k)
 
 void plot_tick_label(const PlotTicks *t, double v, char *buf, size_t cap)
 {
-    double mag = fmax(fabs(t->start), fabs(t->start + (t->count - 1) * t->step));
+    double mag = fmax(fabs(t->start), fabs(plot_tick_value(t, t->count - 1)));
     if (mag >= 1e7 || (t->step < 1e-5 && mag > 0))
         snprintf(buf, cap, "%g", v);
     else
@@ -305,10 +321,11 @@ static Status bi_plot(Interp *I, const BArgs *a, Value *out)
     PlotRange r;
     if (st == ST_OK && !plot_range(&s, &r))
         st = err_set(I, "plot(): X has no finite value to plot (all NaN or infinite)");
+    s.stop = I->interrupt;
     if (st == ST_OK && *file) {
         DiagErr e;
         if (!plot_write_file(&s, file, &e))
-            st = err_set(I, "plot(): %s", e.msg);
+            st = interp_interrupted(I) ? eval_raise_interrupt(I, a->loc) : err_set(I, "plot(): %s", e.msg);
     } else if (st == ST_OK) {
         FILE *f = I->out ? I->out : stdout;
         int cols, rows;

@@ -7,6 +7,7 @@
 #ifndef DML_BUILTINS_PLOT_H
 #define DML_BUILTINS_PLOT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,7 @@ typedef struct PlotSpec {
     bool legend;            /* draw the legend (several series, or names given) */
     const char *title, *xlab, *ylab;    /* "" when absent; borrowed */
     int width, height;      /* pixels (PNG) or points (SVG/PDF); cells (terminal); 0 = default */
+    const atomic_int *stop; /* drawing stops once it is set (Ctrl-C); may be NULL */
 } PlotSpec;
 
 void plot_spec_free(PlotSpec *s);
@@ -33,8 +35,12 @@ void plot_spec_free(PlotSpec *s);
 typedef struct PlotRange {
     double xlo, xhi, ylo, yhi;
 } PlotRange;
-/* False when no series has a finite point (nothing to draw). */
+/* False when no series has a finite point (nothing to draw). The range
+ * is finite even for data at the ends of the doubles (+-1e308). */
 bool plot_range(const PlotSpec *s, PlotRange *r);
+/* (v - lo) / (hi - lo), also where hi - lo overflows (lo = -1e308,
+ * hi = 1e308): where v lies between lo (0) and hi (1). */
+double plot_frac(double v, double lo, double hi);
 
 /* Ticks at "nice" round values (1, 2 or 5 times a power of ten) covering
  * [lo, hi] with about 'target' intervals: the first tick is start, then

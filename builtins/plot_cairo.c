@@ -101,12 +101,12 @@ static void text_at(cairo_t *cr, const char *s, double x, double y, double ax)
     cairo_show_text(cr, s);
 }
 
-static void set_series_style(cairo_t *cr, int k)
+static void set_series_style(cairo_t *cr, int k, bool dashed)
 {
     const double *c = palette[k % 10];
     cairo_set_source_rgb(cr, c[0], c[1], c[2]);
     cairo_set_line_width(cr, 2.2);
-    if (k >= 10) {
+    if (dashed) {
         double dash[2] = {7, 4};
         cairo_set_dash(cr, dash, 2, 0);
     } else {
@@ -120,8 +120,17 @@ typedef struct Area {
     PlotRange r;
 } Area;
 
-static double fx(const Area *f, double v) { return f->x0 + (v - f->r.xlo) / (f->r.xhi - f->r.xlo) * f->w; }
-static double fy(const Area *f, double v) { return f->y0 + f->h - (v - f->r.ylo) / (f->r.yhi - f->r.ylo) * f->h; }
+static double fx(const Area *f, double v) { return f->x0 + plot_frac(v, f->r.xlo, f->r.xhi) * f->w; }
+static double fy(const Area *f, double v) { return f->y0 + f->h - plot_frac(v, f->r.ylo, f->r.yhi) * f->h; }
+
+/* Series 11 to 20 are dashed, to tell them from the first ten of the same
+ * colours. Past 20 series the colours repeat too often for that, and in a
+ * dense chart (more points than pixel columns) dashes could not be seen:
+ * there all series are solid. */
+static bool series_dashed(const PlotSpec *s, const Area *f, int k)
+{
+    return k >= 10 && s->ns <= 20 && s->n <= (int64_t)f->w;
+}
 
 static bool point_ok(const PlotSpec *s, int k, int64_t i)
 {
@@ -143,37 +152,67 @@ static bool x_sorted(const PlotSpec *s)
     return true;
 }
 
-/* Ends a path of 'run' points: a line is stroked, a lone point (last at
- * x, y) becomes a dot. */
-static void end_run(cairo_t *cr, int64_t run, double x, double y)
+/* ---- the series: what each pixel column shows ----
+ * Drawing cost follows the picture, not the data:
+ *  - a series with more points than pixel columns (x sorted) keeps, per
+ *    column, its first, lowest, highest and last point in their order (as
+ *    plotting libraries reduce dense lines): the same pixels;
+ *  - a segment that series drawn later (on top) hide entirely is left out:
+ *    per pixel column we keep the rows that solid series above already
+ *    paint, and a segment whose line would land inside them is not drawn.
+ *    A thousand noisy series then cost about what the visible ones do;
+ *  - a path is stroked a few segments at a time, so that cairo never
+ *    tessellates a long self-crossing path (round caps join the pieces).
+ * 10^6 points (1000 series of 1000, or one of 10^6) draw in well under a
+ * second at the default size (doc/plot.md). */
+
+/* The points a series keeps, in order; -1 marks a break (a non-finite
+ * point). */
+typedef struct Pts {
+    int64_t *i;
+    double *x, *y;          /* device coordinates of the kept points */
+    int64_t n, cap;
+} Pts;
+
+static bool pts_push(Pts *p, int64_t v)
 {
-    if (run > 1) {
-        cairo_stroke(cr);
-    } else if (run == 1) {
-        cairo_new_path(cr);
-        cairo_arc(cr, x, y, 2.5, 0, 2 * M_PI);
-        cairo_fill(cr);
+    if (p->n == p->cap) {
+        int64_t cap = p->cap ? 2 * p->cap : 256;
+        int64_t *ni = realloc(p->i, (size_t)cap * sizeof *ni);
+        if (ni)
+            p->i = ni;
+        double *nx = ni ? realloc(p->x, (size_t)cap * sizeof *nx) : NULL;
+        if (nx)
+            p->x = nx;
+        double *ny = nx ? realloc(p->y, (size_t)cap * sizeof *ny) : NULL;
+        if (!ny)
+            return false;
+        p->y = ny;
+        p->cap = cap;
     }
+    p->i[p->n++] = v;
+    return true;
 }
 
-/* One series: a path broken at every non-finite point; a point with no
- * finite neighbour gets a dot so that it stays visible. When x is sorted
- * and there are more points than pixel columns, the points falling in one
- * pixel column are drawn as their first, lowest, highest and last point
- * (in their order): the same picture, without stroking a million segments
- * on top of each other. */
-static void draw_series(cairo_t *cr, const PlotSpec *s, const Area *f, int k, bool thin)
+static void pts_free(Pts *p)
+{
+    free(p->i);
+    free(p->x);
+    free(p->y);
+}
+
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+
+/* The points of series k to draw, reduced per pixel column when 'thin'. */
+static bool series_points(const PlotSpec *s, const Area *f, int k, bool thin, Pts *p)
 {
     const double *y = s->y[k];
-    set_series_style(cr, k);
-    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
-    cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
-    int64_t run = 0;        /* points in the current path */
-    double lastx = 0, lasty = 0;
+    p->n = 0;
     for (int64_t i = 0; i < s->n;) {
         if (!point_ok(s, k, i)) {
-            end_run(cr, run, lastx, lasty);
-            run = 0;
+            if (p->n && p->i[p->n - 1] >= 0 && !pts_push(p, -1))
+                return false;
             i++;
             continue;
         }
@@ -189,21 +228,227 @@ static void draw_series(cairo_t *cr, const PlotSpec *s, const Area *f, int k, bo
                     imax = j;
             }
         }
-        int64_t pts[4] = {i, imin < imax ? imin : imax, imin < imax ? imax : imin, j};
-        for (int p = 0; p < 4; p++) {
-            if (p > 0 && pts[p] == pts[p - 1])
-                continue;
-            lastx = fx(f, s->x[pts[p]]);
-            lasty = fy(f, y[pts[p]]);
-            if (run == 0)
-                cairo_move_to(cr, lastx, lasty);
-            else
-                cairo_line_to(cr, lastx, lasty);
-            run++;
-        }
+        int64_t keep[4] = {i, imin < imax ? imin : imax, imin < imax ? imax : imin, j};
+        for (int q = 0; q < 4; q++)
+            if ((q == 0 || keep[q] != keep[q - 1]) && !pts_push(p, keep[q]))
+                return false;
         i = j + 1;
     }
-    end_run(cr, run, lastx, lasty);
+    for (int64_t q = 0; q < p->n; q++)
+        if (p->i[q] >= 0) {
+            p->x[q] = fx(f, s->x[p->i[q]]);
+            p->y[q] = fy(f, y[p->i[q]]);
+        }
+    return true;
+}
+
+/* Rows [lo, hi] of each pixel column that solid series above paint fully
+ * (lo > hi: none). One interval per column: a new one that overlaps joins
+ * it, one apart replaces it when longer. */
+typedef struct Cover {
+    double *lo, *hi;
+    long x0, n;             /* columns x0 .. x0+n-1 of the device */
+} Cover;
+
+/* The y extent of segment (ax,ay)-(bx,by) over device x in [u, v]
+ * (clamped to the segment); false when they do not meet. */
+static bool seg_span(double ax, double ay, double bx, double by, double u, double v, double *lo, double *hi)
+{
+    if (ax > bx) {
+        double t = ax; ax = bx; bx = t;
+        t = ay; ay = by; by = t;
+    }
+    u = dmax(u, ax);
+    v = dmin(v, bx);
+    if (u > v)
+        return false;
+    double yu = ay, yv = by;
+    if (bx > ax) {
+        yu = ay + (by - ay) * ((u - ax) / (bx - ax));
+        yv = ay + (by - ay) * ((v - ax) / (bx - ax));
+    }
+    if (bx == ax) {
+        yu = ay;
+        yv = by;
+    }
+    *lo = dmin(yu, yv);
+    *hi = dmax(yu, yv);
+    return true;
+}
+
+/* Half the line width and a pixel of anti-aliasing. */
+#define LINE_REACH 2.2
+
+/* The part of segment (ax,ay)-(bx,by) that the series above hide, as
+ * the parameter range [*t0, *t1] of a + t (b - a) (t0 > t1: none; 0 and 1:
+ * all). Hidden means every pixel the line would paint there is already
+ * painted: in each pixel column the line reaches, its rows (with the line's
+ * width) lie within the covered ones. The whole segment is tested column
+ * by column; failing that, the rows covered in every column it reaches
+ * hide its middle, so only its ends (the tips of a noisy band) are drawn. */
+static void seg_hidden(const Cover *c, double ax, double ay, double bx, double by, float *t0, float *t1)
+{
+    *t0 = 1;
+    *t1 = 0;
+    double xl = dmin(ax, bx) - LINE_REACH, xr = dmax(ax, bx) + LINE_REACH;
+    long c0 = (long)floor(xl), c1 = (long)floor(xr);
+    if (c0 < c->x0 || c1 >= c->x0 + c->n)
+        return;
+    bool all = true;
+    double L = -INFINITY, H = INFINITY;     /* rows covered in every column */
+    for (long col = c0; col <= c1; col++) {
+        long k = col - c->x0;
+        if (c->lo[k] > c->hi[k])
+            return;
+        L = dmax(L, c->lo[k]);
+        H = dmin(H, c->hi[k]);
+        if (!all)
+            continue;
+        double lo, hi;
+        if (!seg_span(ax, ay, bx, by, (double)col - LINE_REACH, (double)col + 1 + LINE_REACH, &lo, &hi)) {
+            /* beside the segment's ends: the nearer end's height */
+            double ey = (double)col < dmin(ax, bx) ? (ax < bx ? ay : by) : (ax < bx ? by : ay);
+            lo = hi = ey;
+        }
+        all = c->lo[k] <= lo - LINE_REACH && hi + LINE_REACH <= c->hi[k];
+    }
+    if (all) {
+        *t0 = 0;
+        *t1 = 1;
+        return;
+    }
+    double yl = L + LINE_REACH, yh = H - LINE_REACH;
+    if (!(yl < yh) || ay == by)
+        return;
+    double ta = (yl - ay) / (by - ay), tb = (yh - ay) / (by - ay);
+    double u = dmax(0, dmin(ta, tb)), v = dmin(1, dmax(ta, tb));
+    if (u < v) {
+        *t0 = (float)u;
+        *t1 = (float)v;
+    }
+}
+
+/* Adds the rows a solid segment paints fully: in each pixel column it
+ * crosses, every row between where it enters and leaves (a line 2.2 px
+ * wide covers the whole column width on the way). */
+static void seg_cover(Cover *c, double ax, double ay, double bx, double by)
+{
+    long c0 = (long)floor(dmin(ax, bx)), c1 = (long)floor(dmax(ax, bx));
+    for (long col = c0; col <= c1; col++) {
+        long k = col - c->x0;
+        if (k < 0 || k >= c->n)
+            continue;
+        double lo, hi;
+        if (!seg_span(ax, ay, bx, by, (double)col, (double)col + 1, &lo, &hi))
+            continue;
+        /* whole pixels only: the line's own width pads the ends */
+        lo = ceil(lo - 1.0);
+        hi = floor(hi + 1.0);
+        if (hi - lo < 1)
+            continue;
+        if (c->lo[k] > c->hi[k] || hi < c->lo[k] || lo > c->hi[k]) {
+            if (c->lo[k] > c->hi[k] || hi - lo > c->hi[k] - c->lo[k]) {
+                c->lo[k] = lo;
+                c->hi[k] = hi;
+            }
+        } else {
+            c->lo[k] = dmin(c->lo[k], lo);
+            c->hi[k] = dmax(c->hi[k], hi);
+        }
+    }
+}
+
+/* Ends a path of 'run' points: a line is stroked, a lone point (last at
+ * x, y) becomes a dot. */
+static void end_run(cairo_t *cr, int64_t run, double x, double y)
+{
+    if (run > 1) {
+        cairo_stroke(cr);
+    } else if (run == 1) {
+        cairo_new_path(cr);
+        cairo_arc(cr, x, y, 2.5, 0, 2 * M_PI);
+        cairo_fill(cr);
+    }
+}
+
+/* Segments a path is stroked in: cheap to tessellate, few calls. */
+enum { STROKE_CHUNK = 8 };
+
+/* One series from its kept points p; the part [h0[q], h1[q]] of segment
+ * (p[q], p[q+1]) is left out (hidden). A path breaks at every non-finite
+ * point; a point with no finite neighbour gets a dot so that it stays
+ * visible. A dashed series keeps its dash pattern running across the
+ * pieces. */
+static void draw_series(cairo_t *cr, const PlotSpec *s, const Area *f, int k, const Pts *p, const float *h0,
+                        const float *h1)
+{
+    const double *y = s->y[k];
+    bool dashed = series_dashed(s, f, k);
+    set_series_style(cr, k, dashed);
+    double dash[2] = {7, 4};
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
+    /* open: a path is being built whose current point is the last kept
+     * point; seg_in_path: its segments */
+    int64_t run = 0, seg_in_path = 0;
+    double lastx = 0, lasty = 0, along = 0;
+    bool open = false;
+    for (int64_t q = 0; q < p->n; q++) {
+        int64_t i = p->i[q];
+        if (i < 0) {
+            if (open)
+                cairo_stroke(cr);
+            else if (run == 1)
+                end_run(cr, 1, lastx, lasty);
+            cairo_new_path(cr);
+            run = seg_in_path = 0;
+            open = false;
+            continue;
+        }
+        double x = p->x[q], yy = p->y[q];
+        if (run > 0) {
+            double len = dashed ? hypot(x - lastx, yy - lasty) : 0;
+            double t0 = h0[q - 1], t1 = h1[q - 1];
+            /* the visible pieces [0, t0) and (t1, 1] of the segment */
+            double ends[2][2] = {{0, t0 <= t1 ? t0 : 1}, {t0 <= t1 ? t1 : 1, 1}};
+            for (int piece = 0; piece < 2; piece++) {
+                double u = ends[piece][0], v = ends[piece][1];
+                if (!(v > u))
+                    continue;
+                /* an open path goes on only from this segment's start */
+                if (!(open && u == 0)) {
+                    if (open)
+                        cairo_stroke(cr);
+                    cairo_new_path(cr);
+                    if (dashed)
+                        cairo_set_dash(cr, dash, 2, along + u * len);
+                    cairo_move_to(cr, lastx + u * (x - lastx), lasty + u * (yy - lasty));
+                    open = true;
+                    seg_in_path = 0;
+                }
+                cairo_line_to(cr, lastx + v * (x - lastx), lasty + v * (yy - lasty));
+                if (++seg_in_path == STROKE_CHUNK || v < 1) {
+                    cairo_stroke(cr);
+                    open = false;
+                    seg_in_path = 0;
+                }
+            }
+            if (open && t0 <= t1 && t1 >= 1) {
+                /* the segment's end is hidden: the path cannot go on */
+                cairo_stroke(cr);
+                open = false;
+                seg_in_path = 0;
+            }
+            along += len;
+        }
+        lastx = x;
+        lasty = yy;
+        run++;
+    }
+    if (open && seg_in_path)
+        cairo_stroke(cr);
+    else if (run == 1)
+        end_run(cr, 1, lastx, lasty);
     cairo_new_path(cr);
     if (s->n <= MARKER_MAX_POINTS) {
         for (int64_t i = 0; i < s->n; i++) {
@@ -215,8 +460,66 @@ static void draw_series(cairo_t *cr, const PlotSpec *s, const Area *f, int k, bo
     }
 }
 
-/* Draws the whole chart on 'cr', a W x H canvas. */
-static void draw_chart(cairo_t *cr, const PlotSpec *s, double W, double H)
+/* All series, the last on top: kept points per series, then, from the top
+ * series down, which segments the ones above hide, then drawn bottom up.
+ * False when out of memory or stopped (a Ctrl-C). */
+static bool draw_all_series(cairo_t *cr, const PlotSpec *s, const Area *f, bool thin)
+{
+    Pts *pts = calloc((size_t)s->ns, sizeof *pts);
+    float **hid = calloc((size_t)s->ns * 2, sizeof *hid);   /* h0 of series k at 2k, h1 at 2k+1 */
+    Cover c = {0};
+    c.x0 = (long)floor(f->x0) - 4;
+    c.n = (long)ceil(f->w) + 9;
+    c.lo = malloc((size_t)c.n * sizeof *c.lo);
+    c.hi = malloc((size_t)c.n * sizeof *c.hi);
+    bool ok = pts && hid && c.lo && c.hi;
+    for (long k = 0; ok && k < c.n; k++) {
+        c.lo[k] = 1;
+        c.hi[k] = 0;
+    }
+    for (int k = s->ns - 1; ok && k >= 0; k--) {
+        if (s->stop && atomic_load_explicit(s->stop, memory_order_relaxed)) {
+            ok = false;
+            break;
+        }
+        Pts *p = &pts[k];
+        if (!series_points(s, f, k, thin, p) || !(hid[2 * k] = malloc(((size_t)p->n + 1) * sizeof(float))) ||
+            !(hid[2 * k + 1] = malloc(((size_t)p->n + 1) * sizeof(float)))) {
+            ok = false;
+            break;
+        }
+        for (int64_t q = 0; q + 1 < p->n; q++)
+            if (p->i[q] >= 0 && p->i[q + 1] >= 0)
+                seg_hidden(&c, p->x[q], p->y[q], p->x[q + 1], p->y[q + 1], &hid[2 * k][q], &hid[2 * k + 1][q]);
+        if (!series_dashed(s, f, k))     /* solid: what it paints hides what is below */
+            for (int64_t q = 0; q + 1 < p->n; q++)
+                if (p->i[q] >= 0 && p->i[q + 1] >= 0)
+                    seg_cover(&c, p->x[q], p->y[q], p->x[q + 1], p->y[q + 1]);
+    }
+    for (int k = 0; ok && k < s->ns; k++) {
+        if (s->stop && atomic_load_explicit(s->stop, memory_order_relaxed))
+            ok = false;
+        else
+            draw_series(cr, s, f, k, &pts[k], hid[2 * k], hid[2 * k + 1]);
+    }
+    for (int k = 0; k < s->ns; k++) {
+        if (pts)
+            pts_free(&pts[k]);
+        if (hid) {
+            free(hid[2 * k]);
+            free(hid[2 * k + 1]);
+        }
+    }
+    free(pts);
+    free(hid);
+    free(c.lo);
+    free(c.hi);
+    return ok;
+}
+
+/* Draws the whole chart on 'cr', a W x H canvas. False when out of memory
+ * or stopped. */
+static bool draw_chart(cairo_t *cr, const PlotSpec *s, double W, double H)
 {
     Area f;
     plot_range(s, &f.r);    /* the caller checked there is a finite point */
@@ -309,15 +612,15 @@ static void draw_chart(cairo_t *cr, const PlotSpec *s, double W, double H)
         cairo_restore(cr);
     }
 
-    bool thin = s->n > 2 * (int64_t)f.w && x_sorted(s);
-    for (int k = 0; k < s->ns; k++)
-        draw_series(cr, s, &f, k, thin);
+    bool thin = s->n > (int64_t)f.w && x_sorted(s);
+    if (!draw_all_series(cr, s, &f, thin))
+        return false;
 
     if (s->legend) {
         double lx = f.x0 + f.w + 14, ly = f.y0 + 4, row = FONT_LEGEND + 9;
         set_font(cr, FONT_LEGEND, false);
         for (int k = 0; k < s->ns && ly + row <= H; k++, ly += row) {
-            set_series_style(cr, k);
+            set_series_style(cr, k, series_dashed(s, &f, k));
             cairo_move_to(cr, lx, ly + row / 2);
             cairo_line_to(cr, lx + 28, ly + row / 2);
             cairo_stroke(cr);
@@ -329,6 +632,7 @@ static void draw_chart(cairo_t *cr, const PlotSpec *s, double W, double H)
             text_at(cr, s->names[k], lx + 36, ly + row / 2 + FONT_LEGEND * 0.36, 0);
         }
     }
+    return true;
 }
 
 /* cairo's stream callback: the FILE* of the temporary. */
@@ -363,11 +667,22 @@ bool plot_write_file(const PlotSpec *s, const char *path, DiagErr *err)
     default: surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H); break;
     }
     cairo_status_t cs = cairo_surface_status(surf);
+    bool drawn = true;
     if (cs == CAIRO_STATUS_SUCCESS) {
         cairo_t *cr = cairo_create(surf);
-        draw_chart(cr, s, W, H);
+        drawn = draw_chart(cr, s, W, H);
         cs = cairo_status(cr);
         cairo_destroy(cr);
+    }
+    if (!drawn) {
+        cairo_surface_finish(surf);
+        cairo_surface_destroy(surf);
+        io_tmp_abort(&t);
+        if (s->stop && atomic_load(s->stop))
+            diag_fail(err, "interrupted");
+        else
+            diag_fail(err, "cannot draw '%s': out of memory", path);
+        return false;
     }
     if (cs == CAIRO_STATUS_SUCCESS && fmt == FMT_PNG)
         cs = cairo_surface_write_to_png_stream(surf, write_stream, t.f);
@@ -383,6 +698,11 @@ bool plot_write_file(const PlotSpec *s, const char *path, DiagErr *err)
             diag_fail(err, "cannot write '%s': %s", path, io_strerror(saved, eb, sizeof eb));
         else
             diag_fail(err, "cannot draw '%s': %s", path, cairo_status_to_string(cs));
+        return false;
+    }
+    if (s->stop && atomic_load(s->stop)) {     /* a Ctrl-C while encoding: nothing replaced */
+        io_tmp_abort(&t);
+        diag_fail(err, "interrupted");
         return false;
     }
     if (!io_tmp_commit(&t, path, &e)) {

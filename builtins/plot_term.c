@@ -93,12 +93,12 @@ static void line(Canvas *c, long x0, long y0, long x1, long y1, int series)
 
 static long dot_x(const Canvas *c, const PlotRange *r, double v)
 {
-    return lround((v - r->xlo) / (r->xhi - r->xlo) * (2.0 * c->w - 1));
+    return lround(plot_frac(v, r->xlo, r->xhi) * (2.0 * c->w - 1));
 }
 
 static long dot_y(const Canvas *c, const PlotRange *r, double v)
 {
-    return lround((r->yhi - v) / (r->yhi - r->ylo) * (4.0 * c->h - 1));
+    return lround((1 - plot_frac(v, r->ylo, r->yhi)) * (4.0 * c->h - 1));
 }
 
 static void draw_series(Canvas *c, const PlotSpec *s, const PlotRange *r, int k)

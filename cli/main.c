@@ -301,7 +301,7 @@ static int run_script(RunOpts *o)
     int rc = 0;
     if (st != ST_OK) {
         cli_report_error(&I, stderr);
-        rc = 1;
+        rc = I.err.interrupted ? 130 : 1;   /* 128 + SIGINT, as shells expect */
     }
     if (o->stats) {
         double t2 = clock_now_sec();

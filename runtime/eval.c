@@ -74,7 +74,19 @@ static inline Status binary_take(Interp *I, const Node *n, Value a, Value b, Val
         if (b.kind == VAL_DOUBLE && fast_dd(op, (double)a.i, b.d, out))
             return ST_OK;
     }
+    /* A Ctrl-C stops a chain of large operations between two of them
+     * (a long %*% also checks between its row panels, ops.c), and the
+     * result of one it came during is not kept. */
+    if (interp_interrupted(I)) {
+        val_release(a);
+        val_release(b);
+        return eval_raise_interrupt(I, &n->loc);
+    }
     Status st = HITTERS_TIMED(I, hitters_binop_name(op), ops_binary_take(I, op, a, b, out));
+    if (st == ST_OK && interp_interrupted(I)) {
+        val_release(*out);
+        return eval_raise_interrupt(I, &n->loc);
+    }
     return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
 }
 
@@ -201,6 +213,17 @@ static __attribute__((noinline, cold)) Status err_undefined_var(Interp *I, const
                   suggest_variable(I->frame, n->ident.name, hint, sizeof hint));
 }
 
+/* The end of a fused run: a Ctrl-C that came during it is raised here and
+ * its result is not kept. */
+static Status fused_done(Interp *I, const Node *n, Value *out, Status st)
+{
+    if (st == ST_OK && interp_interrupted(I)) {
+        val_release(*out);
+        return eval_raise_interrupt(I, &n->loc);
+    }
+    return st;
+}
+
 Status eval_expr(Interp *I, const Node *n, Value *out)
 {
     /* Index chains and unary operators recurse through here as well as
@@ -224,13 +247,13 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
         if (fuse_matmul_candidate(n)) {
             Status st;
             if (fuse_matmul(I, n, out, &st))
-                return st;
+                return fused_done(I, n, out, st);
         } else if (fuse_candidate(n)) {
             Status st;
             if (scalars_try(I, n, out, 0) == ST_OK)
                 return ST_OK;
             if (fuse_eval(I, n, out, &st))
-                return st;
+                return fused_done(I, n, out, st);
         }
         return eval_binary(I, n, out);
     case N_UNARY: {
@@ -534,12 +557,21 @@ static Status call_builtin(Interp *I, const Node *n, Value *outs, int nout)
         if ((st = eval_expr(I, n->call.args[i], &argv[pi])) != ST_OK)
             break;
     }
+    if (st == ST_OK && interp_interrupted(I))
+        st = eval_raise_interrupt(I, &n->loc);
     if (st == ST_OK) {
         Value res[MAX_OUT];
         memset(res, 0, sizeof res);
         BArgs a = {.def = bi, .v = argv, .names = bi->bind == BIND_VARIADIC ? n->call.argnames : NULL,
                    .n = np, .loc = &n->loc, .nout = nout};
         st = HITTERS_TIMED(I, bi->name, bi->fn(I, &a, res));
+        if (st == ST_OK && interp_interrupted(I)) {
+            /* came during the call: its results are not kept */
+            int produced = bi->nout < MAX_OUT ? bi->nout : MAX_OUT;
+            for (int i = 0; i < produced; i++)
+                val_release(res[i]);
+            st = eval_raise_interrupt(I, &n->loc);
+        }
         if (st == ST_OK) {
             int produced = bi->nout < MAX_OUT ? bi->nout : MAX_OUT;
             for (int i = 0; i < produced; i++) {

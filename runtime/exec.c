@@ -224,7 +224,10 @@ Status exec_block(Interp *I, Node *const *stmts, int n)
 {
     if (interp_stack_low(I))
         return n > 0 ? err_at(I, &stmts[0]->loc, "statements nested too deeply") : err_stack(I);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        if (interp_interrupted(I))
+            return eval_raise_interrupt(I, &stmts[i]->loc);
         TRY(exec_stmt(I, stmts[i]));
+    }
     return ST_OK;
 }

@@ -967,11 +967,16 @@ bool fuse_matmul(Interp *I, const Node *n, Value *out, Status *st)
         *st = err_stamp(I, &n->loc);
     else {
         uint64_t t0 = I->hh ? hitters_now_ns() : 0;
-        mat_matmul_t(a.m, ta, b.m, tb, C);
+        bool done = mat_matmul_stop(a.m, ta, b.m, tb, C, I->interrupt, 0);
         if (I->hh)
             hitters_add(I->hh, hitters_binop_name(OP_MATMUL), hitters_now_ns() - t0);
-        *out = val_matrix_take(C);
-        *st = ST_OK;
+        if (done) {
+            *out = val_matrix_take(C);
+            *st = ST_OK;
+        } else {
+            mat_release(C);     /* Ctrl-C between two row panels */
+            *st = eval_raise_interrupt(I, &n->loc);
+        }
     }
     val_release(a);
     val_release(b);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../base/arena.h"
 #include "../parser/parse.h"
 
 /* ---- reading files ---- */
@@ -267,6 +268,57 @@ bool loader_source(Program *p, const Module *from, const char *path, Loaded *out
 have:
     free(key);
     return ok;
+}
+
+/* Contract in loader.h. */
+bool loader_source_repl(Program *p, const Module *from, const char *path, Loaded *out, DiagErr *e)
+{
+    if (!loader_source(p, from, path, out, e))
+        return false;
+    if (out->n > 0 || !out->mod || p->shipped)
+        return true;            /* parsed just now, or nothing to read again */
+    Module *m = out->mod;
+    size_t len, olen = 0;
+    char *text = loader_read_file(m->path, &len, NULL);
+    if (!text)
+        return true;            /* gone or unreadable: keep what was loaded */
+    const char *old = program_file_text(p, m->path, &olen);
+    bool same = old && olen == len && memcmp(old, text, len) == 0;
+    if (same) {
+        /* Unchanged since it was last read. That read may have failed to
+         * parse (the text is kept for the error's caret): then say so
+         * again, rather than go on with the functions of an older text. */
+        Arena *a = arena_new();
+        if (!a) {
+            free(text);
+            return diag_fail(e, "out of memory");
+        }
+        ParseOut po = {0};
+        bool ok = parse_source(a, m->path, text, len, PARSE_PROGRAM, &po);
+        arena_free(a);
+        free(text);
+        if (!ok) {
+            *e = po.err;
+            e->loc.file = m->path;  /* the arena's copy is gone */
+        }
+        return ok;
+    }
+    /* Changed: parsed again into the same module, whose functions the
+     * resolver then redefines in place (existing calls reach them). */
+    const char *fname = program_add_text(p, m->path, text, len);
+    free(text);
+    if (!fname)
+        return diag_fail(e, "out of memory");
+    size_t n;
+    const char *kept = program_file_text(p, fname, &n);
+    ParseOut po = {0};
+    if (!parse_source(p->arena, fname, kept, n, PARSE_PROGRAM, &po)) {
+        *e = po.err;
+        return false;
+    }
+    out->stmts = po.stmts;
+    out->n = po.n;
+    return true;
 }
 
 bool loader_builtin(Program *p, const char *name, Loaded *out, DiagErr *e)

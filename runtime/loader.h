@@ -37,6 +37,12 @@ typedef struct Loaded { Module *mod; Node **stmts; int n; } Loaded;
  * syntax error at its position in the file (whose text the Program keeps),
  * or, with no position, what went wrong, to be reported at the source(). */
 bool loader_source(Program *p, const Module *from, const char *path, Loaded *out, DiagErr *e);
+/* loader_source for the REPL, where files change between inputs: a file
+ * loaded before whose text has changed is parsed again, its statements
+ * handed back to be declared into the same module (so the functions of the
+ * new text replace the old ones); one unchanged whose last text failed to
+ * parse fails again with that error. */
+bool loader_source_repl(Program *p, const Module *from, const char *path, Loaded *out, DiagErr *e);
 /* The module of DML-bodied builtin 'name' (key "<builtin>/name.dml"; the
  * search order is in loader.c): the one loaded before, or its file parsed;
  * out->mod NULL when no file defines it. False (*e set as for

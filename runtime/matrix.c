@@ -60,26 +60,62 @@ Matrix *mat_make_unique_take(Interp *I, Matrix *m)
 /* Contract in matrix.h. */
 void mat_matmul_t(const Matrix *A, bool tA, const Matrix *B, bool tB, Matrix *C)
 {
+    (void)mat_matmul_stop(A, tA, B, tB, C, NULL, 0);
+}
+
+/* A product of this many flops or more runs in row panels of about
+ * MATMUL_PANEL_FLOPS each, with a look at the stop flag between them: one
+ * dgemm cannot be interrupted, and a 4000^3 one takes seconds. A panel of
+ * 2^30 flops takes 20-100 ms on the 2-core dev VM, and OpenBLAS still sees
+ * hundreds of rows. Multithreaded OpenBLAS rounds a panel's cells a little
+ * differently than the same cells of one whole product, so the split
+ * depends on the shape alone, never on whether a flag is given: every
+ * caller gets the same bits. */
+enum { MATMUL_PANEL_FLOPS = 1 << 30 };
+#define MATMUL_SPLIT_FLOPS 2e9
+
+/* Contract in matrix.h. */
+bool mat_matmul_stop(const Matrix *A, bool tA, const Matrix *B, bool tB, Matrix *C, const atomic_int *stop,
+                     int64_t panel_rows)
+{
     int64_t m = tA ? A->cols : A->rows;
     int64_t k = tA ? A->rows : A->cols;
     int64_t n = tB ? B->rows : B->cols;
     if (m == 0 || n == 0)
-        return;
+        return true;
     if (k == 0) {
         memset(C->data, 0, (size_t)(m * n) * sizeof(double));
-        return;
+        return true;
     }
     if (n == 1) {
         /* op(B) is k x 1, and B (k x 1 or 1 x k) is that vector in memory. */
         blas_dgemv(tA, A->rows, A->cols, 1.0, A->data, A->cols, B->data, 0.0, C->data);
-        return;
+        return true;
     }
     if (m == 1) {
         /* op(A) is 1 x k, contiguous as above; c (1 x n) = op(B)' a. */
         blas_dgemv(!tB, B->rows, B->cols, 1.0, B->data, B->cols, A->data, 0.0, C->data);
-        return;
+        return true;
     }
-    blas_dgemm(tA, tB, m, n, k, 1.0, A->data, A->cols, B->data, B->cols, 0.0, C->data, n);
+    double flops = 2.0 * (double)m * (double)n * (double)k;
+    if (panel_rows <= 0) {
+        if (flops < MATMUL_SPLIT_FLOPS) {
+            blas_dgemm(tA, tB, m, n, k, 1.0, A->data, A->cols, B->data, B->cols, 0.0, C->data, n);
+            return true;
+        }
+        panel_rows = (int64_t)((double)MATMUL_PANEL_FLOPS / (2.0 * (double)n * (double)k));
+        if (panel_rows < 64)
+            panel_rows = 64;
+    }
+    /* Rows i0.. of op(A): rows of A, or (transposed) its columns. */
+    for (int64_t i0 = 0; i0 < m; i0 += panel_rows) {
+        if (stop && atomic_load_explicit(stop, memory_order_relaxed))
+            return false;
+        int64_t rows = m - i0 < panel_rows ? m - i0 : panel_rows;
+        const double *a = tA ? A->data + i0 : A->data + i0 * A->cols;
+        blas_dgemm(tA, tB, rows, n, k, 1.0, a, A->cols, B->data, B->cols, 0.0, C->data + i0 * n, n);
+    }
+    return !(stop && atomic_load_explicit(stop, memory_order_relaxed));
 }
 
 void mat_matmul(const Matrix *A, const Matrix *B, Matrix *C)

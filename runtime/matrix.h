@@ -11,6 +11,7 @@
 #ifndef DML_RUNTIME_MATRIX_H
 #define DML_RUNTIME_MATRIX_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -35,6 +36,13 @@ void mat_matmul(const Matrix *A, const Matrix *B, Matrix *C);
  * Inner dimension 0 gives a zero C. Vector products use dgemv, the rest
  * dgemm. */
 void mat_matmul_t(const Matrix *A, bool tA, const Matrix *B, bool tB, Matrix *C);
+/* mat_matmul_t that stops early, returning false, once *stop is set (NULL:
+ * never): a large product (both run it so) goes in row panels of
+ * panel_rows (0: sized for tens of milliseconds each, when the product is
+ * large) with a look at the flag between them; C is then only partly
+ * written. With panel_rows 0 the bits of C are those of mat_matmul_t. */
+bool mat_matmul_stop(const Matrix *A, bool tA, const Matrix *B, bool tB, Matrix *C, const atomic_int *stop,
+                     int64_t panel_rows);
 /* T = t(A); T is preallocated A->cols x A->rows, not aliased with A. */
 void mat_transpose(const Matrix *A, Matrix *T);
 

@@ -548,7 +548,12 @@ static Status matmul_take(Interp *I, Value a, Value b, Value *out)
         st = ST_ERR;
         goto done;
     }
-    mat_matmul(a.m, b.m, C);
+    if (!mat_matmul_stop(a.m, false, b.m, false, C, I->interrupt, 0)) {
+        mat_release(C);
+        st = err_set(I, "interrupted");
+        I->err.interrupted = true;
+        goto done;
+    }
     *out = val_matrix_take(C);
 done:
     val_release(a);

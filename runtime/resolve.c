@@ -167,7 +167,7 @@ static void load_source(Res *r, Module *m, const Node *s)
 {
     Loaded ld;
     DiagErr e;
-    if (!loader_source(r->p, m, s->source.path, &ld, &e)) {
+    if (!(r->repl ? loader_source_repl : loader_source)(r->p, m, s->source.path, &ld, &e)) {
         load_failed(r, &e, &s->loc);
         return;
     }

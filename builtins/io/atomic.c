@@ -11,7 +11,9 @@
 #endif
 #include "internal.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,17 +36,67 @@ static mode_t current_umask(void)
     return mask;
 }
 
+/* "<path>.tmp<pid>.XXXXXX" (malloc'd; NULL when out of memory): the pid
+ * tells a temporary whose writer is gone from one being written. */
+static char *tmp_name(const char *path)
+{
+    size_t n = strlen(path) + 40;
+    char *tmp = malloc(n);
+    if (tmp)
+        snprintf(tmp, n, "%s.tmp%ld.XXXXXX", path, (long)getpid());
+    return tmp;
+}
+
+/* The pid in 'name' when it is "<base>.tmp<pid>.XXXXXX", else 0. */
+static long tmp_owner(const char *name, const char *base)
+{
+    size_t bl = strlen(base);
+    if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".tmp", 4) != 0)
+        return 0;
+    const char *p = name + bl + 4;
+    char *end;
+    long pid = strtol(p, &end, 10);
+    if (end == p || pid <= 0 || *end != '.' || strlen(end + 1) != 6)
+        return 0;
+    return pid;
+}
+
+/* Contract in io_formats.h. */
+void io_remove_stale_tmps(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+            long pid = tmp_owner(de->d_name, base);
+            /* a live process's temporary may be being written right now */
+            if (pid == 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+                continue;
+            size_t len = strlen(dir) + strlen(de->d_name) + 2;
+            char *full = malloc(len);
+            if (full) {
+                snprintf(full, len, "%s/%s", dir, de->d_name);
+                io_remove_tree(full);
+                free(full);
+            }
+        }
+        closedir(d);
+    }
+    free(dir);
+}
+
 bool io_tmp_open(const char *path, IoTmp *t, DiagErr *e)
 {
     char eb[64];
     t->f = NULL;
     t->tmp_path = NULL;
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 12);
+    io_remove_stale_tmps(path);
+    char *tmp = tmp_name(path);
     if (!tmp)
         return diag_fail(e, "cannot write '%s': out of memory", path);
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmpXXXXXX", 11);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         int err = errno;
@@ -220,7 +272,10 @@ bool io_commit_pair(IoTmp *data, const char *path, IoTmp *meta, const char *mtd_
 char *io_tmp_dir_open(const char *path, DiagErr *e)
 {
     char eb[64];
-    char *d = fresh_dir(path, ".tmp");
+    io_remove_stale_tmps(path);
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, ".tmp%ld.", (long)getpid());
+    char *d = fresh_dir(path, suffix);
     if (!d)
         diag_fail(e, "cannot write '%s': %s", path, io_strerror(errno, eb, sizeof eb));
     else

@@ -183,7 +183,9 @@ FrameBlock *io_parse_frame_text(const char *buf, size_t len, const char *name, i
 bool io_write_frame_text(FILE *f, const FrameBlock *fr);
 
 /* ---- atomic replacement of a file ----
- * io_tmp_open creates "<path>.tmpXXXXXX" in the target's directory; the
+ * io_tmp_open creates "<path>.tmp<pid>.XXXXXX" in the target's directory
+ * (first removing such temporaries of processes that are gone: a writer
+ * killed half-way leaves one until the next write of that path); the
  * caller writes to *f, then io_tmp_commit flushes, closes and renames it
  * over 'path' (or removes it and fails), and io_tmp_abort closes and removes
  * it. Either way no half-written file is ever visible under 'path'. */
@@ -212,6 +214,9 @@ char *io_tmp_dir_open(const char *path, DiagErr *e);
  * both in place). On failure the old folder and .mtd are untouched and
  * tmp_dir is removed. Consumes tmp_dir and meta either way. */
 bool io_commit_dir(char *tmp_dir, const char *path, IoTmp *meta, const char *mtd_path, DiagErr *e);
+/* Removes the temporaries "<path>.tmp<pid>.XXXXXX" (files or folders) of
+ * processes that no longer run. */
+void io_remove_stale_tmps(const char *path);
 /* Removes a file, or a folder with everything in it (links not followed);
  * true when nothing is left. */
 bool io_remove_tree(const char *path);

@@ -258,6 +258,54 @@ poll at_prompt || true
 keys C-d
 poll has_line "DML-EXIT:0" && ok "third session exits 0" || bad "third session exits 0" "no DML-EXIT:0"
 
+# ---- session 4: Ctrl-C in long statements, re-sourcing a changed file (issue 28) --
+printf 'f = function(double a) return (double b) {\n  b = a + 1\n}\n' >"$tmp/relib.dml"
+start s4
+poll at_prompt || true
+type_line 'source("relib.dml") as rl'
+expect "sourced function" "rl::f(1)" "2\.0"
+printf 'f = function(double a) return (double b) {\n  b = a + 100\n}\n' >"$tmp/relib.dml"
+type_line 'source("relib.dml") as rl'
+expect "re-sourcing a changed file reloads it" "rl::f(1)" "101\.0"
+printf 'this is not dml (\n' >"$tmp/relib.dml"
+type_line 'source("relib.dml") as rl'
+poll has_after 'source("relib.dml") as rl' "relib\.dml:1:6: syntax error: .*" \
+    && ok "re-sourcing a file that is no longer DML reports its error" \
+    || bad "re-sourcing a file that is no longer DML reports its error" "no syntax error"
+expect "the session goes on after it" "7*6" "42"
+# A chain of large products: Ctrl-C stops it between two of them (or
+# between the row panels of one); the variable is not assigned.
+type_line 'X = rand(rows=3000, cols=3000, seed=1)'
+type_line 'Y = X %*% X %*% X %*% X %*% X %*% X %*% X %*% X %*% X %*% X'
+sleep 1
+keys C-c
+if poll has_after 'Y = X %*% X %*% X %*% X %*% X %*% X %*% X %*% X %*% X %*% X' "interrupted"; then
+    ok "Ctrl-C interrupts a long %*%"
+else
+    bad "Ctrl-C interrupts a long %*%" "no 'interrupted'"
+fi
+expect "the product was not assigned" 'exists("Y")' "FALSE"
+# A plot of 200 zigzag series (x not sorted: nothing to thin out), seconds
+# of drawing: Ctrl-C stops it, and no picture or temporary is written.
+type_line 'i = seq(1, 8000); Z = sin(i %*% matrix(0.001, rows=1, cols=200)) + matrix(1, rows=8000, cols=1) %*% t(seq(1, 200))'
+type_line 'plot(Z, x=sin(i * 7), file="slow.png")'
+sleep 1
+keys C-c
+if poll has_after 'plot(Z, x=sin(i * 7), file="slow.png")' "interrupted"; then
+    ok "Ctrl-C interrupts plot()"
+else
+    bad "Ctrl-C interrupts plot()" "no 'interrupted'"
+fi
+expect "the session goes on after it" "6*7" "42"
+if [ ! -e "$tmp/slow.png" ] && [ -z "$(find "$tmp" -name 'slow.png.tmp*')" ]; then
+    ok "an interrupted plot leaves no picture and no temporary"
+else
+    bad "an interrupted plot leaves no picture and no temporary" "$(ls "$tmp")"
+fi
+poll at_prompt || true
+keys C-d
+poll has_line "DML-EXIT:0" && ok "fourth session exits 0" || bad "fourth session exits 0" "no DML-EXIT:0"
+
 # ---- piped input (no terminal): no prompts, values still shown ----------------
 out=$(printf 'x = 1 + 2\nx\nprint("hi")\nf = function(double a) return (double b) {\n  b = a + 1\n}\nf(1)\n' | "$DML" 2>&1)
 exp=$(printf '3\nhi\n2.0')

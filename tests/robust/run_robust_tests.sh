@@ -90,5 +90,75 @@ printf 'a,"never\nclosed\n' >"$tmp/w/open.csv"
 run "a quoted field never closed is an error at its line" 1 'open\.csv:1: the quoted field opened here is never closed' \
     'G = read("open.csv", data_type="frame", format="csv")'
 
+# ---- Ctrl-C (SIGINT) under dml run ------------------------------------------
+# wait_exit PID SECONDS: waits for the process to end (true), or gives up.
+wait_exit() {
+    n=0
+    while kill -0 "$1" 2>/dev/null; do
+        [ "$n" -ge $(($2 * 20)) ] && return 1
+        sleep 0.05
+        n=$((n + 1))
+    done
+    return 0
+}
+# wait_line FILE REGEX: waits (10 s at most) for a line of FILE to match.
+wait_line() {
+    n=0
+    until grep -Eq -- "$2" "$1" 2>/dev/null; do
+        [ "$n" -ge 200 ] && return 1
+        sleep 0.05
+        n=$((n + 1))
+    done
+}
+cat >"$tmp/w/chain.dml" <<'DML'
+X = rand(rows=3000, cols=3000, seed=1)
+print("ready")
+Y = X %*% X %*% X %*% X %*% X %*% X %*% X %*% X %*% X %*% X %*% X %*% X %*% X %*% X
+write(Y, "chain_out.csv", format="csv")
+print("finished")
+DML
+(cd "$tmp/w" && exec "$DML" run chain.dml) >"$tmp/out" 2>&1 &
+pid=$!
+wait_line "$tmp/out" '^ready$'
+sleep 0.5
+kill -INT "$pid"
+if wait_exit "$pid" 20; then
+    wait "$pid"
+    rc=$?
+    if [ "$rc" -eq 130 ]; then ok "Ctrl-C in a chain of large %*% exits with 130"; else bad "Ctrl-C in a chain of large %*% exits with 130" "exit status $rc"; fi
+    grep -Eq '^chain\.dml:3:[0-9]+: interrupted$' "$tmp/out" && ok "it says where it was interrupted" \
+        || bad "it says where it was interrupted" "no 'chain.dml:3:...: interrupted'"
+    grep -q finished "$tmp/out" && bad "the script stops there" "it went on" || ok "the script stops there"
+    expect "no output file" test ! -e "$tmp/w/chain_out.csv"
+    no_temporaries "interrupted run"
+else
+    kill -KILL "$pid" 2>/dev/null
+    bad "Ctrl-C in a chain of large %*% exits with 130" "still running 20 s after SIGINT"
+fi
+
+# ---- plot: a writer killed half-way leaves a temporary the next one removes --
+cat >"$tmp/w/slowplot.dml" <<'DML'
+i = seq(1, 8000)
+Z = sin(i %*% matrix(0.001, rows=1, cols=200)) + matrix(1, rows=8000, cols=1) %*% t(seq(1, 200))
+print("ready")
+plot(Z, x=sin(i * 7), file="slow.png")
+DML
+(cd "$tmp/w" && exec "$DML" run slowplot.dml) >"$tmp/out" 2>&1 &
+pid=$!
+wait_line "$tmp/out" '^ready$'
+n=0
+while [ -z "$(find "$tmp/w" -name 'slow.png.tmp*')" ] && [ "$n" -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+if [ -n "$(find "$tmp/w" -name 'slow.png.tmp*')" ]; then
+    ok "a plot killed half-way leaves its temporary (nothing can remove it then)"
+    run "the next plot to that path" 0 '^drawn$' 'plot(matrix("1 3 2", rows=3, cols=1), file="slow.png"); print("drawn")'
+    expect "has removed the stale temporary" test -z "$(find "$tmp/w" -name 'slow.png.tmp*')"
+    expect "and drawn its picture" test -s "$tmp/w/slow.png"
+else
+    bad "a plot killed half-way leaves its temporary" "no slow.png.tmp* seen while it ran"
+fi
+no_temporaries "plots"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -504,6 +504,45 @@ static void test_matmul(Interp *I)
         }
 }
 
+/* mat_matmul_stop: a product large enough to go in row panels has the
+ * very bits of mat_matmul_t's (which splits it alike), with a flag or
+ * without; single-threaded, explicit panels of 64 rows match too; a set
+ * stop flag ends it early with false (issue 28: Ctrl-C between panels). */
+static void test_matmul_panels(void)
+{
+    Rng g;
+    rng_seed(&g, 29);
+    const int64_t shapes[][3] = {{1300, 1100, 800}, {97, 33, 129}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int t = 0; t < 4; t++) {
+            bool tA = t & 1, tB = t & 2;
+            int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+            Value A = tA ? mat_rand(&g, k, m) : mat_rand(&g, m, k);
+            Value B = tB ? mat_rand(&g, n, k) : mat_rand(&g, k, n);
+            Matrix *C = mat_new_raw(m, n), *P = mat_new_raw(m, n);
+            mat_matmul_t(A.m, tA, B.m, tB, C);
+            atomic_int go = 0, stop = 1;
+            bool done = mat_matmul_stop(A.m, tA, B.m, tB, P, &go, 0);
+            check_report_(done && memcmp(C->data, P->data, (size_t)(m * n) * sizeof(double)) == 0, __FILE__,
+                          __LINE__, "matmul with a stop flag %lldx%lldx%lld tA=%d tB=%d", (long long)m,
+                          (long long)k, (long long)n, tA, tB);
+            if (s == 1) {
+                int saved = blas_get_threads();
+                blas_set_threads(1);
+                mat_matmul_t(A.m, tA, B.m, tB, C);
+                done = mat_matmul_stop(A.m, tA, B.m, tB, P, NULL, 64);
+                blas_set_threads(saved);
+                check_report_(done && memcmp(C->data, P->data, (size_t)(m * n) * sizeof(double)) == 0, __FILE__,
+                              __LINE__, "panels of 64 rows, one thread, tA=%d tB=%d", tA, tB);
+            }
+            CHECK(!mat_matmul_stop(A.m, tA, B.m, tB, P, &stop, s == 1 ? 64 : 0));
+            val_release(A);
+            val_release(B);
+            mat_release(C);
+            mat_release(P);
+        }
+}
+
 static void test_transpose(void)
 {
     Rng g;
@@ -813,6 +852,7 @@ int main(void)
     test_broadcast(&I);
     test_reuse(&I);
     test_matmul(&I);
+    test_matmul_panels();
     test_transpose();
     test_unary(&I);
     test_conversions(&I);

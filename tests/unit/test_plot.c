@@ -195,6 +195,122 @@ static void test_ticks(void)
     }
 }
 
+/* Data at the ends of the doubles (issue 28): a finite range, ticks that
+ * lie in it and are finite, and a curve inside the frame, in the PNG and in
+ * the terminal. */
+static double huge_zigzag(int64_t i, int64_t c) { (void)c; return i % 2 ? 1e308 : -1e308; }
+static double huge_const(int64_t i, int64_t c) { (void)i, (void)c; return 1.7e308; }
+
+static void test_huge_values(Interp *I)
+{
+    double xs[4] = {1, 2, 3, 4}, a[4] = {-1e308, 1e308, 0, 5e307}, b[4] = {1.7e308, 1.7e308, 1.7e308, 1.7e308};
+    double *ys[1] = {a};
+    char *names[1] = {(char *)"V1"};
+    PlotSpec s = {.n = 4, .ns = 1, .x = xs, .y = ys, .names = names, .title = "", .xlab = "", .ylab = ""};
+    PlotRange r;
+    PlotTicks t;
+    for (int pass = 0; pass < 2; pass++) {
+        ys[0] = pass ? b : a;
+        CHECK(plot_range(&s, &r));
+        CHECK(isfinite(r.ylo) && isfinite(r.yhi) && r.ylo < r.yhi);
+        CHECK(r.ylo <= (pass ? 1.7e308 : -1e308) && r.yhi >= (pass ? 1.7e308 : 1e308));
+        for (int target = 2; target <= 8; target++) {
+            plot_ticks(r.ylo, r.yhi, target, &t);
+            bool ok = t.count >= 2 && t.count <= 20;
+            for (int k = 0; k < t.count; k++) {
+                double v = plot_tick_value(&t, k);
+                ok = ok && isfinite(v) && v >= r.ylo && v <= r.yhi;
+            }
+            CHECK(ok);
+        }
+        double f = plot_frac(pass ? 1.7e308 : 1e308, r.ylo, r.yhi);
+        CHECK(f > 0.5 && f <= 1);
+    }
+    plot_ticks(-1e308, 1e308, 4, &t);
+    char lab[64];
+    plot_tick_label(&t, plot_tick_value(&t, t.count - 1), lab, sizeof lab);
+    CHECK(strcmp(lab, "1e+308") == 0);
+
+    /* The pictures: the blue curve inside the frame, reaching its top and
+     * bottom quarters for the zigzag, in the top part for the constant. */
+    double (*fns[2])(int64_t, int64_t) = {huge_zigzag, huge_const};
+    for (int pass = 0; pass < 2; pass++) {
+        const char *path = tmp_path(pass ? "huge_const.png" : "huge_zigzag.png");
+        Value args[NP];
+        no_args(args);
+        args[P_X] = mat_fn(9, 1, fns[pass]);
+        args[P_FILE] = str(path);
+        args[P_WIDTH] = val_int(400);
+        args[P_HEIGHT] = val_int(300);
+        CHECK(call_plot(I, args) == ST_OK);
+        Pic p;
+        if (!CHECK(pic_load(path, &p)))
+            continue;
+        int top = 0, bottom = 0, all = 0;
+        for (int y = 0; y < p.h; y++)
+            for (int x = 0; x < p.w; x++)
+                if (near(&p, x, y, BLUE)) {
+                    all++;
+                    top += y < p.h / 3;
+                    bottom += y > 2 * p.h / 3;
+                }
+        CHECK(all > 200);
+        if (pass == 0)
+            CHECK(top > 20 && bottom > 20);
+        else
+            CHECK(top > 100 && bottom == 0);
+        pic_free(&p);
+    }
+    ys[0] = a;
+    StrBuf sb;
+    sb_init(&sb);
+    plot_term_render(&s, 60, 16, false, &sb);
+    CHECK(sb.p && (strstr(sb.p, "\xe2\xa0") || strstr(sb.p, "\xe2\xa1") || strstr(sb.p, "\xe2\xa2")));
+    CHECK(sb.p && strstr(sb.p, "1e+308") && strstr(sb.p, "-1e+308"));
+    sb_free(&sb);
+}
+
+/* Many dense series (more points than pixel columns): the last drawn is on
+ * top and shows, an earlier one where nothing covers it; a Ctrl-C flag set
+ * beforehand stops the drawing with no picture written. */
+static double noisy(int64_t i, int64_t c)
+{
+    uint64_t h = (uint64_t)(i * 1000003 + c * 7919 + 17);
+    h ^= h >> 13;
+    h *= 0x9E3779B97F4A7C15ULL;
+    return (double)(h >> 11) / 9007199254740992.0;
+}
+
+static void test_dense_series(Interp *I)
+{
+    const char *path = tmp_path("dense.png");
+    Value args[NP];
+    no_args(args);
+    args[P_X] = mat_fn(2000, 30, noisy);
+    args[P_FILE] = str(path);
+    CHECK(call_plot(I, args) == ST_OK);
+    Pic p;
+    if (CHECK(pic_load(path, &p))) {
+        /* series 30 is drawn last, in the tenth colour (cyan) */
+        int cyan = 0;
+        for (int y = 0; y < p.h; y++)
+            for (int x = 0; x < p.w * 3 / 4; x++)
+                cyan += near(&p, x, y, 23, 190, 207);
+        CHECK(cyan > 20000);
+        pic_free(&p);
+    }
+    atomic_int stop = 1;
+    I->interrupt = &stop;
+    no_args(args);
+    args[P_X] = mat_fn(2000, 30, noisy);
+    args[P_FILE] = str(tmp_path("stopped.png"));
+    CHECK(call_plot(I, args) == ST_ERR);
+    CHECK(I->err.interrupted);
+    CHECK(access(tmp_path("stopped.png"), F_OK) != 0);
+    err_clear(I);
+    I->interrupt = NULL;
+}
+
 static double rising(int64_t i, int64_t c) { (void)c; return (double)i; }
 static double two_lines(int64_t i, int64_t c) { return c == 0 ? (double)i : 50.0 - (double)i; }
 static double with_gap(int64_t i, int64_t c) { (void)c; return i >= 20 && i < 30 ? NAN : (double)i; }
@@ -476,6 +592,8 @@ int main(void)
     test_svg_pdf(&I);
     test_errors(&I);
     test_terminal();
+    test_huge_values(&I);
+    test_dense_series(&I);
     interp_destroy(&I);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
