@@ -256,12 +256,11 @@ static Status bi_correctTypos(Interp *I, const BArgs *a, Value *out)
         if (idx[i] >= 0 && !(cells[i] = strdup(d.key[to[idx[i]]])))
             st = err_set(I, "correctTypos(): out of memory");
     if (st == ST_OK) {
-        st = string_column_take(I, cells, n, out);
-        cells = NULL;
-    }
-    if (cells)
+        st = string_column_take(I, cells, n, out);  /* frees the strings */
+    } else if (cells) {
         for (int64_t i = 0; i < n; i++)
             free(cells[i]);
+    }
     free(cells);
     free(row);
     free(to);
