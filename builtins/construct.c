@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../runtime/frame.h"
 #include "../runtime/ops.h"
@@ -192,13 +193,17 @@ static Status bi_rand(Interp *I, const BArgs *a, Value *out)
         return err_set(I, "rand(): dimensions must be non-negative, got rows=%lld, cols=%lld", LL(r), LL(c));
     if (!(sp >= 0.0 && sp <= 1.0))
         return err_set(I, "rand(): sparsity must be between 0 and 1, got %g", sp);
+    /* Upstream's names (ProbabilityDistribution, matched case-insensitively):
+     * UNIFORM, NORMAL, POISSON, and the counter-based CB_UNIFORM, CB_NORMAL,
+     * whose cell values depend only on the seed and the cell's position. */
     int kind;
-    if (!strcmp(pdf, "uniform")) kind = 0;
-    else if (!strcmp(pdf, "normal")) kind = 1;
-    else if (!strcmp(pdf, "poisson")) kind = 2;
-    else return err_set(I, "rand(): pdf must be \"uniform\", \"normal\" or \"poisson\", got \"%s\"", pdf);
-    if (kind == 0 && !(lo <= hi))
-        return err_set(I, "rand(): min (%g) must be less than or equal to max (%g)", lo, hi);
+    if (!strcasecmp(pdf, "uniform")) kind = 0;
+    else if (!strcasecmp(pdf, "normal")) kind = 1;
+    else if (!strcasecmp(pdf, "poisson")) kind = 2;
+    else if (!strcasecmp(pdf, "cb_uniform")) kind = 3;
+    else if (!strcasecmp(pdf, "cb_normal")) kind = 4;
+    else return err_set(I, "rand(): pdf must be \"uniform\", \"normal\", \"poisson\", \"cb_uniform\" or "
+                           "\"cb_normal\", got \"%s\"", pdf);
     if (kind == 2 && !(lambda > 0 && isfinite(lambda)))
         return err_set(I, "rand(): lambda must be positive for pdf=\"poisson\", got %g", lambda);
     Matrix *m = mat_alloc(I, r, c);
@@ -207,7 +212,28 @@ static Status bi_rand(Interp *I, const BArgs *a, Value *out)
     Rng local;
     Rng *g = pick_rng(I, seed, &local);
     int64_t n = mat_len(m);
+    /* min > max is not checked, as upstream: cells are min + (max - min) * u,
+     * between max and min (COMPAT.md 11). */
     double *x = m->data, w = hi - lo;
+    if (kind >= 3) {
+        uint64_t key = rng_next(g);
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t b = rng_mix3(key, (uint64_t)i, 0);
+            if (sp < 1.0 && !((double)(rng_mix3(key, (uint64_t)i, 1) >> 11) * 0x1.0p-53 < sp)) {
+                x[i] = 0.0;
+                continue;
+            }
+            double u = (double)(b >> 11) * 0x1.0p-53;
+            if (kind == 3) {
+                x[i] = w == 0 ? lo : lo + w * u;
+            } else {    /* Box-Muller over two counter-based uniforms */
+                double v = (double)(rng_mix3(key, (uint64_t)i, 2) >> 11) * 0x1.0p-53;
+                x[i] = sqrt(-2.0 * log1p(-u)) * cos(2.0 * M_PI * v);
+            }
+        }
+        *out = val_matrix_take(m);
+        return ST_OK;
+    }
     for (int64_t i = 0; i < n; i++) {
         if (sp < 1.0 && !(rng_uniform(g) < sp)) {
             x[i] = 0.0;
@@ -379,9 +405,11 @@ static Status bi_diag(Interp *I, const BArgs *a, Value *out)
 
 /* ================================= table ================================ */
 
-/* A matrix-or-scalar operand of table(): data (NULL for a scalar) and value. */
-typedef struct Opnd { const double *p; double s; } Opnd;
-static inline double opnd_at(const Opnd *o, int64_t k) { return o->p ? o->p[k] : o->s; }
+/* A matrix-or-scalar operand of table(): data (NULL for a scalar), its row
+ * stride, and the value of a scalar. */
+typedef struct Opnd { const double *p; int64_t ld; double s; } Opnd;
+/* Cell (i, j) of the walk over the first matrix operand's cells. */
+static inline double opnd_at(const Opnd *o, int64_t i, int64_t j) { return o->p ? o->p[i * o->ld + j] : o->s; }
 
 static Status table_core(Interp *I, const char *fname, Value va, Value vb, Value vw, bool has_w, int64_t od1,
                          int64_t od2, bool has_od, Value *out)
@@ -393,32 +421,40 @@ static Status table_core(Interp *I, const char *fname, Value va, Value vb, Value
     for (int k = 0; k < 3; k++) {
         if (k == 2 && !has_w) {
             o[k].p = NULL;
+            o[k].ld = 0;
             o[k].s = 1.0;
             continue;
         }
         Value v = vs[k];
         if (v.kind == VAL_MATRIX) {
+            /* The walk covers the first matrix operand's cells, reading the
+             * others at the same (i, j), as upstream's ctable does at run
+             * time: an operand with more rows or columns is fine (upstream's
+             * builtins pass such), one with fewer is refused. */
             if (R < 0) {
                 R = v.m->rows;
                 C = v.m->cols;
-            } else if (v.m->rows != R || v.m->cols != C) {
+            } else if (v.m->rows < R || v.m->cols < C) {
                 return err_set(I, "Mismatch in matrix dimensions of parameters for function TABLE: %s(): "
                                "%lldx%lld vs %lldx%lld (%s)", fname,
                                LL(R), LL(C), LL(v.m->rows), LL(v.m->cols), what[k]);
             }
             o[k].p = v.m->data;
+            o[k].ld = v.m->cols;
         } else if (val_is_number(v) || v.kind == VAL_BOOL) {
             o[k].p = NULL;
+            o[k].ld = 0;
             o[k].s = val_num(v);
         } else {
             return err_set(I, "%s(): argument %s must be a matrix or a number, got %s", fname, what[k],
                            val_kind_name(v.kind));
         }
     }
-    int64_t L = R < 0 ? 1 : R * C;
+    int64_t L = R < 0 ? 1 : R * C, ncol = R < 0 ? 1 : C;
     int64_t maxa = 0, maxb = 0;
     for (int64_t k = 0; k < L; k++) {
-        double x = opnd_at(&o[0], k), y = opnd_at(&o[1], k);
+        int64_t ci = k / ncol, cj = k % ncol;
+        double x = opnd_at(&o[0], ci, cj), y = opnd_at(&o[1], ci, cj);
         if (isnan(x) || isnan(y))
             continue;
         if (!(x >= 1) || !(y >= 1))     /* truncates to a value <= 0 */
@@ -435,13 +471,14 @@ static Status table_core(Interp *I, const char *fname, Value va, Value vb, Value
     if (!m)
         return ST_ERR;
     for (int64_t k = 0; k < L; k++) {
-        double x = opnd_at(&o[0], k), y = opnd_at(&o[1], k);
+        int64_t ci = k / ncol, cj = k % ncol;
+        double x = opnd_at(&o[0], ci, cj), y = opnd_at(&o[1], ci, cj);
         if (isnan(x) || isnan(y))
             continue;
         int64_t ia = (int64_t)x, ib = (int64_t)y;
         if (ia > d1 || ib > d2)
             continue;
-        m->data[(ia - 1) * d2 + (ib - 1)] += opnd_at(&o[2], k);
+        m->data[(ia - 1) * d2 + (ib - 1)] += opnd_at(&o[2], ci, cj);
     }
     *out = val_matrix_take(m);
     return ST_OK;

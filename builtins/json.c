@@ -28,10 +28,28 @@ void js_free(Js *v)
     memset(v, 0, sizeof *v);
 }
 
+/* Skips white space and comments (a line comment from two slashes to the
+ * end of the line, a block comment between slash-star and star-slash),
+ * which JSON4J's non-strict mode skips too. */
 static void js_ws(JsP *P)
 {
-    while (P->p < P->end && isspace((unsigned char)*P->p))
-        P->p++;
+    for (;;) {
+        while (P->p < P->end && isspace((unsigned char)*P->p))
+            P->p++;
+        if (P->end - P->p >= 2 && P->p[0] == '/' && P->p[1] == '/') {
+            while (P->p < P->end && *P->p != '\n')
+                P->p++;
+        } else if (P->end - P->p >= 2 && P->p[0] == '/' && P->p[1] == '*') {
+            const char *q = P->p + 2;
+            while (q + 1 < P->end && !(q[0] == '*' && q[1] == '/'))
+                q++;
+            if (q + 1 >= P->end)
+                return;     /* unterminated: left for the caller to refuse */
+            P->p = q + 2;
+        } else {
+            return;
+        }
+    }
 }
 
 static bool js_fail(JsP *P, const char *msg)
@@ -199,6 +217,11 @@ static bool js_container(JsP *P, Js *v, int depth)
         js_ws(P);
         if (P->p < P->end && *P->p == ',') {
             P->p++;
+            js_ws(P);
+            if (P->p < P->end && *P->p == close) {
+                P->p++;     /* a trailing comma, as JSON4J allows: [1, 2,] */
+                return true;
+            }
             continue;
         }
         if (P->p < P->end && *P->p == close) {

@@ -2,7 +2,9 @@
  * The JSON that transform specs are written in, read as upstream's parser
  * (wink JSON4J, non-strict) takes it: keys quoted or bare
  * ({ids: true, recode: [1, 2]}), strings in double or single quotes, a bare
- * word that is no number, true, false or null read as a string. Used by
+ * word that is no number, true, false or null read as a string, a trailing
+ * comma before ']' or '}' ([{"id": 1}, {"id": 2},]), and line
+ * and block comments (COMPAT.md 8, 11). Used by
  * transform.c and tokenize.c. Thread-safe: no state beyond the arguments. */
 #ifndef DML_BUILTINS_JSON_H
 #define DML_BUILTINS_JSON_H

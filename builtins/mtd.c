@@ -145,10 +145,10 @@ static void put_utf8(char *dst, size_t *n, unsigned cp)
  * one allocation of the source length suffices. */
 static bool parse_string(J *j, char **out)
 {
-    j->p++;     /* the opening quote */
+    char quote = *j->p++;     /* the opening quote: " or ' (JSON4J takes both) */
     const char *s = j->p;
     const char *q = s;
-    while (q < j->end && *q != '"') {
+    while (q < j->end && *q != quote) {
         if (*q == '\\')
             q++;
         q++;
@@ -159,7 +159,7 @@ static bool parse_string(J *j, char **out)
     if (out && !dst)
         return jfail(j, "out of memory");
     size_t n = 0;
-    while (*j->p != '"') {
+    while (*j->p != quote) {
         char c = *j->p++;
         if ((unsigned char)c < 0x20) {
             free(dst);
@@ -173,7 +173,7 @@ static bool parse_string(J *j, char **out)
         c = *j->p++;
         unsigned cp;
         switch (c) {
-        case '"': case '\\': case '/': cp = (unsigned char)c; break;
+        case '"': case '\'': case '\\': case '/': cp = (unsigned char)c; break;
         case 'b': cp = '\b'; break;
         case 'f': cp = '\f'; break;
         case 'n': cp = '\n'; break;
@@ -240,16 +240,43 @@ static bool parse_number(J *j, double *out)
     return true;
 }
 
-static bool literal(J *j, const char *word)
+static bool parse_value(J *j, JVal *v, int depth);
+
+static bool bare_char(char c)
 {
-    size_t n = strlen(word);
-    if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n) != 0)
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+           c == '-' || c == '.' || c == '+';
+}
+
+/* A bare word (JSON4J's non-strict mode reads one as a string) into *out
+ * (may be NULL: skipped). */
+static bool parse_bare(J *j, char **out)
+{
+    const char *s = j->p;
+    while (j->p < j->end && bare_char(*j->p))
+        j->p++;
+    if (j->p == s)
         return jfail(j, "unexpected character");
-    j->p += n;
+    if (out) {
+        size_t n = (size_t)(j->p - s);
+        if (!(*out = malloc(n + 1)))
+            return jfail(j, "out of memory");
+        memcpy(*out, s, n);
+        (*out)[n] = '\0';
+    }
     return true;
 }
 
-static bool parse_value(J *j, JVal *v, int depth);
+/* An object key: in double or single quotes, or bare (COMPAT.md 8). */
+static bool parse_key(J *j, char **out)
+{
+    skip_ws(j);
+    if (j->p < j->end && (*j->p == '"' || *j->p == '\''))
+        return parse_string(j, out);
+    if (j->p < j->end && bare_char(*j->p))
+        return parse_bare(j, out);
+    return jfail(j, "expected a key");
+}
 
 /* Skips an object or array (already at its opening bracket). */
 static bool skip_container(J *j, int depth)
@@ -265,9 +292,7 @@ static bool skip_container(J *j, int depth)
     }
     for (;;) {
         if (obj) {
-            if (!at_char(j, '"'))
-                return jfail(j, "expected a key in double quotes");
-            if (!parse_string(j, NULL))
+            if (!parse_key(j, NULL))
                 return false;
             if (!at_char(j, ':'))
                 return jfail(j, "expected ':' after the key");
@@ -301,26 +326,33 @@ static bool parse_value(J *j, JVal *v, int depth)
         return jfail(j, "unexpected end of file");
     switch (*j->p) {
     case '"':
+    case '\'':
         v->kind = J_STR;
         return parse_string(j, &v->s);
     case '{':
     case '[':
         v->kind = J_OTHER;
         return skip_container(j, depth);
-    case 't':
-        v->kind = J_BOOL;
-        v->b = true;
-        return literal(j, "true");
-    case 'f':
-        v->kind = J_BOOL;
-        return literal(j, "false");
-    case 'n':
-        v->kind = J_NULL;
-        return literal(j, "null");
     default:
         if (*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) {
             v->kind = J_NUM;
             return parse_number(j, &v->num);
+        }
+        if (bare_char(*j->p)) {     /* true, false, null, or a bare word: a string */
+            if (!parse_bare(j, &v->s))
+                return false;
+            v->kind = J_STR;
+            if (!strcmp(v->s, "true") || !strcmp(v->s, "false")) {
+                v->kind = J_BOOL;
+                v->b = v->s[0] == 't';
+            } else if (!strcmp(v->s, "null")) {
+                v->kind = J_NULL;
+            }
+            if (v->kind != J_STR) {
+                free(v->s);
+                v->s = NULL;
+            }
+            return true;
         }
         return jfail(j, "unexpected character");
     }
@@ -453,12 +485,8 @@ bool mtd_parse(const char *buf, size_t len, const char *name, Mtd *m, DiagErr *e
         j.p++;
     } else {
         for (;;) {
-            if (!at_char(&j, '"')) {
-                jfail(&j, "expected a key in double quotes");
-                goto fail;
-            }
             char *key = NULL;
-            if (!parse_string(&j, &key))
+            if (!parse_key(&j, &key))
                 goto fail;
             if (!at_char(&j, ':')) {
                 free(key);

@@ -19,7 +19,7 @@ static const BuiltinDef *const family_tables[] = {
     bi_plot_table,      bi_help_table,      bi_dnn_norm_table,    bi_dnn_lstm_table,
     bi_distinct_table,  bi_fft_table,       bi_misc_natives_table, bi_sqrtm_table,
     bi_frame_table,     bi_transform_table, bi_frame_clean_table, bi_tokenize_table,
-    bi_einsum_table,    bi_unsupported_natives_table,
+    bi_einsum_table,    bi_unsupported_natives_table, bi_compat_ctor_table, bi_frame_text_table,
 };
 #define NTABLES (sizeof family_tables / sizeof family_tables[0])
 

@@ -75,5 +75,7 @@ extern const BuiltinDef bi_transform_table[];   /* transform.c: transformencode,
 extern const BuiltinDef bi_tokenize_table[];    /* tokenize.c: tokenize */
 extern const BuiltinDef bi_einsum_table[];      /* einsum.c: einsum */
 extern const BuiltinDef bi_unsupported_natives_table[]; /* unsupported_natives.c: upstream natives dml refuses, with why */
+extern const BuiltinDef bi_compat_ctor_table[]; /* compat_ctor.c: frame, tensor; federated and sql refused */
+extern const BuiltinDef bi_frame_text_table[];  /* frame_text.c: correctTypos, dmv, cooccurrenceMatrix, mdedup */
 
 #endif

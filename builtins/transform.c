@@ -152,11 +152,17 @@ static bool rc_add(TfCol *c, const char *s, size_t n, int64_t code)
 }
 
 /* Column j of the spec's frame named by v: a 1-based id when ids, else a
- * name. -1 (error set) when it names none. */
+ * name. -1 (error set) when it names none; TF_COL_BEYOND (no error) for an
+ * id past the frame's last column, which is ignored: upstream's builtin
+ * scripts build one spec for a frame and apply it to frames with fewer
+ * columns (a spec's id list is cut to the columns the frame has). */
+#define TF_COL_BEYOND (-2)
 static int64_t tf_col_ref(Interp *I, const Tf *t, const FrameBlock *names, bool ids, const Js *v)
 {
     if (ids) {
         double d = v->k == JS_NUM ? v->num : v->k == JS_STR ? strtod(v->s, NULL) : NAN;
+        if (d > (double)t->n && d == floor(d) && isfinite(d))
+            return TF_COL_BEYOND;
         if (!(d >= 1 && d <= (double)t->n) || d != floor(d)) {
             if (v->k == JS_NUM || v->k == JS_STR)
                 err_set(I, "%s(): the spec's column id %s is not one of 1..%lld", t->fn, v->s, (long long)t->n);
@@ -191,6 +197,8 @@ static Status tf_list(Interp *I, Tf *t, const Js *spec, const char *key, const F
         return err_set(I, "%s(): the spec's \"%s\" must be a list of columns", t->fn, key);
     for (int64_t i = 0; i < l->n; i++) {
         int64_t j = tf_col_ref(I, t, names, ids, &l->item[i]);
+        if (j == TF_COL_BEYOND)
+            continue;
         if (j < 0)
             return ST_ERR;
         *(bool *)((char *)&t->c[j] + off) = true;
@@ -207,6 +215,8 @@ static Status tf_impute_entry(Interp *I, Tf *t, const Js *b, const FrameBlock *n
         return err_set(I, "%s(): each entry of the spec's \"impute\" must be an object with \"%s\"", t->fn,
                        ids ? "id" : "name");
     int64_t j = tf_col_ref(I, t, names, ids, ref);
+    if (j == TF_COL_BEYOND)
+        return ST_OK;
     if (j < 0)
         return ST_ERR;
     const Js *m = js_get(b, "method");
@@ -276,6 +286,8 @@ static Status tf_spec(Interp *I, Tf *t, const char *text, const FrameBlock *name
             break;
         }
         int64_t j = tf_col_ref(I, t, names, ids, ref);
+        if (j == TF_COL_BEYOND)
+            continue;
         if (j < 0) {
             st = ST_ERR;
             break;

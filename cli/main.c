@@ -207,6 +207,7 @@ static Program *new_program(const RunOpts *o)
     Program *p = program_new();
     if (!p)
         return NULL;
+    p->sink = cli_stderr_sink();
     char *dir = cli_exe_dir();
     if (dir) {
         p->exe_dir = arena_strdup(p->arena, dir);

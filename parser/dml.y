@@ -77,6 +77,9 @@ struct ParseCtx {
     /* pending lexical error, reported when its token reaches the parser */
     DiagErr lex_err;
     bool lex_incomplete;
+    /* stray '.' characters the lexer skipped (COMPAT.md 11), in the arena */
+    Loc *skipped;
+    int nskipped, capskipped;
 
     /* token stream (parser/parse.c) */
     LexToken *buf;                  /* look-ahead queue, malloc'd */

@@ -244,6 +244,8 @@ bool parse_source(Arena *arena, const char *file, const char *text, size_t len, 
         out->stmts = c.stmts;
         out->n = c.nstmts;
         out->expr = c.expr;
+        out->skipped = c.skipped;
+        out->nskipped = c.nskipped;
         return true;
     }
     if (!c.failed)      /* cannot happen: every abort path records an error */

@@ -21,6 +21,12 @@ typedef struct ParseOut {
     int n;
     DiagErr err;            /* on failure: "syntax error: ..." at its position in 'file' */
     bool incomplete;        /* the error is "unexpected end of input": more lines could fix it */
+    /* Stray '.' characters (not part of a number or a dotted name) that the
+     * lexer skipped, as upstream's lexer does after printing "token
+     * recognition error at: '.'" (COMPAT.md 11); the caller warns about
+     * each. In the arena. */
+    const Loc *skipped;
+    int nskipped;
 } ParseOut;
 
 /* Parses text[0..len) of the file called 'file' (the name is copied into the

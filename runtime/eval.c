@@ -593,24 +593,20 @@ static Status call_builtin(Interp *I, const Node *n, Value *outs, int nout)
     return st;
 }
 
-/* f(...) where f's file defines m_f and/or s_f: a matrix or list first
- * argument picks m_f, anything else (or no argument) s_f (COMPAT.md 1). */
+/* f(...) where f's file defines m_f, s_f and/or f_f: a matrix or list
+ * first argument picks m_f, a frame f_f, anything else (or no argument)
+ * s_f (COMPAT.md 1). */
 static Status call_variant(Interp *I, const Node *n, Value *outs, int nout)
 {
     const CallVariants *cv = n->call.variants;
     Value first = val_none();
     if (n->call.nargs > 0)
         TRY(eval_expr(I, n->call.args[0], &first));
-    int v = first.kind == VAL_MATRIX || first.kind == VAL_LIST ? 0 : 1;
-    if (first.kind == VAL_FRAME) {
-        val_release(first);
-        return err_at(I, &n->loc, "Builtin function 'f_%s': the frame variants of DML-bodied builtins are not "
-                      "supported yet", cv->name);
-    }
+    int v = first.kind == VAL_MATRIX || first.kind == VAL_LIST ? 0 : first.kind == VAL_FRAME ? 2 : 1;
     if (!cv->fn[v]) {
         val_release(first);
         return err_at(I, &n->loc, "Builtin function '%s_%s': script loaded but function not found. Is there a "
-                      "typo in the function name?", v == 0 ? "m" : "s", cv->name);
+                      "typo in the function name?", v == 0 ? "m" : v == 2 ? "f" : "s", cv->name);
     }
     if (cv->bind_err[v]) {
         val_release(first);

@@ -175,10 +175,10 @@ static Status list_span(Interp *I, const List *l, const IndexPart *ip, const Loc
     return ST_OK;
 }
 
+/* A list is indexed by its rows only: a column index (L[j, 1], L[j, ])
+ * is ignored, as upstream's list indexing does (COMPAT.md 11). */
 static Status index_list(Interp *I, const Node *n, const List *l, Value *out)
 {
-    if (n->index.has_cols && n->index.cols.kind != IX_ALL)
-        return err_at(I, &n->loc, "a list takes one index: L[i], L[a:b] or L[\"name\"]");
     Span sp = {0, 0};
     TRY(list_span(I, l, &n->index.rows, &n->loc, &sp));
     List *r = list_new(sp.hi - sp.lo, l->names != NULL);
@@ -303,8 +303,7 @@ typedef struct ListTarget {
 static Status list_target(Interp *I, const Lhs *l, const List *L, const Loc *loc, ListTarget *t)
 {
     t->key = val_none();
-    if (l->has_cols && l->cols.kind != IX_ALL)
-        return err_at(I, loc, "a list takes one index: L[i] = v, L[a:b] = list(...) or L[\"name\"] = v");
+    (void)loc;              /* a column index is ignored (COMPAT.md 11) */
     if (l->rows.kind == IX_ALL) {
         t->lo = 0;
         t->hi = L->n - 1;

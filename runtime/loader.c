@@ -199,6 +199,7 @@ static bool load_text(Program *p, const char *key, const char *found, const char
         *e = po.err;
         return false;
     }
+    program_warn_skipped(p, po.skipped, po.nskipped);
     out->mod = program_add_module(p, key, fname);
     if (!out->mod)
         return diag_fail(e, "out of memory");

@@ -33,13 +33,14 @@ struct FuncDef {
 /* A call to a DML builtin written the SystemDS way: its file defines m_f
  * (first argument a matrix or list) and/or s_f (anything else), and the
  * variant is chosen at run time by the first argument (COMPAT.md 1).
- * fn[0]/argmap[0] = m_f, fn[1]/argmap[1] = s_f; a missing one is NULL. */
+ * fn[0]/argmap[0] = m_f, fn[1]/argmap[1] = s_f, fn[2]/argmap[2] = f_f; a
+ * missing one is NULL. */
 typedef struct CallVariants {
     const char *name;       /* f */
-    FuncDef *fn[2];
-    int *argmap[2];
-    int nparams[2];
-    const char *bind_err[2];    /* the call's arguments do not fit fn[i]: why */
+    FuncDef *fn[3];
+    int *argmap[3];
+    int nparams[3];
+    const char *bind_err[3];    /* the call's arguments do not fit fn[i]: why */
     FuncDef *fnbound;       /* a variant they fit (the resolver's n->call.fn) */
 } CallVariants;
 
@@ -76,6 +77,7 @@ struct Program {
     pthread_mutex_t load_lock;
     const ShippedFile *shipped; int nshipped;   /* worker rank: the only files there are (borrowed) */
     struct Hitters *hh;     /* --stats heavy-hitter table, set before any Interp; owned by main */
+    DiagSink sink;          /* warnings while loading (a skipped stray '.'); none: dropped */
 };
 
 Program *program_new(void);
@@ -127,6 +129,9 @@ const char *program_source_line(const Program *p, const char *file, int line, si
 
 /* Load and resolve the main script (and everything it sources). Sets
  * *stmts and *n to its top-level statements. */
+/* Warns through p->sink about each stray '.' the parser skipped (n at v). */
+void program_warn_skipped(const Program *p, const Loc *v, int n);
+
 bool program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n,
                        DiagErr *err);
 /* REPL: parse and resolve one more chunk of input against the main module.

@@ -24,11 +24,21 @@ static bool load_into_main(Program *p, const char *file, const char *text, size_
         *err = po.err;
         return false;
     }
+    program_warn_skipped(p, po.skipped, po.nskipped);
     if (!resolve_chunk(p, p->main, po.stmts, po.n, repl, err))
         return false;
     *stmts = po.stmts;
     *n = po.n;
     return true;
+}
+
+void program_warn_skipped(const Program *p, const Loc *v, int n)
+{
+    /* upstream's words (ANTLR's console listener), our position format */
+    for (int i = 0; i < n; i++)
+        diag_note(&p->sink, DIAG_WARNING,
+                  "%s:%d:%d: warning: token recognition error at: '.' (the character is skipped)\n",
+                  v[i].file, v[i].line, v[i].col);
 }
 
 bool program_load_main(Program *p, const char *path, const char *text, size_t len, Node ***stmts, int *n,
@@ -65,6 +75,7 @@ bool program_load_expr(Program *p, const char *name, const char *text, size_t le
         *err = po.err;
         return false;
     }
+    program_warn_skipped(p, po.skipped, po.nskipped);
     if (!resolve_expr(p, p->main, po.expr, err))
         return false;
     *expr = po.expr;

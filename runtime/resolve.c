@@ -24,6 +24,7 @@
 #include "ops.h"
 #include "parfor.h"
 #include "stack.h"
+#include "upstream_dml_builtins.h"
 
 typedef struct Pending {
     FuncDef **fns;
@@ -47,6 +48,19 @@ typedef struct Res {
  * side of [a, b] = ..., as a bare REPL input (anything goes), or as the
  * whole right side of x = ... */
 enum CallCtx { CTX_EXPR, CTX_STMT, CTX_MULTI, CTX_REPL, CTX_ASSIGN /* x = f(...) */ };
+
+
+static int cmp_name(const void *k, const void *e)
+{
+    return strcmp((const char *)k, *(const char *const *)e);
+}
+
+/* Whether upstream implements 'name' as a DML script (scripts/builtin/). */
+static bool upstream_dml_builtin(const char *name)
+{
+    return bsearch(name, upstream_dml_builtins, sizeof upstream_dml_builtins / sizeof upstream_dml_builtins[0],
+                   sizeof upstream_dml_builtins[0], cmp_name) != NULL;
+}
 
 static void rerr(Res *r, const Loc *loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void rerr(Res *r, const Loc *loc, const char *fmt, ...)
@@ -761,20 +775,17 @@ static void bind_variants(Res *r, Node *n, Module *bm, enum CallCtx ctx)
     cv->name = name;
     cv->fn[0] = variant_func(bm, "m_", name);
     cv->fn[1] = variant_func(bm, "s_", name);
-    if (!cv->fn[0] && !cv->fn[1]) {
-        if (variant_func(bm, "f_", name))
-            rerr(r, &n->loc, "Builtin function 'f_%s' works on frames, which dml does not support yet (%s)", name,
-                 bm->path);
-        else
-            rerr(r, &n->loc, "Builtin function 'm_%s': script loaded but function not found. Is there a typo in "
-                 "the function name?", name);
+    cv->fn[2] = variant_func(bm, "f_", name);
+    if (!cv->fn[0] && !cv->fn[1] && !cv->fn[2]) {
+        rerr(r, &n->loc, "Builtin function 'm_%s': script loaded but function not found. Is there a typo in "
+             "the function name?", name);
         return;
     }
     /* Upstream checks the arguments against the chosen variant only, so a
      * variant they do not fit fails only if the run time picks it. */
     DiagErr last_err;
     int ok = 0;
-    for (int v = 1; v >= 0; v--) {
+    for (int v = 2; v >= 0; v--) {
         if (!cv->fn[v])
             continue;
         bind_user_call(r, n, cv->fn[v], ctx);
@@ -794,9 +805,10 @@ static void bind_variants(Res *r, Node *n, Module *bm, enum CallCtx ctx)
         r->err = r->out;
         return;
     }
+    int vb = cv->fnbound == cv->fn[0] ? 0 : cv->fnbound == cv->fn[1] ? 1 : 2;
     n->call.fn = cv->fnbound;
-    n->call.argmap = cv->argmap[cv->fnbound == cv->fn[0] ? 0 : 1];
-    n->call.nparams = cv->nparams[cv->fnbound == cv->fn[0] ? 0 : 1];
+    n->call.argmap = cv->argmap[vb];
+    n->call.nparams = cv->nparams[vb];
     n->call.variants = cv;
 }
 
@@ -846,6 +858,13 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
             }
         }
         if (!f && !bi) {
+            if (upstream_dml_builtin(n->call.name)) {
+                rerr(r, &n->loc, "Function %s() is not supported by dml: upstream implements it in DML "
+                     "(scripts/builtin/%s.dml), a script dml does not ship; with a copy of that file at "
+                     "scripts/builtin/%s.dml under the working directory, dml loads it", n->call.name,
+                     n->call.name, n->call.name);
+                return;
+            }
             char hint[160];
             rerr(r, &n->loc, "Function %s() is undefined.%s", n->call.name,
                  builtin_suggest_function(r->m, n->call.name, hint, sizeof hint));

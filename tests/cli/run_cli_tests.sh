@@ -169,6 +169,11 @@ sed -i 's/paramValues=list(matrix(0, 0, 1))/paramValues=list(seq(1, 2))/; s/verb
 check "gridSearch: too many folds, the fold size an integer" 1 \
     'gridSearch: 4 rows are too few for 9 folds of 1$' "$DML" run "$tmp/gs.dml"
 
+# ---- a stray '.' is skipped with upstream's warning (COMPAT.md 11) ---------------
+printf 'x = 2;.\nprint(x + 1).\n' > "$tmp/dot.dml"
+check "a stray '.' warns on stderr" 0 "dot\.dml:1:7: warning: token recognition error at: '\.'" "$DML" run "$tmp/dot.dml"
+check "a stray '.' is skipped and the script runs on" 0 '^3$' "$DML" run "$tmp/dot.dml"
+
 # ---- every example in the reference runs -----------------------------------------
 # The indented example of each doc entry, fed to the REPL (stdin) in an empty
 # folder, must run without an error. Entries whose example needs a file or a

@@ -780,6 +780,19 @@ static void test_mtd(void)
         " \"cols\": 2,\n}";
     CHECK(mtd_parse(t, strlen(t), "x.mtd", &m, &e) && m.rows == 3 && m.cols == 2 && !m.description);
     mtd_free(&m);
+    /* COMPAT.md 8: keys and strings in single quotes or bare, as JSON4J */
+    t = "{data_type: matrix, 'value_type': 'double', rows: 2, \"cols\": '3', format: csv, header: true,\n"
+        " sep: ';', description: null}";
+    CHECK(mtd_parse(t, strlen(t), "x.mtd", &m, &e) && m.rows == 2 && m.cols == 3 && m.format &&
+          !strcmp(m.format, "csv") && m.header == 1 && m.sep && !strcmp(m.sep, ";") && m.data_type &&
+          !strcmp(m.data_type, "matrix") && m.value_type && !strcmp(m.value_type, "double"));
+    mtd_free(&m);
+    t = "{rows: 'unterminated}";
+    CHECK(!mtd_parse(t, strlen(t), "x.mtd", &m, &e));
+    CHECK_ERR(e, "x.mtd:1: unterminated string");
+    t = "{: 1}";
+    CHECK(!mtd_parse(t, strlen(t), "x.mtd", &m, &e));
+    CHECK_ERR(e, "x.mtd:1: expected a key");
     /* nesting is capped, not a stack overflow */
     char deep[4096];
     int n = snprintf(deep, sizeof deep, "{\"a\": ");

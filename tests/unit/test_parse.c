@@ -862,8 +862,27 @@ static void test_stress(void)
     CHECK(bad == 0);
 }
 
+/* A stray '.' is skipped and its position reported (COMPAT.md 11); a
+ * number or a dotted name is not one. */
+static void test_stray_dot(void)
+{
+    const char *src = "x = 1.;.\nprint(x).\ny = .5 + as.scalar(1)";
+    Arena *a = arena_new();
+    ParseOut out;
+    CHECK(parse_source(a, "t.dml", src, strlen(src), PARSE_PROGRAM, &out));
+    CHECK(out.n == 3);
+    CHECK(out.nskipped == 2);
+    if (out.nskipped == 2) {
+        CHECK(out.skipped[0].line == 1 && out.skipped[0].col == 8);
+        CHECK(out.skipped[1].line == 2 && out.skipped[1].col == 9);
+    }
+    arena_free(a);
+    CHECK_STR(prog("x = 1 . 2"), "ERROR: t.dml:1:9: syntax error: unexpected integer '2'");
+}
+
 int main(void)
 {
+    test_stray_dot();
     test_precedence();
     test_literals();
     test_strings();
