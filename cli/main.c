@@ -309,7 +309,9 @@ static int run_script(RunOpts *o)
         printf("Total elapsed time:\t\t%.3f sec.\n", t2 - t0);
         printf("Total compilation time:\t\t%.3f sec.\n", t1 - t0);
         printf("Total execution time:\t\t%.3f sec.\n", t2 - t1);
-        printf("BLAS kernel:\t\t\t%s (%d threads)\n", blas_corename(), blas_get_threads());
+        char core[512];
+        blas_core_report(core, sizeof core);
+        printf("BLAS kernel:\t\t\t%s, %d threads\n", core, blas_get_threads());
         printf("Thread budget:\t\t\t%d (--threads / DML_THREADS; workers x threads each <= budget)\n",
                blas_budget_total());
         if (stats.report.len)
@@ -379,7 +381,7 @@ int main(int argc, char **argv)
 {
     tune_malloc();
     builtin_registry_install();     /* before anything resolves a program, on every rank */
-    blas_preinit_argv(argv);
+    blas_choose_core();
     if (argc >= 3 && strcmp(argv[1], "help") == 0)
         return help_main(argc - 2, argv + 2);
     if (argc >= 2 && (is_help_flag(argv[1]) || strcmp(argv[1], "help") == 0 ||
