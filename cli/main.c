@@ -46,6 +46,9 @@ static const char usage_text[] =
     "                         10) most expensive builtins and operators\n"
     "  --threads N            thread budget: BLAS and kernel threads, and workers x threads\n"
     "                         each for parfor/paramserv (default: all cores; also DML_THREADS)\n"
+    "  --precision single|double  float precision of the heavy products (%*%, conv2d):\n"
+    "                         single multiplies in float32 (default: double; also\n"
+    "                         DML_PRECISION)\n"
     "  --dump-ast             print the syntax tree of FILE and exit\n"
     "\n"
     "source(\"path\") looks for path in: the working directory, ./scripts/, the\n"
@@ -103,6 +106,7 @@ typedef struct RunOpts {
     int stats_top;          /* --stats N: heavy hitters shown */
     uint64_t seed;
     int threads;
+    const char *precision;  /* --precision single|double */
 } RunOpts;
 
 static bool valid_name(const char *s, size_t n)
@@ -181,6 +185,10 @@ static int parse_run_opts(int argc, char **argv, int i, RunOpts *o)
             if (*end || t < 1 || t > 1024)
                 return usage_error("--threads: '%s' is not a thread count", argv[i]);
             o->threads = (int)t;
+        } else if (strcmp(a, "--precision") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs single or double", a);
+            o->precision = argv[++i];
         } else if (strcmp(a, "--dump-ast") == 0) {
             o->dump_ast = true;
         } else if (strcmp(a, "-exec") == 0 || strcmp(a, "-config") == 0) {
@@ -330,6 +338,16 @@ static int run_script(RunOpts *o)
     return rc;
 }
 
+/* --precision, else DML_PRECISION; 2 (usage error) for a bad value. */
+static int apply_precision(const char *opt)
+{
+    const char *v = opt ? opt : getenv("DML_PRECISION");
+    if (v && (opt || *v) && !blas_precision_set(v))
+        return usage_error(opt ? "--precision: unsupported floating point precision '%s' (single or double)"
+                               : "DML_PRECISION: unsupported floating point precision '%s' (single or double)", v);
+    return 0;
+}
+
 static void apply_threads(int threads)
 {
     const char *env = getenv("DML_THREADS");
@@ -421,6 +439,10 @@ static int run_main(int argc, char **argv)
         if (rc)
             return rc;
         apply_threads(o.threads);
+        if ((rc = apply_precision(o.precision)) != 0) {
+            free_run_opts(&o);
+            return rc;
+        }
         Program *p = new_program(&o);
         if (p)
             rc = repl_main(p, o.have_seed ? o.seed : rng_fresh_seed());
@@ -455,7 +477,8 @@ static int run_main(int argc, char **argv)
         return rc;
     }
     apply_threads(o.threads);
-    rc = run_script(&o);
+    if ((rc = apply_precision(o.precision)) == 0)
+        rc = run_script(&o);
     free_run_opts(&o);
     return rc;
 }

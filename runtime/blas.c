@@ -41,6 +41,94 @@ static void dgemm_naive(bool tA, bool tB, int64_t m, int64_t n, int64_t k, doubl
         }
 }
 
+/* ==================================================================
+ * precision
+ * ================================================================== */
+
+/* Set once by main() before any thread starts (--precision /
+ * DML_PRECISION), read by all after: process-wide, like the thread budget. */
+static atomic_bool single_mode;
+
+bool blas_precision_set(const char *name)
+{
+    if (strcmp(name, "double") == 0) {
+        atomic_store(&single_mode, false);
+        return true;
+    }
+    if (strcmp(name, "single") != 0)
+        return false;
+    atomic_store(&single_mode, true);
+    blas_prefer_single();
+    return true;
+}
+
+bool blas_single(void)
+{
+    return atomic_load_explicit(&single_mode, memory_order_relaxed);
+}
+
+/* Which products take sgemm in single mode: at least SGEMM_MIN
+ * multiply-adds, and at least SGEMM_INTENSITY of them per cell converted
+ * (m*n*k over m*k + k*n + m*n: the operands rounded to float, the product
+ * widened back). Thinner products stay double: the conversions cost more
+ * than sgemm saves. Measured on one thread (GFLOP/s double -> single, the
+ * conversions included): 64x512x3136 (LeNet's affine layer, intensity 56)
+ * 88 -> 131, 64x6272x800 (conv2 by im2col, 59) 76 -> 116, 256^3 (85) 101 ->
+ * 168; Winograd's 64 products per call (intensity about 21) made conv2d
+ * slower, 166 -> 128 effective GFLOP/s, so they stay double. */
+enum { SGEMM_MIN = 1 << 15, SGEMM_INTENSITY = 32 };
+
+static bool sgemm_pays(int64_t m, int64_t n, int64_t k)
+{
+    double mnk = (double)m * (double)n * (double)k;
+    return mnk >= SGEMM_MIN && mnk >= SGEMM_INTENSITY * ((double)m * k + (double)k * n + (double)m * n);
+}
+
+/* Packs op-less rows x cols of src (leading dimension ld) into dst,
+ * contiguous, as float. */
+static void pack_float(const double *src, int64_t rows, int64_t cols, int64_t ld, float *dst)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        const double *s = src + i * ld;
+        float *d = dst + i * cols;
+        for (int64_t j = 0; j < cols; j++)
+            d[j] = (float)s[j];
+    }
+}
+
+/* blas_dgemm in single precision: the operands rounded to float, the
+ * product by sgemm (float accumulation), then C = alpha * P + beta * C in
+ * double. False when the buffers cannot be had (then dgemm runs). */
+static bool sgemm_path(bool tA, bool tB, int m, int n, int k, double alpha, const double *A, int64_t lda,
+                       const double *B, int64_t ldb, double beta, double *C, int64_t ldc)
+{
+    /* stored shapes: A is (tA ? k x m : m x k), B is (tB ? n x k : k x n) */
+    int64_t ar = tA ? k : m, ac = tA ? m : k, br = tB ? n : k, bc = tB ? k : n;
+    float *buf = malloc(((size_t)ar * ac + (size_t)br * bc + (size_t)m * n) * sizeof *buf);
+    if (!buf)
+        return false;
+    float *fa = buf, *fb = fa + ar * ac, *fc = fb + br * bc;
+    pack_float(A, ar, ac, lda, fa);
+    pack_float(B, br, bc, ldb, fb);
+    cblas_sgemm(CblasRowMajor, tA ? CblasTrans : CblasNoTrans, tB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
+                fa, (int)(ac > 0 ? ac : 1), fb, (int)(bc > 0 ? bc : 1), 0.0f, fc, n);
+    for (int64_t i = 0; i < m; i++) {
+        double *c = C + i * ldc;
+        const float *p = fc + i * n;
+        if (beta == 0 && alpha == 1)
+            for (int64_t j = 0; j < n; j++)
+                c[j] = p[j];
+        else if (beta == 0)
+            for (int64_t j = 0; j < n; j++)
+                c[j] = alpha * p[j];
+        else
+            for (int64_t j = 0; j < n; j++)
+                c[j] = alpha * p[j] + beta * c[j];
+    }
+    free(buf);
+    return true;
+}
+
 /* Contract in blas.h. m, n or k may be 0 (then C is only scaled by beta,
  * or left alone when m or n is 0). */
 void blas_dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
@@ -53,6 +141,9 @@ void blas_dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, doubl
         dgemm_naive(transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
+    if (blas_single() && sgemm_pays(m, n, k) &&
+        sgemm_path(transA, transB, (int)m, (int)n, (int)k, alpha, A, lda, B, ldb, beta, C, ldc))
+        return;
     /* BLAS insists on leading dimensions >= 1 even for empty operands. */
     cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
                 (int)m, (int)n, (int)k, alpha, A, (int)(lda > 0 ? lda : 1), B, (int)(ldb > 0 ? ldb : 1),
@@ -567,5 +658,6 @@ void blas_core_report(char *buf, size_t cap)
         k += snprintf(buf + k, cap - (size_t)k, "%s %s %.0f/%.0f", c ? "," : ";", choice.name[c], choice.dgf[c],
                       choice.sgf[c]);
     if (k > 0 && (size_t)k < cap)
-        snprintf(buf + k, cap - (size_t)k, "%s)", choice.n ? " GFLOP/s dgemm/sgemm, 1 thread" : "");
+        snprintf(buf + k, cap - (size_t)k, "%s)%s", choice.n ? " GFLOP/s dgemm/sgemm, 1 thread" : "",
+                 blas_single() ? "; products in single precision" : "");
 }

@@ -12,6 +12,14 @@
 void blas_dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
                 const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                 double *C, int64_t ldc);
+/* Precision of the heavy products: "double" (the default) or "single"
+ * (--precision / DML_PRECISION; upstream's sysds.floating.point.precision).
+ * In single precision blas_dgemm rounds its operands to float and
+ * multiplies with sgemm (float accumulation) from 2^15 multiply-adds up;
+ * storage, scalars and everything else stay double. Returns false for any
+ * other name. Call before any thread starts. */
+bool blas_precision_set(const char *name);
+bool blas_single(void);
 /* Row-major y = alpha * op(A) x + beta * y, A stored m x n with leading
  * dimension lda; y has n entries when transA, else m. */
 void blas_dgemv(bool transA, int64_t m, int64_t n, double alpha, const double *A, int64_t lda,
