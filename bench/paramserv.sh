@@ -44,10 +44,13 @@ if [ -z "$PY" ]; then
     done
 fi
 
+max() { # max A B: the larger number; an empty A gives B
+    if [ -z "$1" ] || awk "BEGIN{exit !($2 > $1)}"; then echo "$2"; else echo "$1"; fi
+}
 min() { # min A B: the smaller number; an empty A gives B
     if [ -z "$1" ] || awk "BEGIN{exit !($2 < $1)}"; then echo "$2"; else echo "$1"; fi
 }
-dml_ps() { # dml_ps K [SIZE]: seconds of the paramserv call (lenet_ps.dml)
+dml_ps() { # dml_ps K [SIZE]: seconds of the paramserv call (lenet_ps.dml); DML_PRECISION applies
     "$DML" run bench/dml/lenet_ps.dml -nvargs images="$IMAGES" labels="$LABELS" n="${2:-$N}" \
         k="$1" utype=BSP freq=BATCH 2>/dev/null | awk '$1 == "lenet_ps" { print $2 }'
 }
@@ -56,8 +59,20 @@ dml_loop() { # dml_loop [SIZE]
         2>/dev/null | awk '$1 == "lenet_loop" { print $2 }'
 }
 TORCH_CONFIGS="f64 f32 f64-hog f32-hog"
+# PyTorch's BLAS is OpenBLAS too: it runs with the OpenBLAS kernel dml measured
+# fastest (as a user's PyTorch with MKL would have the best kernel), and, where
+# that differs from OpenBLAS's own pick, also with the library's pick.
+FASTCORE=$("$DML" --version | sed -n 's/.*kernel \([^)]*\)).*/\1/p')
+LIBCORE=$(DML_BLAS_CORETYPE=library "$DML" --version | sed -n 's/.*kernel \([^)]*\)).*/\1/p')
+[ "$LIBCORE" != "$FASTCORE" ] && TORCH_CONFIGS="$TORCH_CONFIGS f32-lib f64-lib"
+# the bounds: LeNet's products per 60,000-image epoch (direct convolution
+# counted, issue #29: 4.42 TFLOP) at the fastest kernel's dgemm / sgemm rate
+# on 2 threads (1000 x 1000, best of the rounds)
+B=build/bench
+gemm_best() { OPENBLAS_CORETYPE=$FASTCORE "$B/blas_bench" "$1" 1000 2 | awk '{print $7}'; }
 
 k1=""; k2=""; lp=""; k1s=""; k2s=""; lps=""; tf64=""; tf32=""; tf64h=""; tf32h=""
+k2f=""; k2fs=""; tf32l=""; tf64l=""; dg=""; sg=""
 r=1
 while [ $r -le "$REPS" ]; do
     echo "bench: paramserv LeNet, round $r/$REPS" >&2
@@ -70,11 +85,19 @@ while [ $r -le "$REPS" ]; do
     v=$(dml_ps 1 "$N0"); [ -n "$v" ] && k1s=$(min "$k1s" "$v")
     v=$(dml_ps 2 "$N0"); [ -n "$v" ] && k2s=$(min "$k2s" "$v")
     v=$(dml_loop "$N0"); [ -n "$v" ] && lps=$(min "$lps" "$v")
+    v=$(DML_PRECISION=single dml_ps 2); [ -n "$v" ] && k2f=$(min "$k2f" "$v")
+    v=$(DML_PRECISION=single dml_ps 2 "$N0"); [ -n "$v" ] && k2fs=$(min "$k2fs" "$v")
+    if [ -x "$B/blas_bench" ]; then
+        v=$(gemm_best dgemm); [ -n "$v" ] && dg=$(max "$dg" "$v")
+        v=$(gemm_best sgemm); [ -n "$v" ] && sg=$(max "$sg" "$v")
+    fi
     if [ -n "$PY" ]; then
         for c in $TORCH_CONFIGS; do
+            core=$FASTCORE
+            case $c in *-lib) core=$LIBCORE ;; esac
             # wall seconds of the timed epoch(s) (not extrapolated): "... epochs in S s, ..."
-            v=$("$PY" bench/torch_lenet.py --images "$IMAGES" --labels "$LABELS" --limit "$N" \
-                --configs "$c" 2>/dev/null | awk '$1 == "torch" { print $11 }')
+            v=$(OPENBLAS_CORETYPE=$core "$PY" bench/torch_lenet.py --images "$IMAGES" --labels "$LABELS" \
+                --limit "$N" --configs "${c%-lib}" 2>/dev/null | awk '$1 == "torch" { print $11 }')
             [ -n "$v" ] || { echo "paramserv.sh: torch $c failed" >&2; v=NA; }
             [ "$v" = NA ] && continue
             case $c in
@@ -82,6 +105,8 @@ while [ $r -le "$REPS" ]; do
                 f32) tf32=$(min "$tf32" "$v") ;;
                 f64-hog) tf64h=$(min "$tf64h" "$v") ;;
                 f32-hog) tf32h=$(min "$tf32h" "$v") ;;
+                f32-lib) tf32l=$(min "$tf32l" "$v") ;;
+                f64-lib) tf64l=$(min "$tf64l" "$v") ;;
             esac
         done
     fi
@@ -101,6 +126,7 @@ fixed() { # fixed T(N0) T(N): the start-up seconds the difference leaves out
     awk "BEGIN{printf \"%.2f\", $2 - ($2 - $1) * $N / ($N - $N0)}"
 }
 f2() { [ -n "$1" ] && [ "$1" != NA ] || { echo NA; return; }; awk "BEGIN{printf \"%.2f\", $1}"; }
+gf1() { [ -n "$1" ] || { echo NA; return; }; awk "BEGIN{printf \"%.0f\", $1}"; }
 div() { # A / B with 2 decimals, NA if either is missing
     if [ -z "$1" ] || [ -z "$2" ] || [ "$1" = NA ] || [ "$2" = NA ]; then echo NA; return; fi
     awk "BEGIN{printf \"%.2f\", $1 / $2}"
@@ -150,6 +176,23 @@ echo "| PyTorch | float64 | 1 process, 2 threads | $(ep "$tf64") | $(div "$tf64"
 echo "| PyTorch | float64 | 2 Hogwild processes x 1 thread | $(ep "$tf64h") | $(div "$tf64h" "$k2") |"
 echo "| PyTorch | float32 | 1 process, 2 threads | $(ep "$tf32") | $(div "$tf32" "$k2") |"
 echo "| PyTorch | float32 | 2 Hogwild processes x 1 thread | $(ep "$tf32h") | $(div "$tf32h" "$k2") |"
+if [ "$LIBCORE" != "$FASTCORE" ]; then
+    echo "| PyTorch, OpenBLAS's own kernel $LIBCORE | float64 | 1 process, 2 threads | $(ep "$tf64l") | $(div "$tf64l" "$k2") |"
+    echo "| PyTorch, OpenBLAS's own kernel $LIBCORE | float32 | 1 process, 2 threads | $(ep "$tf32l") | $(div "$tf32l" "$k2") |"
+fi
+bound() { # bound GFLOPS: seconds per full epoch for 4.42 TFLOP per 60,000 images
+    [ -n "$1" ] || { echo NA; return; }
+    awk "BEGIN{printf \"%.1f\", 4.42e12 * $FULL / 60000 / ($1 * 1e9)}"
+}
+echo "| dml paramserv BSP, \`--precision single\` | float32 products (sgemm where it pays) | k=2 worker threads | $(ep "$k2f") | $(div "$k2f" "$k2") |"
+echo "| float64 bound: the products at the fastest kernel's dgemm rate ($(gf1 "$dg") GFLOP/s, 2 threads) | float64 | | $(bound "$dg") | |"
+echo "| float32 bound: the same at its sgemm rate ($(gf1 "$sg") GFLOP/s, 2 threads) | float32 | | $(bound "$sg") | |"
+echo
+echo "Per full epoch from the difference of the two sizes (start-up apart): dml k=2 float64"
+echo "$(epd "$k2s" "$k2") s, \`--precision single\` $(epd "$k2fs" "$k2f") s. OpenBLAS kernel: $FASTCORE for"
+echo "dml (measured fastest) and for PyTorch; OpenBLAS's own pick: $LIBCORE. dml k=2 float64 reaches"
+echo "$(div "$(bound "$dg")" "$(ep "$k2")") of the float64 bound (issue #29: >= 0.79); single / PyTorch float32 (1 process):"
+echo "$(div "$k2f" "$tf32") (issue #29: <= 0.8)."
 echo
 echo "Target (issue #6): dml k=2 at most 60 s per 60,000-image epoch, more than 2x faster than"
 echo "PyTorch float64 (ratio column >= 2 for the float64 rows)."
@@ -161,5 +204,7 @@ echo "# each also with n=$N0 (the second size)"
 echo "$DML run bench/dml/lenet_ps.dml -nvargs images=$IMAGES labels=$LABELS n=$N k=1 utype=BSP freq=BATCH"
 echo "$DML run bench/dml/lenet_ps.dml -nvargs images=$IMAGES labels=$LABELS n=$N k=2 utype=BSP freq=BATCH"
 echo "$DML run bench/dml/lenet_loop.dml -nvargs images=$IMAGES labels=$LABELS n=$N"
-echo "${PY:-python3} bench/torch_lenet.py --images $IMAGES --labels $LABELS --limit $N --configs f64,f32,f64-hog,f32-hog"
+echo "OPENBLAS_CORETYPE=$FASTCORE ${PY:-python3} bench/torch_lenet.py --images $IMAGES --labels $LABELS --limit $N --configs f64,f32,f64-hog,f32-hog"
+echo "DML_PRECISION=single $DML run bench/dml/lenet_ps.dml -nvargs images=$IMAGES labels=$LABELS n=$N k=2 utype=BSP freq=BATCH"
+echo "OPENBLAS_CORETYPE=$FASTCORE build/bench/blas_bench dgemm|sgemm 1000 2   # the bounds: best GFLOP/s"
 echo '```'

@@ -29,20 +29,30 @@ if [ -n "$PY" ] && "$PY" -c "import torch" >/dev/null 2>&1; then HAVE_TORCH=yes;
 HAVE_R=no
 if command -v Rscript >/dev/null 2>&1; then HAVE_R=yes; fi
 
+# The OpenBLAS kernel dml measures fastest (runtime/blas.c; cached after the
+# first run) and the one OpenBLAS picks itself. Every peer runs with the
+# fastest (as a user's numpy/R/PyTorch with MKL would have the best kernel);
+# the C reference runs with both.
+FASTCORE=$("$DML" --version | sed -n 's/.*kernel \([^)]*\)).*/\1/p')
+LIBCORE=$("$B/blas_bench" dgemm 8 1 | awk '{print $6}')
+FC="OPENBLAS_CORETYPE=$FASTCORE"
+
 # ---- one measurement per function: prints "first steady" (or NA NA) ----
-c_gemm() { "$B/blas_bench" dgemm 1000 "$1" | awk '{print $4, $5}'; }
+c_gemm() { env "$FC" "$B/blas_bench" dgemm 1000 "$1" | awk '{print $4, $5}'; }
+c_gemm_lib() { "$B/blas_bench" dgemm 1000 "$1" | awk '{print $4, $5}'; }
+d_gemm_single() { "$DML" run bench/dml/matmul.dml --threads "$1" --precision single -nvargs n=1000 | awk '$1 == "matmul" {print $3, $4}'; }
 d_gemm() { "$DML" run bench/dml/matmul.dml --threads "$1" -nvargs n=1000 | awk '$1 == "matmul" {print $3, $4}'; }
-np_gemm() { OPENBLAS_NUM_THREADS=$1 "$PY" bench/py_bench.py numpy matmul 1000 "$1" | awk '{print $3, $4}'; }
-r_gemm() { OPENBLAS_NUM_THREADS=$1 Rscript bench/r_bench.R matmul 1000 | awk '{print $3, $4}'; }
-t64_gemm() { "$PY" bench/py_bench.py torch64 matmul 1000 "$1" | awk '{print $3, $4}'; }
-t32_gemm() { "$PY" bench/py_bench.py torch32 matmul 1000 "$1" | awk '{print $3, $4}'; }
-c_ew() { "$B/blas_bench" elementwise | awk '{print $2, $3}'; }
+np_gemm() { env "$FC" OPENBLAS_NUM_THREADS=$1 "$PY" bench/py_bench.py numpy matmul 1000 "$1" | awk '{print $3, $4}'; }
+r_gemm() { env "$FC" OPENBLAS_NUM_THREADS=$1 Rscript bench/r_bench.R matmul 1000 | awk '{print $3, $4}'; }
+t64_gemm() { env "$FC" "$PY" bench/py_bench.py torch64 matmul 1000 "$1" | awk '{print $3, $4}'; }
+t32_gemm() { env "$FC" "$PY" bench/py_bench.py torch32 matmul 1000 "$1" | awk '{print $3, $4}'; }
+c_ew() { env "$FC" "$B/blas_bench" elementwise | awk '{print $2, $3}'; }
 d_ew() { "$DML" run bench/dml/elementwise.dml --threads "$1" | awk '$1 == "elementwise" {print $2, $3}'; }
 d_ew_nofuse() { DML_FUSE=0 "$DML" run bench/dml/elementwise.dml --threads "$1" | awk '$1 == "elementwise" {print $2, $3}'; }
-np_ew() { OPENBLAS_NUM_THREADS=1 "$PY" bench/py_bench.py numpy elementwise 1 | awk '{print $2, $3}'; }
-r_ew() { Rscript bench/r_bench.R elementwise | awk '{print $2, $3}'; }
-t64_ew() { "$PY" bench/py_bench.py torch64 elementwise "$1" | awk '{print $2, $3}'; }
-t32_ew() { "$PY" bench/py_bench.py torch32 elementwise "$1" | awk '{print $2, $3}'; }
+np_ew() { env "$FC" OPENBLAS_NUM_THREADS=1 "$PY" bench/py_bench.py numpy elementwise 1 | awk '{print $2, $3}'; }
+r_ew() { env "$FC" Rscript bench/r_bench.R elementwise | awk '{print $2, $3}'; }
+t64_ew() { env "$FC" "$PY" bench/py_bench.py torch64 elementwise "$1" | awk '{print $2, $3}'; }
+t32_ew() { env "$FC" "$PY" bench/py_bench.py torch32 elementwise "$1" | awk '{print $2, $3}'; }
 d_conv() { "$DML" run bench/dml/conv2d.dml | awk '$1 == "conv2d" {print $2, $2}'; }
 wall() { # seconds of wall time of a command, output discarded
     s=$(date +%s.%N)
@@ -52,17 +62,22 @@ wall() { # seconds of wall time of a command, output discarded
 }
 d_sl() { v=$(wall "$DML" run bench/dml/scalar_loop.dml); echo "$v $v"; }
 d_fc() { v=$(wall "$DML" run bench/dml/func_calls.dml); echo "$v $v"; }
-r_sl() { v=$(wall Rscript bench/dml/scalar_loop.R); echo "$v $v"; }
-r_fc() { v=$(wall Rscript bench/dml/func_calls.R); echo "$v $v"; }
+d_ml() { v=$(wall "$DML" run bench/dml/matrix_loop.dml); echo "$v $v"; }
+r_ml() { v=$(wall env "$FC" Rscript bench/dml/matrix_loop.R); echo "$v $v"; }
+r_sl() { v=$(wall env "$FC" Rscript bench/dml/scalar_loop.R); echo "$v $v"; }
+r_fc() { v=$(wall env "$FC" Rscript bench/dml/func_calls.R); echo "$v $v"; }
 
 # The configurations: name, then the command (a function and its argument).
-CONFIGS="c_gemm1 c_gemm2 d_gemm1 d_gemm2 c_ew d_ew1 d_ew2 d_ewn1 d_conv d_sl d_fc"
+CONFIGS="c_gemm1 c_gemm2 d_gemm1 d_gemm2 d_gemms1 d_gemms2 c_ew d_ew1 d_ew2 d_ewn1 d_conv d_sl d_fc d_ml"
+if [ "$LIBCORE" != "$FASTCORE" ]; then CONFIGS="$CONFIGS c_gemml1 c_gemml2"; fi
 if [ -n "$PY" ]; then CONFIGS="$CONFIGS np_gemm1 np_gemm2 np_ew"; fi
 if [ $HAVE_TORCH = yes ]; then CONFIGS="$CONFIGS t64_gemm1 t64_gemm2 t32_gemm1 t32_gemm2 t64_ew1 t32_ew1"; fi
-if [ $HAVE_R = yes ]; then CONFIGS="$CONFIGS r_gemm1 r_gemm2 r_ew r_sl r_fc"; fi
+if [ $HAVE_R = yes ]; then CONFIGS="$CONFIGS r_gemm1 r_gemm2 r_ew r_sl r_fc r_ml"; fi
 run_config() {
     case $1 in
         c_gemm1) c_gemm 1 ;; c_gemm2) c_gemm 2 ;; d_gemm1) d_gemm 1 ;; d_gemm2) d_gemm 2 ;;
+        c_gemml1) c_gemm_lib 1 ;; c_gemml2) c_gemm_lib 2 ;; d_gemms1) d_gemm_single 1 ;; d_gemms2) d_gemm_single 2 ;;
+        d_ml) d_ml ;; r_ml) r_ml ;;
         np_gemm1) np_gemm 1 ;; np_gemm2) np_gemm 2 ;; r_gemm1) r_gemm 1 ;; r_gemm2) r_gemm 2 ;;
         t64_gemm1) t64_gemm 1 ;; t64_gemm2) t64_gemm 2 ;; t32_gemm1) t32_gemm 1 ;; t32_gemm2) t32_gemm 2 ;;
         c_ew) c_ew ;; d_ew1) d_ew 1 ;; d_ew2) d_ew 2 ;; d_ewn1) d_ew_nofuse 1 ;;
@@ -84,6 +99,33 @@ while [ $r -le "$REPS" ]; do
     done
     r=$((r + 1))
 done
+
+# ---- every OpenBLAS kernel this CPU runs: dgemm and sgemm, 1 and 2 threads ----
+# A name the library does not have, or maps to another, is skipped; one the
+# CPU cannot execute dies (SIGILL) in its own process and is skipped too.
+CORES=""
+for c in SapphireRapids Cooperlake SkylakeX Zen Haswell Excavator Sandybridge Nehalem Prescott; do
+    got=$(OPENBLAS_CORETYPE=$c "$B/blas_bench" dgemm 8 1 2>/dev/null | awk '{print $6}') || true
+    [ "$got" = "$c" ] && CORES="$CORES $c"
+done
+r=1
+while [ $r -le "$REPS" ]; do
+    echo "bench: OpenBLAS kernels, round $r/$REPS" >&2
+    for c in $CORES; do
+        for op in dgemm sgemm; do
+            for t in 1 2; do
+                v=$(OPENBLAS_CORETYPE=$c "$B/blas_bench" $op 1000 $t 2>/dev/null | awk '{print $7}') || true
+                echo "${v:-NA}" >> "$B/k_${c}_${op}_$t.$$"
+            done
+        done
+    done
+    r=$((r + 1))
+done
+kbest() { # kbest CORE OP T: the best GFLOP/s over the rounds
+    f="$B/k_$1_$2_$3.$$"
+    [ -f "$f" ] || { echo NA; return; }
+    grep -v NA "$f" | sort -g | tail -1 | awk '{printf "%.1f", $1} END {if (NR == 0) print "NA"}'
+}
 
 med() { # med CONFIG first|steady: median over the rounds (NA if none)
     f="$B/$1.$2.$$"
@@ -111,8 +153,12 @@ rver=$([ $HAVE_R = yes ] && Rscript -e 'cat(paste(R.version$major, R.version$min
 gemm_row() { # gemm_row THREADS
     t=$1
     cs=$(med c_gemm$t steady); ds=$(med d_gemm$t steady)
-    echo "| cblas_dgemm from C | $(gf "$cs") | $(gf "$(med c_gemm$t first)") | 1.00 |"
+    echo "| cblas_dgemm from C, kernel $FASTCORE | $(gf "$cs") | $(gf "$(med c_gemm$t first)") | 1.00 |"
+    if [ "$LIBCORE" != "$FASTCORE" ]; then
+        echo "| cblas_dgemm from C, OpenBLAS's own kernel $LIBCORE | $(gf "$(med c_gemml$t steady)") | $(gf "$(med c_gemml$t first)") | $(ratio "$(med c_gemml$t steady)" "$cs") |"
+    fi
     echo "| **dml** \`A %*% B\` | **$(gf "$ds")** | $(gf "$(med d_gemm$t first)") | **$(ratio "$ds" "$cs")** |"
+    echo "| dml \`A %*% B\`, \`--precision single\` (sgemm) | $(gf "$(med d_gemms$t steady)") | $(gf "$(med d_gemms$t first)") | $(ratio "$(med d_gemms$t steady)" "$cs") |"
     echo "| numpy $pyver \`A @ B\` | $(gf "$(med np_gemm$t steady)") | $(gf "$(med np_gemm$t first)") | $(ratio "$(med np_gemm$t steady)" "$cs") |"
     echo "| R $rver \`A %*% B\` | $(gf "$(med r_gemm$t steady)") | $(gf "$(med r_gemm$t first)") | $(ratio "$(med r_gemm$t steady)" "$cs") |"
     echo "| PyTorch $tver f64 | $(gf "$(med t64_gemm$t steady)") | $(gf "$(med t64_gemm$t first)") | $(ratio "$(med t64_gemm$t steady)" "$cs") |"
@@ -148,6 +194,26 @@ ew_row() { # ew_row LABEL CONFIG
     echo "|---|---|---|---|"
     gemm_row 2
     echo
+    echo "## The OpenBLAS kernels this CPU runs (issue #29: pick the fastest by measurement)"
+    echo
+    echo "\`build/bench/blas_bench dgemm|sgemm 1000 T\` under \`OPENBLAS_CORETYPE=name\`, best GFLOP/s of"
+    echo "$REPS rounds (kernels interleaved). dml's choice (its own short measurement, cached):"
+    echo "**$FASTCORE**; OpenBLAS's own pick: $LIBCORE. Every peer below runs with $FASTCORE."
+    echo
+    echo "| kernel | dgemm 1 thread | dgemm 2 threads | sgemm 1 thread | sgemm 2 threads |"
+    echo "|---|---|---|---|---|"
+    for c in $CORES; do
+        echo "| $c | $(kbest $c dgemm 1) | $(kbest $c dgemm 2) | $(kbest $c sgemm 1) | $(kbest $c sgemm 2) |"
+    done
+    echo
+    echo "dml's own measurement (\`dml run X.dml --stats\`, 256^3 on one thread, GFLOP/s dgemm/sgemm):"
+    echo
+    echo '```'
+    echo 'print(1)' > "$B/one.$$.dml"
+    "$DML" run "$B/one.$$.dml" --stats | grep '^BLAS kernel'
+    rm -f "$B/one.$$.dml"
+    echo '```'
+    echo
     echo "## \`Z = exp(X) * Y + X\`, 1000x1000 (issue #13: dml <= 1.0 ms, <= 0.5x numpy)"
     echo
     echo "| implementation | steady ms | first run ms | steady / numpy |"
@@ -177,6 +243,7 @@ ew_row() { # ew_row LABEL CONFIG
     echo "|---|---|---|---|"
     echo "| 2,000,000-iteration scalar loop | $(med r_sl steady) | $(med d_sl steady) | $(ratio "$(med d_sl steady)" "$(med r_sl steady)") |"
     echo "| 500,000 calls of a small function | $(med r_fc steady) | $(med d_fc steady) | $(ratio "$(med d_fc steady)" "$(med r_fc steady)") |"
+    echo "| 200,000 updates of a 10x10 matrix and its sum | $(med r_ml steady) | $(med d_ml steady) | $(ratio "$(med d_ml steady)" "$(med r_ml steady)") |"
     echo
     echo "Commands (from the repository root):"
     echo
@@ -192,6 +259,7 @@ ew_row() { # ew_row LABEL CONFIG
     echo "Rscript bench/r_bench.R elementwise"
     echo "$PY bench/py_bench.py torch64|torch32 elementwise 1"
     echo "$DML run bench/dml/conv2d.dml"
+    echo "$DML run bench/dml/scalar_loop.dml | func_calls.dml | matrix_loop.dml   # Rscript the .R twins"
     echo '```'
     echo
     echo "## LeNet's DNN kernels per batch of 64 (issue #13)"

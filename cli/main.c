@@ -46,6 +46,9 @@ static const char usage_text[] =
     "                         10) most expensive builtins and operators\n"
     "  --threads N            thread budget: BLAS and kernel threads, and workers x threads\n"
     "                         each for parfor/paramserv (default: all cores; also DML_THREADS)\n"
+    "  --precision single|double  float precision of the heavy products (%*%, conv2d):\n"
+    "                         single multiplies in float32 (default: double; also\n"
+    "                         DML_PRECISION)\n"
     "  --dump-ast             print the syntax tree of FILE and exit\n"
     "\n"
     "source(\"path\") looks for path in: the working directory, ./scripts/, the\n"
@@ -103,6 +106,7 @@ typedef struct RunOpts {
     int stats_top;          /* --stats N: heavy hitters shown */
     uint64_t seed;
     int threads;
+    const char *precision;  /* --precision single|double */
 } RunOpts;
 
 static bool valid_name(const char *s, size_t n)
@@ -181,6 +185,10 @@ static int parse_run_opts(int argc, char **argv, int i, RunOpts *o)
             if (*end || t < 1 || t > 1024)
                 return usage_error("--threads: '%s' is not a thread count", argv[i]);
             o->threads = (int)t;
+        } else if (strcmp(a, "--precision") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs single or double", a);
+            o->precision = argv[++i];
         } else if (strcmp(a, "--dump-ast") == 0) {
             o->dump_ast = true;
         } else if (strcmp(a, "-exec") == 0 || strcmp(a, "-config") == 0) {
@@ -310,7 +318,9 @@ static int run_script(RunOpts *o)
         printf("Total elapsed time:\t\t%.3f sec.\n", t2 - t0);
         printf("Total compilation time:\t\t%.3f sec.\n", t1 - t0);
         printf("Total execution time:\t\t%.3f sec.\n", t2 - t1);
-        printf("BLAS kernel:\t\t\t%s (%d threads)\n", blas_corename(), blas_get_threads());
+        char core[512];
+        blas_core_report(core, sizeof core);
+        printf("BLAS kernel:\t\t\t%s, %d threads\n", core, blas_get_threads());
         printf("Thread budget:\t\t\t%d (--threads / DML_THREADS; workers x threads each <= budget)\n",
                blas_budget_total());
         if (stats.report.len)
@@ -327,6 +337,16 @@ static int run_script(RunOpts *o)
     interp_destroy(&I);
     program_free(p);
     return rc;
+}
+
+/* --precision, else DML_PRECISION; 2 (usage error) for a bad value. */
+static int apply_precision(const char *opt)
+{
+    const char *v = opt ? opt : getenv("DML_PRECISION");
+    if (v && (opt || *v) && !blas_precision_set(v))
+        return usage_error(opt ? "--precision: unsupported floating point precision '%s' (single or double)"
+                               : "DML_PRECISION: unsupported floating point precision '%s' (single or double)", v);
+    return 0;
 }
 
 static void apply_threads(int threads)
@@ -380,7 +400,7 @@ int main(int argc, char **argv)
 {
     tune_malloc();
     builtin_registry_install();     /* before anything resolves a program, on every rank */
-    blas_preinit_argv(argv);
+    blas_choose_core();
     if (argc >= 3 && strcmp(argv[1], "help") == 0)
         return help_main(argc - 2, argv + 2);
     if (argc >= 2 && (is_help_flag(argv[1]) || strcmp(argv[1], "help") == 0 ||
@@ -420,6 +440,10 @@ static int run_main(int argc, char **argv)
         if (rc)
             return rc;
         apply_threads(o.threads);
+        if ((rc = apply_precision(o.precision)) != 0) {
+            free_run_opts(&o);
+            return rc;
+        }
         Program *p = new_program(&o);
         if (p)
             rc = repl_main(p, o.have_seed ? o.seed : rng_fresh_seed());
@@ -454,7 +478,8 @@ static int run_main(int argc, char **argv)
         return rc;
     }
     apply_threads(o.threads);
-    rc = run_script(&o);
+    if ((rc = apply_precision(o.precision)) == 0)
+        rc = run_script(&o);
     free_run_opts(&o);
     return rc;
 }

@@ -5,12 +5,21 @@
 #define DML_RUNTIME_BLAS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Row-major C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C. */
 void blas_dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
                 const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                 double *C, int64_t ldc);
+/* Precision of the heavy products: "double" (the default) or "single"
+ * (--precision / DML_PRECISION; upstream's sysds.floating.point.precision).
+ * In single precision blas_dgemm rounds its operands to float and
+ * multiplies with sgemm (float accumulation) from 2^15 multiply-adds up;
+ * storage, scalars and everything else stay double. Returns false for any
+ * other name. Call before any thread starts. */
+bool blas_precision_set(const char *name);
+bool blas_single(void);
 /* Row-major y = alpha * op(A) x + beta * y, A stored m x n with leading
  * dimension lda; y has n entries when transA, else m. */
 void blas_dgemv(bool transA, int64_t m, int64_t n, double alpha, const double *A, int64_t lda,
@@ -42,15 +51,20 @@ int blas_budget_enter(int workers);
 void blas_budget_leave(int saved);
 /* Name of the OpenBLAS kernel in use ("SkylakeX", "Haswell", ...). */
 const char *blas_corename(void);
-/* Called first thing in main(), before OpenBLAS initialises: if the user did
- * not set OPENBLAS_CORETYPE, choose the best kernel the CPU supports. */
-void blas_preinit(void);
-/* The same with main()'s argv (blas_preinit reads /proc/self/cmdline).
- * When OPENBLAS_CORETYPE is unset and the loaded kernel is weaker than the
- * CPU allows (SkylakeX for AVX-512, Haswell for AVX2+FMA, SandyBridge for
- * AVX), sets OPENBLAS_CORETYPE and re-executes /proc/self/exe with argv;
- * DML_BLAS_NO_REEXEC=1 stops a loop, DML_BLAS_CORETYPE=name forces a core.
- * Returns only when nothing was re-executed. Call before any thread starts. */
-void blas_preinit_argv(char **argv);
+/* Picks the OpenBLAS kernel (core) by measurement: every core of the
+ * library the CPU can run is timed on dgemm and sgemm and the fastest for
+ * dgemm is switched to (blas.c says how; cached per CPU and library in
+ * $XDG_CACHE_HOME/dml/blas-core or ~/.cache/dml/blas-core). Left alone:
+ * a set OPENBLAS_CORETYPE, and an OpenBLAS without DYNAMIC_ARCH.
+ * DML_BLAS_CORETYPE=name uses that core, =library keeps OpenBLAS's own
+ * pick, =measure measures again (and rewrites the cache). Call once, before
+ * any thread of ours starts and before any BLAS call is in flight. */
+void blas_choose_core(void);
+/* Switches to the fastest core for sgemm where it differs (single
+ * precision runs); same conditions as blas_choose_core. */
+void blas_prefer_single(void);
+/* "Cooperlake (fastest measured; Cooperlake 103/240, SkylakeX ...)": the
+ * core in use, how it was chosen, and what was measured, for --stats. */
+void blas_core_report(char *buf, size_t cap);
 
 #endif

@@ -198,5 +198,16 @@ for md in "$root"/doc/language.md "$root"/doc/builtins.md "$root"/doc/paramserv.
     done <"$tmp/ex/names"
 done
 
+# ---- the OpenBLAS kernel, chosen by measurement and cached (runtime/blas.c) ----
+echo 'print(sum(matrix(1, rows=2, cols=2) %*% matrix(1, rows=2, cols=2)))' >"$tmp/mm.dml"
+check "--stats: the BLAS kernel, measured" 0 '^BLAS kernel:.*\((fastest measured;|OpenBLAS.s own pick)' \
+    env -u OPENBLAS_CORETYPE XDG_CACHE_HOME="$tmp/cache" DML_BLAS_CORETYPE=measure "$DML" run "$tmp/mm.dml" --stats
+check "--stats: the BLAS kernel, from the cache" 0 '^BLAS kernel:.*\((fastest measured, cached;|OpenBLAS.s own pick)' \
+    env -u OPENBLAS_CORETYPE -u DML_BLAS_CORETYPE XDG_CACHE_HOME="$tmp/cache" "$DML" run "$tmp/mm.dml" --stats
+check "--stats: OPENBLAS_CORETYPE is left alone" 0 '^BLAS kernel:.*\(OPENBLAS_CORETYPE\)' \
+    env -u DML_BLAS_CORETYPE OPENBLAS_CORETYPE=Prescott "$DML" run "$tmp/mm.dml" --stats
+check "--stats: DML_BLAS_CORETYPE=library keeps OpenBLAS's pick" 0 '^BLAS kernel:.*\(OpenBLAS.s own pick\)' \
+    env -u OPENBLAS_CORETYPE DML_BLAS_CORETYPE=library "$DML" run "$tmp/mm.dml" --stats
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -74,11 +74,11 @@ bits() {
     n=$1 btl=$2 freq=$3 scheme=$4 avg=$5 upd=$6
     name="bits N=$n $btl $freq $scheme avg=$avg $upd"
     set -- utype=BSP freq="$freq" scheme="$scheme" k=$((n - 1)) avg="$avg" upd="$upd"
-    if ! $GUARD "$DML" run bits.dml -nvargs mode=LOCAL "$@" out="$tmp/local" >"$tmp/local.out" 2>"$tmp/err"; then
+    if ! $GUARD "$DML" run "${BITS:-bits.dml}" -nvargs mode=LOCAL "$@" out="$tmp/local" >"$tmp/local.out" 2>"$tmp/err"; then
         bad "$name (local run)"
         return
     fi
-    if ! mpi "$n" "$btl" bits.dml -nvargs mode=REMOTE_MPI "$@" out="$tmp/mpi" >"$tmp/mpi.out" 2>"$tmp/err"; then
+    if ! mpi "$n" "$btl" "${BITS:-bits.dml}" -nvargs mode=REMOTE_MPI "$@" out="$tmp/mpi" >"$tmp/mpi.out" 2>"$tmp/err"; then
         bad "$name (mpirun)"
         return
     fi
@@ -104,6 +104,12 @@ bits 4 self,vader EPOCH DISJOINT_CONTIGUOUS TRUE gradients_dropout
 bits 3 self,tcp BATCH DISJOINT_RANDOM TRUE gradients
 # Chunked messages: 1000-byte chunks carry every model, push and partition.
 DML_MPI_CHUNK=1000 bits 3 self,tcp BATCH DISJOINT_RANDOM FALSE gradients_dropout
+# Single precision (products by sgemm) is bit-identical across ranks too.
+BITS=bits_single.dml
+export DML_PRECISION=single
+bits 3 self,vader BATCH DISJOINT_RANDOM FALSE gradients
+bits 3 self,tcp EPOCH DISJOINT_CONTIGUOUS TRUE gradients
+unset BITS DML_PRECISION
 
 # ---- dispatch="DYNAMIC": the same bits on threads and ranks, slow or not --
 # dynbits N BTL UTYPE FREQ AVG: seeded DYNAMIC on k=N-1 local threads, and
