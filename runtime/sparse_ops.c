@@ -27,6 +27,13 @@ static int n_parts(const Interp *I, int64_t work)
     return p > SP_MAX_PARTS ? SP_MAX_PARTS : p;
 }
 
+/* Parts for kernels split by output columns: one per thread, as every part
+ * walks all the row pointers. */
+static int n_col_parts(const Interp *I, int64_t work)
+{
+    return n_parts(I, work) == 1 ? 1 : pool_threads(I);
+}
+
 /* Row bounds b[0..parts] cutting X into parts of about equal rows + nnz. */
 static void row_cuts(const SpMat *X, int parts, int64_t *b)
 {
@@ -189,27 +196,122 @@ void sp_mm_ds(const Interp *I, const double *A, int64_t m, const SpMat *X, doubl
                         C[i * N + k] = NAN;
 }
 
-typedef struct TmmCtx {
+/* The scatter kernels (t(X) %*% Y, t(X) %*% X), where every row of X adds
+ * into many output cells, run in one of two ways:
+ * - in SP_BLOCKS fixed row blocks, each adding into its own copy of the
+ *   output, the copies then summed in block order: any thread takes any
+ *   block (a loaded machine does not stall the call), and the bits do not
+ *   depend on the thread count because the blocks do not;
+ * - when the copies would cost too much memory (or the input is small: one
+ *   block), in output column ranges, one per thread, each walking all rows:
+ *   every cell is then summed over the rows in order, the bits of one
+ *   thread.
+ * Which way depends on the sizes only (scatter_blocks). */
+enum { SP_BLOCKS = 8 };
+
+static int scatter_blocks(int64_t work, int64_t out_cells, int64_t nnz)
+{
+    if (work < SP_PAR_MIN)
+        return 1;
+    double extra = (double)(SP_BLOCKS - 1) * (double)out_cells * 8;
+    if (extra > 64.0 * (1 << 20) && extra > 6.0 * (double)nnz)
+        return 1;
+    return SP_BLOCKS;
+}
+
+typedef struct ScatterCtx {
     const SpMat *X;
-    const double *Y;
+    const double *Y;        /* t(X) %*% Y: X->rows x n */
     int64_t n;
     double *C;
-    const int64_t *cut;     /* output rows = columns of X */
-} TmmCtx;
+    double **buf;           /* row blocks: block k's output (buf[0] == C); NULL: column ranges */
+    const int64_t *cut;     /* row blocks: row cuts; else output row (= X column) cuts */
+    int64_t len;            /* reduce: cells of the output */
+} ScatterCtx;
 
-/* Output rows [cut[part], cut[part+1]) of C = t(X) %*% Y: every row i of X
- * scatters its entries in that column range, rows in ascending order. */
+/* The part's rows, columns and output. */
+static double *scatter_span(const ScatterCtx *c, int part, int64_t *r0, int64_t *r1, int64_t *c0, int64_t *c1)
+{
+    if (c->buf) {
+        *r0 = c->cut[part];
+        *r1 = c->cut[part + 1];
+        *c0 = 0;
+        *c1 = c->X->cols;
+        return c->buf[part];
+    }
+    *r0 = 0;
+    *r1 = c->X->rows;
+    *c0 = c->cut[part];
+    *c1 = c->cut[part + 1];
+    return c->C;
+}
+
+/* Output cells [part*len/parts ...) of C += buf[1] + buf[2] + ... in order. */
+static void scatter_reduce_part(void *vctx, int part)
+{
+    const ScatterCtx *c = vctx;
+    int64_t k0 = c->len / SP_BLOCKS * part + (c->len % SP_BLOCKS) * part / SP_BLOCKS;
+    int64_t k1 = c->len / SP_BLOCKS * (part + 1) + (c->len % SP_BLOCKS) * (part + 1) / SP_BLOCKS;
+    for (int b = 1; b < SP_BLOCKS; b++) {
+        const double *restrict src = c->buf[b];
+        double *restrict dst = c->C;
+        for (int64_t k = k0; k < k1; k++)
+            dst[k] += src[k];
+    }
+}
+
+/* Runs fn over 'blocks' row blocks (buffers of 'len' cells) or, with one
+ * block, over output column ranges cut by cut_fn; then sums the blocks.
+ * false when the block buffers cannot be had. */
+static bool scatter_run(const Interp *I, ScatterCtx *ctx, void (*fn)(void *, int), int blocks, int64_t len,
+                        void (*cut_fn)(int64_t, int, int64_t *))
+{
+    int64_t cut[SP_MAX_PARTS + 1];
+    const SpMat *X = ctx->X;
+    if (blocks == 1) {
+        int parts = n_col_parts(I, X->nnz + X->rows);
+        if (parts > X->cols)
+            parts = (int)X->cols;
+        cut_fn(X->cols, parts, cut);
+        ctx->buf = NULL;
+        ctx->cut = cut;
+        pool_run(I, fn, ctx, parts);
+        return true;
+    }
+    double *buf[SP_BLOCKS] = {ctx->C};
+    bool ok = true;
+    for (int b = 1; b < SP_BLOCKS; b++)
+        ok = ok && (buf[b] = malloc((size_t)len * sizeof(double) + 8)) != NULL;
+    if (ok) {
+        row_cuts(X, SP_BLOCKS, cut);
+        ctx->buf = buf;
+        ctx->cut = cut;
+        ctx->len = len;
+        pool_run(I, fn, ctx, SP_BLOCKS);
+        if (len >= SP_PAR_MIN)
+            pool_run(I, scatter_reduce_part, ctx, SP_BLOCKS);
+        else
+            for (int k = 0; k < SP_BLOCKS; k++)
+                scatter_reduce_part(ctx, k);
+    }
+    for (int b = 1; b < SP_BLOCKS; b++)
+        free(buf[b]);
+    return ok;
+}
+
+/* t(X) %*% Y over one part: rows [r0, r1) scatter their entries in columns
+ * [c0, c1), rows in ascending order. */
 static void tmm_sd_part(void *vctx, int part)
 {
-    const TmmCtx *c = vctx;
+    const ScatterCtx *c = vctx;
     const SpMat *X = c->X;
     const int32_t *ci = X->colidx;
     const double *xv = X->vals;
-    int64_t c0 = c->cut[part], c1 = c->cut[part + 1], n = c->n;
-    double *C = c->C;
+    int64_t r0, r1, c0, c1, n = c->n;
+    double *C = scatter_span(c, part, &r0, &r1, &c0, &c1);
     for (int64_t k = c0 * n; k < c1 * n; k++)
         C[k] = 0;
-    for (int64_t i = 0; i < X->rows; i++) {
+    for (int64_t i = r0; i < r1; i++) {
         int64_t p = X->rowptr[i], end = X->rowptr[i + 1];
         if (c0 > 0)
             p = lower_col(ci, p, end, c0);
@@ -229,18 +331,14 @@ static void tmm_sd_part(void *vctx, int part)
     }
 }
 
-void sp_tmm_sd(const Interp *I, const SpMat *X, const double *Y, int64_t n, double *C)
+bool sp_tmm_sd(const Interp *I, const SpMat *X, const double *Y, int64_t n, double *C)
 {
     int64_t R = X->rows, K = X->cols;
     if (K == 0 || n == 0)
-        return;
-    int parts = n_parts(I, (X->nnz + R) * n);
-    if (parts > K)
-        parts = (int)K;
-    int64_t cut[SP_MAX_PARTS + 1];
-    col_cuts(K, parts, cut);
-    TmmCtx ctx = {.X = X, .Y = Y, .n = n, .C = C, .cut = cut};
-    pool_run(I, tmm_sd_part, &ctx, parts);
+        return true;
+    ScatterCtx ctx = {.X = X, .Y = Y, .n = n, .C = C};
+    if (!scatter_run(I, &ctx, tmm_sd_part, scatter_blocks((X->nnz + R) * n, K * n, X->nnz), K * n, col_cuts))
+        return false;
     /* Y[i,k] not finite meets X[i,a] == 0: C[a,k] is NaN, as in BLAS. */
     for (int64_t i = 0; i < R; i++)
         for (int64_t k = 0; k < n; k++)
@@ -248,32 +346,28 @@ void sp_tmm_sd(const Interp *I, const SpMat *X, const double *Y, int64_t n, doub
                 for (int64_t a = 0; a < K; a++)
                     if (!has_col(X, i, a))
                         C[a * n + k] = NAN;
+    return true;
 }
 
-typedef struct TsmmCtx {
-    const SpMat *X;
-    double *C;
-    const int64_t *cut;
-} TsmmCtx;
-
-/* Rows [cut[part], cut[part+1]) of the upper triangle of C = t(X) %*% X:
- * C[a,b] (a <= b) sums X[i,a] * X[i,b] over ascending rows i. */
+/* The upper triangle of t(X) %*% X over one part: C[a,b] (a <= b, a in
+ * [c0, c1)) sums X[i,a] * X[i,b] over rows [r0, r1) in ascending order. */
 static void tsmm_part(void *vctx, int part)
 {
-    const TsmmCtx *c = vctx;
+    const ScatterCtx *c = vctx;
     const SpMat *X = c->X;
     const int32_t *ci = X->colidx;
     const double *xv = X->vals;
-    int64_t K = X->cols, c0 = c->cut[part], c1 = c->cut[part + 1];
-    for (int64_t a = c0; a < c1; a++)
-        memset(c->C + a * K + a, 0, (size_t)(K - a) * sizeof(double));
-    for (int64_t i = 0; i < X->rows; i++) {
+    int64_t K = X->cols, r0, r1, c0, c1;
+    double *C = scatter_span(c, part, &r0, &r1, &c0, &c1);
+    if (c1 > c0)
+        memset(C + c0 * K, 0, (size_t)((c1 - c0) * K) * sizeof(double));
+    for (int64_t i = r0; i < r1; i++) {
         int64_t p = X->rowptr[i], end = X->rowptr[i + 1];
         if (c0 > 0)
             p = lower_col(ci, p, end, c0);
         for (; p < end && ci[p] < c1; p++) {
             double va = xv[p];
-            double *restrict row = c->C + (int64_t)ci[p] * K;
+            double *restrict row = C + (int64_t)ci[p] * K;
             for (int64_t q = p; q < end; q++)
                 row[ci[q]] += va * xv[q];
         }
@@ -292,19 +386,15 @@ static void tri_cuts(int64_t K, int parts, int64_t *b)
     b[parts] = K;
 }
 
-void sp_tsmm(const Interp *I, const SpMat *X, double *C)
+bool sp_tsmm(const Interp *I, const SpMat *X, double *C)
 {
     int64_t K = X->cols;
     if (K == 0)
-        return;
+        return true;
     int64_t avg = X->rows ? X->nnz / X->rows + 1 : 1;
-    int parts = n_parts(I, X->nnz * avg + X->rows);
-    if (parts > K)
-        parts = (int)K;
-    int64_t cut[SP_MAX_PARTS + 1];
-    tri_cuts(K, parts, cut);
-    TsmmCtx ctx = {.X = X, .C = C, .cut = cut};
-    pool_run(I, tsmm_part, &ctx, parts);
+    ScatterCtx ctx = {.X = X, .C = C};
+    if (!scatter_run(I, &ctx, tsmm_part, scatter_blocks(X->nnz * avg + X->rows, K * K, X->nnz), K * K, tri_cuts))
+        return false;
     /* X[i,a] not finite meets X[i,b] == 0: C[a,b] and C[b,a] are NaN. */
     for (int64_t i = 0; i < X->rows; i++)
         for (int64_t p = X->rowptr[i]; p < X->rowptr[i + 1]; p++)
@@ -321,6 +411,7 @@ void sp_tsmm(const Interp *I, const SpMat *X, double *C)
     for (int64_t a = 0; a < K; a++)
         for (int64_t b = 0; b < a; b++)
             C[a * K + b] = C[b * K + a];
+    return true;
 }
 
 typedef struct SsCtx {
@@ -483,7 +574,7 @@ SpMat *sp_transpose(const Interp *I, const SpMat *X)
         next[j] = T->rowptr[j];
     }
     T->nnz = X->nnz;
-    int parts = n_parts(I, X->nnz + X->rows);
+    int parts = n_col_parts(I, X->nnz + X->rows);
     if (parts > X->cols)
         parts = X->cols > 0 ? (int)X->cols : 1;
     int64_t cut[SP_MAX_PARTS + 1];
@@ -520,13 +611,17 @@ static inline void kadd_raw(KS *k, double v)
     k->s = t;
 }
 
-/* n steps of adding 0.0. A step with a zero correction changes nothing (the
- * sum is never -0.0: it starts at +0.0, and round-to-nearest gives -0.0
- * only for -0.0 + -0.0), nor does any step after one that changed nothing;
- * a non-finite sum stays non-finite and is replaced by the plain sum. So
- * the replay usually ends after one step. */
+/* n steps of adding 0.0. A step changes nothing when s + c == s (then the
+ * correction is kept and the sum too; the sum is never -0.0: it starts at
+ * +0.0, and round-to-nearest gives -0.0 only for -0.0 + -0.0), nor does
+ * any step after one that changed nothing; a non-finite sum stays
+ * non-finite and is replaced by the plain sum. After a Kahan step s + c
+ * rounds to s almost always, so the test up front (off the chain of
+ * dependent additions, and predicted) is usually all a gap costs. */
 static inline void kzeros(KS *k, int64_t n, bool raw)
 {
+    if (n <= 0 || k->s + k->c == k->s)
+        return;
     while (n-- > 0 && k->c != 0 && isfinite(k->s)) {
         double s0 = k->s, c0 = k->c;
         if (raw)
@@ -540,8 +635,9 @@ static inline void kzeros(KS *k, int64_t n, bool raw)
 
 /* aggregate.c's ksum_strided(x, n, s) over n cells of which only the
  * non-zeros are given, at ascending positions: four lanes when the cells
- * are contiguous (s == 1) and n >= 16, else one sum; the plain sum when the
- * compensated one is not finite. */
+ * are contiguous (s == 1) and n >= 16, else one sum. The caller replaces a
+ * sum that is not finite by the plain sum (kept out of this loop: one more
+ * chain of dependent additions per entry). */
 typedef struct KDense {
     int64_t n, m;           /* cells; cells in the four lanes (0: no lanes) */
     KS lane[4];
@@ -549,7 +645,6 @@ typedef struct KDense {
     KS main;
     int64_t mnext;          /* next cell of main not stepped yet */
     bool combined;          /* lanes folded into main */
-    double plain;
 } KDense;
 
 static void kd_init(KDense *k, int64_t n, bool contiguous)
@@ -573,7 +668,6 @@ static void kd_combine(KDense *k)
 
 static inline void kd_add(KDense *k, int64_t pos, double v)
 {
-    k->plain += v;
     if (pos < k->m) {
         int l = (int)(pos & 3);
         int64_t q = pos >> 2;
@@ -589,23 +683,62 @@ static inline void kd_add(KDense *k, int64_t pos, double v)
     k->mnext = pos + 1;
 }
 
-/* The sum; with 'fallback', the plain sum when it is not finite. */
-static double kd_finish(KDense *k, bool fallback)
+/* The compensated sum. */
+static double kd_finish(KDense *k)
 {
     if (!k->combined)
         kd_combine(k);
     kzeros(&k->main, k->n - k->mnext, false);
-    return fallback && !isfinite(k->main.s) ? k->plain : k->main.s;
+    return k->main.s;
 }
 
-/* ksum_strided over the entries of row i (positions are column indices). */
+/* Plain sum of entries [p0, p1): the dense kernels' fallback (adding the
+ * zeros in between changes nothing: the sum is never -0.0). */
+static double plain_sum(const double *v, int64_t p0, int64_t p1)
+{
+    double s = 0;
+    for (int64_t p = p0; p < p1; p++)
+        s += v[p];
+    return s;
+}
+
+/* ksum_strided over row i's X->cols cells (contiguous: ksum's four lanes),
+ * each value divided by 'scale'; with 'fallback' the plain sum when the
+ * compensated one is not finite. KDense's steps, unrolled for a row. */
 static double row_ksum(const SpMat *X, int64_t i, bool contiguous, double scale, bool fallback)
 {
-    KDense k;
-    kd_init(&k, X->cols, contiguous);
-    for (int64_t p = X->rowptr[i]; p < X->rowptr[i + 1]; p++)
-        kd_add(&k, X->colidx[p], scale == 1 ? X->vals[p] : X->vals[p] / scale);
-    return kd_finish(&k, fallback);
+    const int32_t *ci = X->colidx;
+    const double *xv = X->vals;
+    int64_t n = X->cols, m = contiguous && n >= 16 ? n / 4 * 4 : 0;
+    int64_t p = X->rowptr[i], end = X->rowptr[i + 1];
+    KS main = {0, 0};
+    int64_t mnext = 0;
+    if (m) {
+        KS lane[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+        int64_t next[4] = {0, 0, 0, 0};
+        for (; p < end && ci[p] < m; p++) {
+            int l = ci[p] & 3;
+            int64_t q = ci[p] >> 2;
+            kzeros(&lane[l], q - next[l], false);
+            kadd(&lane[l], scale == 1 ? xv[p] : xv[p] / scale);
+            next[l] = q + 1;
+        }
+        for (int l = 0; l < 4; l++) {
+            kzeros(&lane[l], m / 4 - next[l], false);
+            kadd(&main, lane[l].s);
+            kadd(&main, lane[l].c);
+        }
+        mnext = m;
+    }
+    for (; p < end; p++) {
+        kzeros(&main, ci[p] - mnext, false);
+        kadd(&main, scale == 1 ? xv[p] : xv[p] / scale);
+        mnext = ci[p] + 1;
+    }
+    kzeros(&main, n - mnext, false);
+    if (fallback && !isfinite(main.s))
+        return plain_sum(xv, X->rowptr[i], end);
+    return main.s;
 }
 
 /* aggregate.c's kmean_strided on row i: the sum / n, or when that is not
@@ -639,7 +772,9 @@ double sp_full_agg(const SpMat *X, SpAgg op)
     for (int64_t i = 0; i < R; i++)
         for (int64_t p = X->rowptr[i]; p < X->rowptr[i + 1]; p++)
             kd_add(&k, i * C + X->colidx[p], X->vals[p]);
-    double s = kd_finish(&k, true);
+    double s = kd_finish(&k);
+    if (!isfinite(s))
+        s = plain_sum(X->vals, 0, X->nnz);
     if (op == SP_SUM)
         return s;
     double mu = s / (double)n;
@@ -649,7 +784,7 @@ double sp_full_agg(const SpMat *X, SpAgg op)
     for (int64_t i = 0; i < R; i++)
         for (int64_t p = X->rowptr[i]; p < X->rowptr[i + 1]; p++)
             kd_add(&k, i * C + X->colidx[p], X->vals[p] / (double)n);
-    return kd_finish(&k, false);
+    return kd_finish(&k);
 }
 
 typedef struct AggCtx {
@@ -657,10 +792,14 @@ typedef struct AggCtx {
     SpAgg op;
     double *out;
     const int64_t *cut;
-    KS *ks;                 /* column kernels: per column */
-    int64_t *last;          /* per column: next row not stepped yet */
-    double *plain;          /* per column: the plain sum */
+    struct ColState *col;   /* column kernels: per column */
 } AggCtx;
+
+/* A column's running sums, in one place (one cache line for two columns). */
+typedef struct ColState {
+    KS ks;
+    int64_t last;           /* sums: the next row not stepped yet; min/max: entries seen */
+} ColState;
 
 static void row_agg_part(void *vctx, int part)
 {
@@ -698,12 +837,11 @@ static void col_agg_part(void *vctx, int part)
 {
     const AggCtx *c = vctx;
     const SpMat *X = c->X;
+    ColState *st = c->col;
     int64_t c0 = c->cut[part], c1 = c->cut[part + 1];
     bool mm = c->op == SP_MAX || c->op == SP_MIN;
     for (int64_t j = c0; j < c1; j++) {
-        c->ks[j] = (KS){0, 0};
-        c->last[j] = 0;
-        c->plain[j] = 0;
+        st[j] = (ColState){{0, 0}, 0};
         c->out[j] = c->op == SP_MAX ? -INFINITY : c->op == SP_MIN ? INFINITY : 0;
     }
     for (int64_t i = 0; i < X->rows; i++) {
@@ -713,25 +851,25 @@ static void col_agg_part(void *vctx, int part)
         for (; p < end && X->colidx[p] < c1; p++) {
             int64_t j = X->colidx[p];
             double v = X->vals[p];
+            ColState *s = st + j;
             if (mm) {
                 c->out[j] = agg_minmax(c->op, c->out[j], v);
+                s->last++;
             } else {
-                kzeros(&c->ks[j], i - c->last[j], true);
-                kadd_raw(&c->ks[j], v);
-                c->plain[j] += v;
+                kzeros(&s->ks, i - s->last, true);
+                kadd_raw(&s->ks, v);
+                s->last = i + 1;
             }
-            /* min/max: the entries seen; sums: the next row to step */
-            c->last[j] = mm ? c->last[j] + 1 : i + 1;
         }
     }
     for (int64_t j = c0; j < c1; j++) {
         if (mm) {
-            if (c->last[j] < X->rows)
+            if (st[j].last < X->rows)
                 c->out[j] = agg_minmax(c->op, c->out[j], 0.0);
             continue;
         }
-        kzeros(&c->ks[j], X->rows - c->last[j], true);
-        c->out[j] = isfinite(c->ks[j].s) ? c->ks[j].s : c->plain[j];
+        kzeros(&st[j].ks, X->rows - st[j].last, true);
+        c->out[j] = st[j].ks.s;     /* not finite: sp_col_agg re-sums it plainly */
     }
 }
 
@@ -741,15 +879,19 @@ static double col_kmean(const SpMat *X, int64_t j)
     int64_t R = X->rows;
     KDense k;
     for (int pass = 0; pass < 2; pass++) {
+        double plain = 0;
         kd_init(&k, R, pass == 0 && X->cols == 1);
         for (int64_t i = 0; i < R; i++)
             if (has_col(X, i, j)) {
                 double v = X->vals[lower_col(X->colidx, X->rowptr[i], X->rowptr[i + 1], j)];
                 kd_add(&k, i, pass == 0 ? v : v / (double)R);
+                plain += v;
             }
-        double s = kd_finish(&k, pass == 0);
+        double s = kd_finish(&k);
         if (pass == 1)
             return s;
+        if (!isfinite(s))
+            s = plain;
         double mu = s / (double)R;
         if (isfinite(mu) || R == 0)
             return mu;
@@ -762,25 +904,35 @@ bool sp_col_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
     int64_t C = X->cols;
     if (C == 0)
         return true;
-    KS *ks = malloc((size_t)C * sizeof *ks);
-    int64_t *last = malloc((size_t)C * sizeof *last);
-    double *plain = malloc((size_t)C * sizeof *plain);
-    if (!ks || !last || !plain) {
-        free(ks);
-        free(last);
-        free(plain);
+    ColState *col = malloc((size_t)C * sizeof *col);
+    if (!col)
         return false;
-    }
-    int parts = n_parts(I, X->nnz + X->rows);
+    int parts = n_col_parts(I, X->nnz + X->rows);
     if (parts > C)
         parts = (int)C;
     int64_t cut[SP_MAX_PARTS + 1];
     col_cuts(C, parts, cut);
-    AggCtx ctx = {.X = X, .op = op, .out = out, .cut = cut, .ks = ks, .last = last, .plain = plain};
+    AggCtx ctx = {.X = X, .op = op, .out = out, .cut = cut, .col = col};
     pool_run(I, col_agg_part, &ctx, parts);
-    free(ks);
-    free(last);
-    free(plain);
+    free(col);
+    if (op == SP_SUM || op == SP_MEAN) {
+        /* col_ksums' fallback: a column whose compensated sum is not finite
+         * is summed plainly (rare: a column with Inf, NaN or overflow). */
+        bool any = false;
+        for (int64_t j = 0; j < C && !any; j++)
+            any = !isfinite(out[j]);
+        if (any) {
+            double *plain = calloc((size_t)C, sizeof *plain);
+            if (!plain)
+                return false;
+            for (int64_t p = 0; p < X->nnz; p++)
+                plain[X->colidx[p]] += X->vals[p];
+            for (int64_t j = 0; j < C; j++)
+                if (!isfinite(out[j]))
+                    out[j] = plain[j];
+            free(plain);
+        }
+    }
     if (op == SP_MEAN)
         for (int64_t j = 0; j < C; j++) {
             out[j] /= (double)X->rows;
@@ -1074,6 +1226,31 @@ SpMat *sp_slice(const SpMat *X, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
             Z->vals[o] = X->vals[p];
         }
         Z->rowptr[i - r0 + 1] = o;
+    }
+    Z->nnz = o;
+    return Z;
+}
+
+SpMat *sp_gather_rows(const SpMat *X, const int64_t *rows, int64_t n)
+{
+    int64_t cnt = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (rows[k] < 0 || rows[k] >= X->rows)
+            return NULL;
+        cnt += X->rowptr[rows[k] + 1] - X->rowptr[rows[k]];
+    }
+    SpMat *Z = sp_new(n, X->cols, cnt);
+    if (!Z)
+        return NULL;
+    int64_t o = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t p0 = X->rowptr[rows[k]], len = X->rowptr[rows[k] + 1] - p0;
+        if (len) {
+            memcpy(Z->colidx + o, X->colidx + p0, (size_t)len * sizeof *Z->colidx);
+            memcpy(Z->vals + o, X->vals + p0, (size_t)len * sizeof *Z->vals);
+        }
+        o += len;
+        Z->rowptr[k + 1] = o;
     }
     Z->nnz = o;
     return Z;

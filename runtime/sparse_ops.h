@@ -21,9 +21,13 @@
  *
  * Threads: the kernels cut their work with pool_run (runtime/pool.h) into
  * parts of whole rows, or of whole output columns where every row scatters
- * into the output (t(X) %*% y, t(X) %*% X, colSums, transpose). Each output
- * cell is summed by one thread in the one order above, so the result is the
- * same to the bit for any thread count. Small inputs run on one thread.
+ * into the output (colSums, transpose). t(X) %*% y and t(X) %*% X on large
+ * inputs add 8 fixed row blocks into copies of the output, summed in block
+ * order (so on large inputs their cells are sums of 8 partial sums, not the
+ * triple loop's one running sum); where those copies would cost too much
+ * memory they cut output columns instead. Every partition depends on the
+ * sizes only, never on the thread count, so the result is the same to the
+ * bit for any thread count. Small inputs run on one thread.
  *
  * Kernels that return an SpMat return NULL when memory runs out; dense
  * outputs are preallocated by the caller. Sizes are checked by the caller;
@@ -49,10 +53,12 @@ void sp_mm_ds(const Interp *I, const double *A, int64_t m, const SpMat *X, doubl
  * Inf and NaN (sp_has_nonfinite): where they are not, 0 * Inf cells would
  * fill the result, and the caller takes the dense path. */
 SpMat *sp_mm_ss(const Interp *I, const SpMat *X, const SpMat *Y);
-/* C = t(X) %*% Y; Y dense X->rows x n, C dense X->cols x n. */
-void sp_tmm_sd(const Interp *I, const SpMat *X, const double *Y, int64_t n, double *C);
-/* C = t(X) %*% X, dense X->cols x X->cols (symmetric, both halves set). */
-void sp_tsmm(const Interp *I, const SpMat *X, double *C);
+/* C = t(X) %*% Y; Y dense X->rows x n, C dense X->cols x n. false when
+ * the scratch memory is not there (C unspecified). */
+bool sp_tmm_sd(const Interp *I, const SpMat *X, const double *Y, int64_t n, double *C);
+/* C = t(X) %*% X, dense X->cols x X->cols (symmetric, both halves set);
+ * false as sp_tmm_sd. */
+bool sp_tsmm(const Interp *I, const SpMat *X, double *C);
 /* t(X) as CSR. */
 SpMat *sp_transpose(const Interp *I, const SpMat *X);
 /* Whether a stored value is Inf or NaN. */
@@ -103,6 +109,11 @@ SpMat *sp_diag_of_matrix(const SpMat *X);
 /* X[r0:r1, c0:c1] with 0-based half-open bounds inside X (a row range is
  * [r0, r1), a whole column range is [0, cols)). */
 SpMat *sp_slice(const SpMat *X, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+
+/* Rows rows[0..n) of X in that order (repeats allowed; every index in
+ * [0, X->rows)): paramserv's partitions, removeEmpty, X[s, ] with a
+ * selection vector, P %*% X for a selection matrix P. */
+SpMat *sp_gather_rows(const SpMat *X, const int64_t *rows, int64_t n);
 
 /* ---- rand(rows, cols, pdf, min, max, sparsity, lambda) into CSR ---- */
 typedef enum SpPdf { SP_PDF_UNIFORM, SP_PDF_NORMAL, SP_PDF_POISSON } SpPdf;

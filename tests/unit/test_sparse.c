@@ -331,12 +331,12 @@ static void test_products(Interp *I, Rng *g)
         CHECK_ARR(got, want, n * c, same_bits, "A %*% X");
         check_near_blas(got, A, n, r, false, x, r, c, false, "A %*% X");
 
-        sp_tmm_sd(I, s, Y, n, got);
+        CHECK(sp_tmm_sd(I, s, Y, n, got));
         naive_mm(x, r, c, true, Y, r, n, false, want);
         CHECK_ARR(got, want, c * n, same_bits, "t(X) %*% Y");
         check_near_blas(got, x, r, c, true, Y, r, n, false, "t(X) %*% Y");
 
-        sp_tsmm(I, s, got);
+        CHECK(sp_tsmm(I, s, got));
         naive_mm(x, r, c, true, x, r, c, false, want);
         CHECK_ARR(got, want, c * c, same_bits, "t(X) %*% X");
         check_near_blas(got, x, r, c, true, x, r, c, false, "t(X) %*% X");
@@ -531,6 +531,24 @@ static void test_reorg(Interp *I, Rng *g)
             free(want_d);
         }
         CHECK(sp_slice(s, 0, r + 1, 0, c) == NULL);
+        /* a row gather with repeats (paramserv's partitions) */
+        int64_t ng = (int64_t)rng_below(g, 9), sel[8];
+        if (r > 0) {
+            for (int64_t k = 0; k < ng && k < 8; k++)
+                sel[k] = (int64_t)rng_below(g, (uint64_t)r);
+            if (ng > 8)
+                ng = 8;
+            double *want_g = malloc((size_t)(ng * c + 1) * sizeof *want_g);
+            for (int64_t k = 0; k < ng; k++)
+                for (int64_t j = 0; j < c; j++)
+                    want_g[k * c + j] = x[sel[k] * c + j];
+            z = sp_gather_rows(s, sel, ng);
+            check_sparse_is(z, want_g, ng, c, "gather rows");
+            sp_free(z);
+            free(want_g);
+        }
+        sel[0] = r;
+        CHECK(sp_gather_rows(s, sel, 1) == NULL);
         sp_free(sy);
         sp_free(sw);
         free(y);
@@ -565,15 +583,26 @@ static void test_threads(Rng *g)
     sp_mm_ds(&one, A, 40, s, g1);
     sp_mm_ds(&four, A, 40, s, g4);
     CHECK_ARR(g1, g4, 40 * c, same_bits, "threads: A %*% X");
-    sp_tmm_sd(&one, s, Y, n, g1);
-    sp_tmm_sd(&four, s, Y, n, g4);
+    CHECK(sp_tmm_sd(&one, s, Y, n, g1));
+    CHECK(sp_tmm_sd(&four, s, Y, n, g4));
     CHECK_ARR(g1, g4, c * n, same_bits, "threads: t(X) %*% Y");
-    sp_tmm_sd(&one, s, Y, 1, g1);
-    sp_tmm_sd(&four, s, Y, 1, g4);
+    CHECK(sp_tmm_sd(&one, s, Y, 1, g1));
+    CHECK(sp_tmm_sd(&four, s, Y, 1, g4));
     CHECK_ARR(g1, g4, c, same_bits, "threads: t(X) %*% v");
-    sp_tsmm(&one, s, g1);
-    sp_tsmm(&four, s, g4);
+    CHECK(sp_tsmm(&one, s, g1));
+    CHECK(sp_tsmm(&four, s, g4));
     CHECK_ARR(g1, g4, c * c, same_bits, "threads: t(X) %*% X");
+    /* the 8 row blocks' sums agree with the triple loop to rounding */
+    double *w = malloc((size_t)(c * c) * sizeof *w);
+    naive_mm(x, r, c, true, x, r, c, false, w);
+    int64_t far = -1;
+    for (int64_t k = 0; k < c * c && far < 0; k++)
+        if (isfinite(w[k]) && fabs(g1[k] - w[k]) > 1e-12 * (fabs(w[k]) + 1))
+            far = k;
+        else if (!isfinite(w[k]) && !same_val(g1[k], w[k]))
+            far = k;
+    CHECK_INT(far, -1);
+    free(w);
     for (int op = 0; op < 4; op++) {
         sp_row_agg(&one, s, (SpAgg)op, g1);
         sp_row_agg(&four, s, (SpAgg)op, g4);
@@ -622,6 +651,49 @@ static void test_threads(Rng *g)
     sp_free(tx);
     free(g1);
     free(g4);
+    {
+        /* outputs too large for 8 block copies: split by output columns */
+        int64_t r2 = 2000, c2 = 1200;
+        double *x2 = gen_dense(g, r2, c2, 0.05, false);
+        SpMat *s2 = sp_from_dense(x2, r2, c2, -1);
+        double *h1 = malloc((size_t)(c2 * c2) * sizeof *h1), *h4 = malloc((size_t)(c2 * c2) * sizeof *h4);
+        CHECK(sp_tsmm(&one, s2, h1));
+        CHECK(sp_tsmm(&four, s2, h4));
+        CHECK_ARR(h1, h4, c2 * c2, same_bits, "threads: t(X) %*% X by columns");
+        free(h1);
+        free(h4);
+        sp_free(s2);
+        free(x2);
+        int64_t r3 = 10, c3 = 1300000;
+        SpRandArgs ra = {.rows = r3, .cols = c3, .pdf = SP_PDF_UNIFORM, .min = -1, .max = 1, .sparsity = 0.012};
+        SpMat *s3 = sp_rand_skip(g, &ra);
+        double y3[10] = {1, -2, 3, 0.5, 0, 7, -1, 2, 2, 1};
+        h1 = malloc((size_t)c3 * sizeof *h1);
+        h4 = malloc((size_t)c3 * sizeof *h4);
+        CHECK(sp_tmm_sd(&one, s3, y3, 1, h1));
+        CHECK(sp_tmm_sd(&four, s3, y3, 1, h4));
+        CHECK_ARR(h1, h4, c3, same_bits, "threads: t(X) %*% v by columns");
+        /* summed over the rows in order: the triple loop's bits */
+        int64_t bad = -1;
+        for (int64_t j = 0; j < c3 && bad < 0; j++) {
+            double sum = 0;
+            for (int64_t i = 0; i < r3; i++) {
+                double xv = 0;
+                for (int64_t p = s3->rowptr[i]; p < s3->rowptr[i + 1]; p++)
+                    if (s3->colidx[p] == j)
+                        xv = s3->vals[p];
+                sum += xv * y3[i];
+            }
+            if (!same_bits(sum, h1[j]))
+                bad = j;
+            if (j > 2000)
+                break;  /* the first columns suffice: the loop above is slow */
+        }
+        CHECK_INT(bad, -1);
+        free(h1);
+        free(h4);
+        sp_free(s3);
+    }
     free(A);
     free(B);
     free(Y);
