@@ -169,3 +169,9 @@ echo "$MPIRUN --mca btl self,tcp -np 3 $DML run bench/dml/lenet_ps.dml --stats -
 echo "$DML run bench/dml/ps_transport.dml -nvargs $TARGS mode=LOCAL"
 echo "$MPIRUN --mca btl self,vader [--mca btl_vader_single_copy_mechanism none] -np 2 $DML run bench/dml/ps_transport.dml -nvargs $TARGS mode=REMOTE_MPI"
 echo '```'
+
+# A straggler, STATIC vs DYNAMIC dispatch, threads and ranks (issue 26).
+if [ -f bench/ps_dispatch.sh ]; then
+    echo
+    sh bench/ps_dispatch.sh "$DML"
+fi

@@ -21,7 +21,8 @@
  *   free worker takes the next task of the round not yet running; with
  *   none left it runs a backup of a task still running elsewhere (the one
  *   with the fewest copies, then the lowest number), on the same model
- *   version: the first result wins, the others are dropped. Both copies
+ *   version, when it is expected to finish first (backup_pays): the first
+ *   result wins, the others are dropped. Both copies
  *   give the same bits, so the model does not depend on who was first.
  *   SBP drops no straggler under DYNAMIC (the backups stand in for that),
  *   so it behaves as BSP; num_backup_workers is not used.
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../runtime/clock.h"
 #include "ps.h"
 
 struct PsDyn {
@@ -43,6 +45,8 @@ struct PsDyn {
     PsTask *task;               /* T descriptors (no matrices, epoch unset) */
     /* the workers */
     int64_t *w_e, *w_t;         /* the task worker i runs (w_e -1: none) */
+    double *w_since;            /* when it was given that task */
+    double *w_took;             /* seconds its tasks take (a moving average; 0: none done yet) */
     bool *stopped;
     int nstopped;
     /* ASP/SSP: the next task to hand out, and completed tasks per round
@@ -81,6 +85,8 @@ void ps_dyn_free(PsRun *run)
     free(d->task);
     free(d->w_e);
     free(d->w_t);
+    free(d->w_since);
+    free(d->w_took);
     free(d->stopped);
     free(d->done);
     free(d->res);
@@ -107,10 +113,12 @@ Status ps_dyn_init(PsRun *run)
     d->task = calloc((size_t)d->T + 1, sizeof *d->task);
     d->w_e = calloc((size_t)k, sizeof *d->w_e);
     d->w_t = calloc((size_t)k, sizeof *d->w_t);
+    d->w_since = calloc((size_t)k, sizeof *d->w_since);
+    d->w_took = calloc((size_t)k, sizeof *d->w_took);
     d->stopped = calloc((size_t)k, sizeof *d->stopped);
     d->res = calloc((size_t)k, sizeof *d->res);
     d->copies = calloc((size_t)k, sizeof *d->copies);
-    if (!d->rstart || !d->task || !d->w_e || !d->w_t || !d->stopped || !d->res || !d->copies) {
+    if (!d->rstart || !d->task || !d->w_e || !d->w_t || !d->w_since || !d->w_took || !d->stopped || !d->res || !d->copies) {
         ps_dyn_free(run);
         return err_set(I, "out of memory");
     }
@@ -144,6 +152,7 @@ static void give(PsRun *run, int i, int64_t e, int64_t t)
     PsDyn *d = run->dyn;
     d->w_e[i] = e;
     d->w_t[i] = t;
+    d->w_since[i] = clock_now_sec();
     PsTask task = d->task[t];
     task.epoch = e;
     run->tp->deliver(run, i, val_ref(run->model), &task);
@@ -187,8 +196,31 @@ static void assign_async(PsRun *run, int i)
     }
 }
 
+/* Whether a backup of task t of the current round, run by worker i, is
+ * expected to finish before the copy already running: by the seconds each
+ * worker's tasks took so far. A worker whose copy has run longer than 1.5
+ * times i's tasks take, with none done yet, is taken for slow. This only
+ * decides how soon a round ends (a backup on a busy machine takes cores
+ * from the copies that count), never its result. */
+static bool backup_pays(const PsRun *run, int i, int64_t t)
+{
+    const PsDyn *d = run->dyn;
+    double now = clock_now_sec(), mine = d->w_took[i];
+    if (mine <= 0)
+        return false;
+    for (int v = 0; v < run->k; v++) {
+        if (v == i || d->w_e[v] != d->re || d->w_t[v] != t)
+            continue;
+        double ran = now - d->w_since[v], theirs = d->w_took[v];
+        if (theirs > 0 ? mine < d->w_since[v] + theirs - now : ran > 1.5 * mine)
+            return true;
+    }
+    return false;
+}
+
 /* BSP/SBP: give worker i the next task of the round not yet running, or a
- * backup of one still running; stop it after the last round. */
+ * backup of one still running when that pays (backup_pays); stop it after
+ * the last round. */
 static void assign_round(PsRun *run, int i)
 {
     PsDyn *d = run->dyn;
@@ -207,8 +239,11 @@ static void assign_round(PsRun *run, int i)
     }
     if (best < 0)
         return;                 /* every result is in: the round is closing */
-    if (d->copies[best] > 0)
+    if (d->copies[best] > 0) {
+        if (!backup_pays(run, i, d->rstart[d->rr] + best))
+            return;             /* idle until the round ends */
         d->backups++;
+    }
     d->copies[best]++;
     give(run, i, d->re, d->rstart[d->rr] + best);
 }
@@ -311,6 +346,8 @@ Status ps_dyn_handle(PsRun *run, PsMsg *msg)
                        (long long)e + 1, (long long)t + 1);
     }
     d->w_e[i] = -1;
+    double took = clock_now_sec() - d->w_since[i];
+    d->w_took[i] = d->w_took[i] > 0 ? 0.7 * d->w_took[i] + 0.3 * took : took;
     run->w[i].pushed++;
     const PsTask *task = &d->task[t];
     if (!bsp_like(run)) {

@@ -211,7 +211,13 @@ typedef struct PsTask {
     Matrix *X, *Y;              /* owned references: rows [row0, row1) are the task's */
     int64_t row0, row1;
 } PsTask;
-void ps_task_clear(PsTask *t);
+/* Releases a task's matrices; it is then "no task" (epoch -1). */
+static inline void ps_task_clear(PsTask *t)
+{
+    mat_release(t->X);
+    mat_release(t->Y);
+    *t = (PsTask){.epoch = -1};
+}
 
 /* ---- the worker loop (worker.c) and its port ----
  * A worker runs the same loop wherever it is (a thread of the calling

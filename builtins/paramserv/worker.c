@@ -119,15 +119,6 @@ bool ps_loop_start(PsLoop *l, pthread_t *th)
     return worker_start(th, loop_thread, l);
 }
 
-void ps_task_clear(PsTask *t)
-{
-    if (t->X)
-        mat_release(t->X);
-    if (t->Y)
-        mat_release(t->Y);
-    *t = (PsTask){.epoch = -1};
-}
-
 /* Pull and push through the port, counting them. */
 static Status pull(PsLoop *l, Value *m, PsTask *task)
 {

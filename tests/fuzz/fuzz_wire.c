@@ -10,6 +10,7 @@
  *      that follows it in the input
  *   3  strings (wr_str, wr_strn): HELLO's host names, FAIL's message
  *   4  a DONE's statistics (ps_stats_read)
+ *   5  a DYNAMIC task (ps_task_read): a batchsize, then a value with cells
  * What decodes must encode back and decode to the same bytes again. Any
  * crash, leak, sanitizer report or round-trip mismatch is a bug, and so is
  * an allocation out of proportion to the input (the total allocated while
@@ -200,6 +201,25 @@ static void fuzz_stats(WRead *r)
     if (b.oom || b.len != r->pos - at || memcmp(b.p, r->p + at, b.len) != 0)
         abort();
     wb_free(&b);
+}
+
+static void fuzz_task(WRead *r)
+{
+    int64_t bs = wr_i64(r);
+    Value v = wr_value(r);
+    Value model;
+    PsTask t;
+    if (ps_task_read(v, 0, bs, &model, &t)) {
+        /* What the worker loop goes on to use (worker.c run_group). */
+        if (model.kind != VAL_LIST || !t.X || !t.Y || t.X->rows != t.Y->rows || t.row0 != 0 ||
+            t.row1 != t.X->rows || t.row1 < 1 || t.j1 <= t.j0 || bs < 1 || (t.j1 - t.j0 - 1) > (t.row1 - 1) / bs)
+            abort();
+        val_release(model);
+        ps_task_clear(&t);
+    } else if (model.kind != VAL_NONE || t.X || t.Y) {
+        abort();
+    }
+    val_release(v);
 }
 
 /* ---- the seed corpus (DML_FUZZ_SEEDS=dir): real messages from the
@@ -466,6 +486,33 @@ static void seed_strings_stats(void)
     wb_free(&b);
 }
 
+/* DYNAMIC tasks: a real one (a 2-entry model, 5 rows, meta [1, 2, 7, 4]),
+ * one whose meta is not whole, one with labels short of the features. */
+static void seed_tasks(void)
+{
+    List *m = list_new(2, false);
+    list_push_take(m, val_matrix_take(mat_seq(3, 2, 0)), NULL);
+    list_push_take(m, val_matrix_take(mat_seq(1, 2, 1)), NULL);
+    Value model = val_list_take(m);
+    PsTask t = {.epoch = 0, .part = 1, .group = 2, .id = 7, .j0 = 4};
+    const struct {
+        const char *name;
+        int64_t yrows;
+        double meta3;
+    } v[] = {{"task_ok", 5, 4}, {"task_meta_fraction", 5, 4.5}, {"task_labels_short", 2, 4}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        Value tv = ps_task_value(model, mat_seq(5, 3, 0), mat_seq(v[i].yrows, 1, 1), &t);
+        tv.l->items[3].m->data[3] = v[i].meta3;
+        WBuf b = {0};
+        wb_i64(&b, 2);
+        wb_value(&b, tv);
+        put_seed(v[i].name, 5, &b);
+        wb_free(&b);
+        val_release(tv);
+    }
+    val_release(model);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
@@ -475,6 +522,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         seed_values();
         seed_calls();
         seed_strings_stats();
+        seed_tasks();
     }
     alloc_count_install();
     return 0;
@@ -492,12 +540,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     WRead r = {.p = buf, .len = size - 1};
     allocated = 0;
     counting = 1;
-    switch (data[0] % 5) {
+    switch (data[0] % 6) {
     case 0: fuzz_value(&r); break;
     case 1: fuzz_layout(&r); break;
     case 2: fuzz_call(&r); break;
     case 3: fuzz_strings(&r); break;
-    default: fuzz_stats(&r); break;
+    case 4: fuzz_stats(&r); break;
+    default: fuzz_task(&r); break;
     }
     counting = 0;
     if (allocated > ALLOC_RATIO * size + LAYOUT_BUDGET + 65536)

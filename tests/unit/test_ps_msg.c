@@ -255,8 +255,43 @@ static void test_stats_read(void)
     }
 }
 
+/* DYNAMIC's MM_TASK value: what ps_task_value makes, ps_task_read reads
+ * back (7 rows in batches of 3: batches j0 .. j0 + 3); malformed ones are
+ * refused with nothing owned. */
+static void test_task(void)
+{
+    List *ml = list_new(1, false);
+    list_push_take(ml, val_matrix_take(mat_new_raw(2, 2)), NULL);
+    Value model = val_list_take(ml);
+    PsTask t = {.epoch = 3, .id = 5, .part = 1, .group = 2, .j0 = 6};
+    Value v = ps_task_value(model, mat_new_raw(7, 4), mat_new_raw(7, 1), &t);
+    CHECK(v.kind == VAL_LIST);
+    Value m2;
+    PsTask r;
+    CHECK(ps_task_read(v, 3, 3, &m2, &r));
+    CHECK(r.epoch == 3 && r.id == 5 && r.part == 1 && r.group == 2 && r.j0 == 6 && r.j1 == 9 && r.row0 == 0 &&
+          r.row1 == 7 && r.X->cols == 4 && r.Y->cols == 1 && m2.kind == VAL_LIST && m2.l == model.l);
+    val_release(m2);
+    ps_task_clear(&r);
+    CHECK(r.X == NULL && r.epoch == -1);
+    /* A negative epoch, batchsize 0, a fractional meta, labels short. */
+    CHECK(!ps_task_read(v, -1, 3, &m2, &r) && m2.kind == VAL_NONE && !r.X);
+    CHECK(!ps_task_read(v, 0, 0, &m2, &r));
+    v.l->items[3].m->data[1] = 2.5;
+    CHECK(!ps_task_read(v, 0, 3, &m2, &r));
+    v.l->items[3].m->data[1] = 2;
+    Matrix *y = v.l->items[2].m;
+    v.l->items[2] = val_matrix_take(mat_new_raw(6, 1));
+    CHECK(!ps_task_read(v, 0, 3, &m2, &r));
+    mat_release(y);
+    CHECK(!ps_task_read(model, 0, 3, &m2, &r));
+    val_release(v);
+    val_release(model);
+}
+
 int main(void)
 {
+    test_task();
     test_stats_read();
     test_round_trip();
     test_absent_strings_refused();
