@@ -147,6 +147,26 @@ class DMLKernelTests(jkt.KernelTests):
         res = [m for m in out if m["msg_type"] == "execute_result"]
         self.assertEqual(res[0]["content"]["data"]["text/plain"], "6")
 
+    def test_dml_zz_interrupt_paramserv(self):
+        self.run_cell(
+            'ug2 = function(list[unknown] model, list[unknown] hyperparams, matrix[double] features,'
+            ' matrix[double] labels) return (list[unknown] gradients) { gradients = model }\n'
+            'ag2 = function(list[unknown] model, list[unknown] hyperparams, list[unknown] gradients)'
+            ' return (list[unknown] model_result) { model_result = model }')
+        self.flush_channels()
+        msg_id = self.kc.execute(
+            'M2 = paramserv(model=list(matrix(0, rows=1, cols=1)), features=matrix(1, rows=64, cols=1),'
+            ' labels=matrix(1, rows=64, cols=1), upd="ug2", agg="ag2", epochs=1000000, batchsize=1, k=2,'
+            ' mode="LOCAL", hyperparams=list(lr=1), verbose=FALSE)')
+        time.sleep(1.5)
+        self.km.interrupt_kernel()
+        reply = self.get_non_kernel_info_reply(timeout=TIMEOUT)
+        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
+        self.assertEqual(reply["content"]["ename"], "Interrupted", reply["content"]["traceback"])
+        reply, out = self.run_cell("exists(\"M2\")")
+        res = [m for m in out if m["msg_type"] == "execute_result"]
+        self.assertEqual(res[0]["content"]["data"]["text/plain"], "FALSE")
+
     def test_dml_zzz_restart(self):
         self.run_cell("before_restart = 1")
         self.km.restart_kernel(now=False)
