@@ -70,6 +70,12 @@ for t in "test_kernel.py" "run_notebook.py $root/doc/paramserv_notebook.ipynb"; 
         bad "$t" "no summary line"
         sed -n '1,30p' "$tmp/py.err"
     fi
+    case $t in test_kernel.py)
+        # test_dml_bad_messages_dropped: each one dropped with a log line
+        for why in "shell: wrong signature" "shell: no <IDS|MSG> delimiter"; do
+            if grep -q "^dml kernel: dropped a message on $why" "$tmp/py.err"; then ok "log line: $why"; else bad "log line: $why" "not in the kernel's stderr"; fi
+        done ;;
+    esac
     if grep -E -q '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' "$tmp/py.err"; then
         bad "$t: the kernel's sanitizer report" "$(grep -E -m 3 'Sanitizer|runtime error:' "$tmp/py.err")"
         sed -n '1,60p' "$tmp/py.err"

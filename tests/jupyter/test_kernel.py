@@ -147,6 +147,24 @@ class DMLKernelTests(jkt.KernelTests):
         res = [m for m in out if m["msg_type"] == "execute_result"]
         self.assertEqual(res[0]["content"]["data"]["text/plain"], "6")
 
+    def test_dml_bad_messages_dropped(self):
+        import zmq
+        info = self.km.get_connection_info()
+        ctx = zmq.Context.instance()
+        sock = ctx.socket(zmq.DEALER)
+        sock.linger = 5000      # close() waits until they are sent
+        sock.connect("%s://%s:%d" % (info["transport"], info["ip"], info["shell_port"]))
+        hdr = b'{"msg_id": "x", "msg_type": "execute_request", "session": "s", "username": "u", "version": "5.3"}'
+        code = b'{"code": "print(\\"forged\\")"}'
+        sock.send_multipart([b"<IDS|MSG>", b"0" * 64, hdr, b"{}", b"{}", code])    # wrong signature
+        sock.send_multipart([b"no delimiter", b"{}"])
+        sock.send_multipart([b"<IDS|MSG>", b"", b"{not json", b"{}", b"{}", b"{}"])    # unsigned: refused before its JSON
+        sock.close()
+        reply, out = self.run_cell('print("still here")')
+        self.assertEqual(reply["content"]["status"], "ok")
+        texts = "".join(m["content"].get("text", "") for m in out if m["msg_type"] == "stream")
+        self.assertEqual(texts, "still here\n")    # nothing "forged" ran
+
     def test_dml_zz_interrupt_paramserv(self):
         self.run_cell(
             'ug2 = function(list[unknown] model, list[unknown] hyperparams, matrix[double] features,'
