@@ -48,6 +48,10 @@ endif
 # cairo: plot() pictures (PNG, SVG, PDF; builtins/plot_cairo.c).
 CAIRO_CFLAGS := $(shell $(PKG_CONFIG) --cflags cairo 2>/dev/null)
 CAIRO_LIBS := $(shell $(PKG_CONFIG) --libs cairo 2>/dev/null || echo -lcairo)
+# The Jupyter kernel (cli/kernel*.c, only the executable links it): ZeroMQ
+# for the sockets, jansson for JSON, OpenSSL's libcrypto for HMAC-SHA256.
+KERNEL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libzmq jansson libcrypto 2>/dev/null)
+KERNEL_LIBS := $(shell $(PKG_CONFIG) --libs libzmq jansson libcrypto 2>/dev/null || echo -lzmq -ljansson -lcrypto)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wwrite-strings \
         -Wno-unused-parameter
@@ -86,7 +90,8 @@ all: $(DML)
 
 $(DML): $(OBJS) $(CLI_OBJS)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(LIBS) $(LDFLAGS)
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(LIBS) $(KERNEL_LIBS) $(LDFLAGS)
+$(B)/obj/cli/kernel%.o: REQ_CFLAGS += $(KERNEL_CFLAGS)
 
 $(B)/libdml.a: $(OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -161,7 +166,8 @@ test-threads: $(DML) $(UNIT_BINS)
 # recoverable, they were only printed, and -fork discards the children's output.
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fno-sanitize-recover=undefined $(WARN) -Wno-unused-function
 FUZZ_FLAGS := $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined
-FUZZ_TARGETS := build/fuzz/fuzz_dml build/fuzz/fuzz_csv build/fuzz/fuzz_wire build/fuzz/fuzz_checkpoint
+FUZZ_TARGETS := build/fuzz/fuzz_dml build/fuzz/fuzz_csv build/fuzz/fuzz_wire build/fuzz/fuzz_checkpoint \
+                build/fuzz/fuzz_kernel_msg
 fuzz: $(FUZZ_TARGETS)
 # The whole library, instrumented, for the targets that link all of it:
 # compiled once, one object per source.
@@ -198,12 +204,20 @@ build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c builtins/paramserv/wire.c builtins/
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) -o $@ $^ -lm -pthread
 
+# The Jupyter kernel's message decoder alone: no sockets, no interpreter.
+build/fuzz/fuzz_kernel_msg: tests/fuzz/fuzz_kernel_msg.c cli/kernel_msg.c base/diag.c base/strbuf.c base/value.c \
+                           base/frame.c
+	@mkdir -p build/fuzz
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_FLAGS) $(KERNEL_CFLAGS) -o $@ $^ $(KERNEL_LIBS) -lm -pthread
+
 # CI: every corpus input once (-runs=0), under the fuzzers' ASan+UBSan.
 fuzz-replay: fuzz
 	$(Q)cd build/fuzz && ./fuzz_dml -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_dml
 	$(Q)cd build/fuzz && ./fuzz_csv -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus
 	$(Q)cd build/fuzz && ./fuzz_wire -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_wire
 	$(Q)cd build/fuzz && ./fuzz_checkpoint -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_checkpoint
+	$(Q)cd build/fuzz && ./fuzz_kernel_msg -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_kernel
 
 bench: $(DML)
 	$(Q)env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE DML=$(DML) sh bench/run.sh
@@ -218,7 +232,7 @@ install: $(DML)
 	cp -R stdlib $(DESTDIR)$(PREFIX)/share/dml/
 	install -m 644 scripts/*.dml $(DESTDIR)$(PREFIX)/share/dml/scripts/
 	install -m 644 data/* $(DESTDIR)$(PREFIX)/share/dml/data/
-	install -m 644 doc/README.md $(DOC_MD) doc/plot.md doc/*.png $(DESTDIR)$(PREFIX)/share/doc/dml/
+	install -m 644 doc/README.md $(DOC_MD) doc/plot.md doc/jupyter.md doc/*.ipynb doc/*.png $(DESTDIR)$(PREFIX)/share/doc/dml/
 	install -m 644 doc/dml.1 $(DESTDIR)$(PREFIX)/share/man/man1/dml.1
 
 clean:

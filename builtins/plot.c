@@ -311,6 +311,30 @@ static Status build_spec(Interp *I, const BArgs *a, PlotSpec *s, const char **fi
     return ST_OK;
 }
 
+/* No file= and a front end that shows pictures (a notebook): the chart as
+ * a PNG and as SVG, handed to I->display. */
+static Status show_inline(Interp *I, const PlotSpec *s)
+{
+    StrBuf png, svg;
+    sb_init(&png);
+    sb_init(&svg);
+    DiagErr e;
+    Status st = ST_OK;
+    if (!plot_render_mem(s, false, &png, &e) || !plot_render_mem(s, true, &svg, &e)) {
+        st = err_set(I, "plot(): %s", e.msg);
+    } else {
+        DisplayPart parts[2] = {
+            {"image/png", (const unsigned char *)png.p, png.len},
+            {"image/svg+xml", (const unsigned char *)svg.p, svg.len},
+        };
+        if (!I->display.show(I->display.ctx, parts, svg.len ? 2 : 1))
+            st = err_set(I, "plot(): out of memory");
+    }
+    sb_free(&png);
+    sb_free(&svg);
+    return st;
+}
+
 static Status bi_plot(Interp *I, const BArgs *a, Value *out)
 {
     (void)out;
@@ -326,6 +350,8 @@ static Status bi_plot(Interp *I, const BArgs *a, Value *out)
         DiagErr e;
         if (!plot_write_file(&s, file, &e))
             st = interp_interrupted(I) ? eval_raise_interrupt(I, a->loc) : err_set(I, "plot(): %s", e.msg);
+    } else if (st == ST_OK && I->display.show) {
+        st = show_inline(I, &s);
     } else if (st == ST_OK) {
         FILE *f = I->out ? I->out : stdout;
         int cols, rows;

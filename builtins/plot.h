@@ -63,6 +63,10 @@ double plot_tick_value(const PlotTicks *t, int k);
  * .pdf, any case), written to a temporary next to it and renamed, so an
  * error leaves no half-written file. False with 'err' set on failure. */
 bool plot_write_file(const PlotSpec *s, const char *path, DiagErr *err);
+/* Renders the chart into memory, appended to 'b': an SVG document when
+ * 'svg' (nothing when cairo has no SVG), else a PNG. False with 'err'
+ * set on failure. */
+bool plot_render_mem(const PlotSpec *s, bool svg, StrBuf *b, DiagErr *err);
 /* True when 'path' ends in a suffix plot_write_file knows. */
 bool plot_known_suffix(const char *path);
 

@@ -711,3 +711,49 @@ bool plot_write_file(const PlotSpec *s, const char *path, DiagErr *err)
     }
     return true;
 }
+
+/* cairo's stream callback for plot_render_mem: the StrBuf. */
+static cairo_status_t write_sb(void *closure, const unsigned char *data, unsigned int len)
+{
+    StrBuf *b = closure;
+    sb_putn(b, (const char *)data, len);
+    return b->oom ? CAIRO_STATUS_NO_MEMORY : CAIRO_STATUS_SUCCESS;
+}
+
+bool plot_render_mem(const PlotSpec *s, bool svg, StrBuf *b, DiagErr *err)
+{
+#ifndef CAIRO_HAS_SVG_SURFACE
+    if (svg)
+        return true;    /* no SVG: nothing appended */
+#endif
+    double W = s->width ? s->width : DEFAULT_W, H = s->height ? s->height : DEFAULT_H;
+    cairo_surface_t *surf;
+#ifdef CAIRO_HAS_SVG_SURFACE
+    if (svg)
+        surf = cairo_svg_surface_create_for_stream(write_sb, b, W, H);
+    else
+#endif
+        surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H);
+    cairo_status_t cs = cairo_surface_status(surf);
+    if (cs == CAIRO_STATUS_SUCCESS) {
+        cairo_t *cr = cairo_create(surf);
+        draw_chart(cr, s, W, H);
+        cs = cairo_status(cr);
+        cairo_destroy(cr);
+    }
+#ifdef CAIRO_HAS_SVG_SURFACE
+    if (cs == CAIRO_STATUS_SUCCESS && !svg)
+#else
+    if (cs == CAIRO_STATUS_SUCCESS)
+#endif
+        cs = cairo_surface_write_to_png_stream(surf, write_sb, b);
+    cairo_surface_finish(surf);
+    if (cs == CAIRO_STATUS_SUCCESS)
+        cs = cairo_surface_status(surf);
+    cairo_surface_destroy(surf);
+    if (cs != CAIRO_STATUS_SUCCESS) {
+        diag_fail(err, "cannot draw the chart: %s", cairo_status_to_string(cs));
+        return false;
+    }
+    return true;
+}

@@ -19,6 +19,7 @@
 #include "../runtime/resolve.h"
 #include "../runtime/stats.h"
 #include "cli.h"
+#include "kernel.h"
 #include "repl.h"
 #include "testrun.h"
 
@@ -31,13 +32,14 @@ static const char usage_text[] =
     "       dml -f FILE [options] [-args ... | -nvargs ...]   (SystemDS-style)\n"
     "       dml -s 'SCRIPT TEXT' [options]\n"
     "       dml test [-v] [-j N] [--timeout S] [--update] [DIR|FILE ...]\n"
-    "       dml                 start the interactive REPL\n"
+    "       dml                 start the interactive REPL\n"    "       dml kernel install [--user | --prefix DIR]   the Jupyter kernel (doc/jupyter.md)\n"
+    "       dml kernel -f CONNECTION_FILE                  (what Jupyter starts)\n"
     "       dml help TOPIC      the reference entry of a builtin, nn layer or keyword\n"
     "       dml --help | --version\n"
     "\n"
     "Run a DML (Apache SystemDS) script.\n"
     "\n"
-    "options:\n"
+    "options (before or after FILE; -args and -nvargs take the rest of the line):\n"
     "  -args V1 V2 ...        positional script parameters $1, $2, ...\n"
     "  -nvargs N=V ...        named script parameters $N\n"
     "  --seed N, -seed N      seed every random stream (rand, sample, paramserv) for a\n"
@@ -121,8 +123,11 @@ static bool valid_name(const char *s, size_t n)
     return true;
 }
 
-/* Parses options after "run FILE" (or -f FILE). Returns 0 or an exit status. */
-static int parse_run_opts(int argc, char **argv, int i, RunOpts *o)
+/* Parses the options of run/-f/-s/repl from argv[i]. With 'file' set, the
+ * first argument that is not an option (before, between or after the
+ * options, as getopt-style tools take it) is the script FILE stored there;
+ * -args/-nvargs take the rest. Returns 0 or an exit status. */
+static int parse_run_opts(int argc, char **argv, int i, RunOpts *o, const char **file)
 {
     o->args = calloc((size_t)argc + 1, sizeof *o->args);
     char **numbered = calloc((size_t)argc + 1, sizeof(char *));
@@ -170,7 +175,8 @@ static int parse_run_opts(int argc, char **argv, int i, RunOpts *o)
         } else if (strcmp(a, "--stats") == 0 || strcmp(a, "-stats") == 0) {
             o->stats = true;
             o->stats_top = 10;
-            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') {
+            /* a count only when all digits: "--stats 3.dml" names the FILE */
+            if (i + 1 < argc && argv[i + 1][0] && strspn(argv[i + 1], "0123456789") == strlen(argv[i + 1])) {
                 char *end;
                 long t = strtol(argv[++i], &end, 10);
                 if (*end || t < 0 || t > 100000)
@@ -193,6 +199,8 @@ static int parse_run_opts(int argc, char **argv, int i, RunOpts *o)
             o->dump_ast = true;
         } else if (strcmp(a, "-exec") == 0 || strcmp(a, "-config") == 0) {
             i++;    /* upstream engine options without meaning here */
+        } else if (file && !*file && (a[0] != '-' || a[1] == '\0')) {
+            *file = a;
         } else {
             free(numbered);
             return usage_error("unknown option '%s'", a);
@@ -396,6 +404,31 @@ static int help_main(int n, char **topics)
     return rc;
 }
 
+/* dml kernel -f CONNECTION_FILE | dml kernel install [--user | --prefix DIR]
+ * (cli/kernel.h). Not under mpirun: a notebook is one process. */
+static int kernel_cmd(int argc, char **argv)
+{
+    if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK")) {
+        fputs("dml: the Jupyter kernel does not run under mpirun (a notebook is one process); start it as\n"
+              "'dml kernel -f FILE' (Jupyter does that) and use paramserv(..., mode=\"LOCAL\") in it\n", stderr);
+        return 2;
+    }
+    if (argc >= 1 && strcmp(argv[0], "install") == 0)
+        return kernel_install_main(argc - 1, argv + 1);
+    if (argc != 2 || strcmp(argv[0], "-f") != 0)
+        return usage_error("%s", "kernel: usage: dml kernel -f CONNECTION_FILE | dml kernel install [--user | --prefix DIR]");
+    RunOpts o = {0};
+    apply_threads(0);
+    Program *p = new_program(&o);
+    if (!p) {
+        fputs("dml: out of memory\n", stderr);
+        return 1;
+    }
+    int rc = kernel_main(p, argv[1], rng_fresh_seed());
+    program_free(p);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     tune_malloc();
@@ -419,6 +452,8 @@ int main(int argc, char **argv)
         free(self);
         return rc;
     }
+    if (argc >= 2 && strcmp(argv[1], "kernel") == 0)
+        return kernel_cmd(argc - 2, argv + 2);
     /* Under mpirun, ranks 1..N-1 serve paramserv calls and never run the
      * script; rank 0 goes on, and tells them to exit when it is done. */
     int mpi_status;
@@ -436,7 +471,7 @@ static int run_main(int argc, char **argv)
     RunOpts o = {0};
     int rc;
     if (argc == 1 || (argc >= 2 && strcmp(argv[1], "repl") == 0)) {
-        rc = parse_run_opts(argc, argv, argc == 1 ? 1 : 2, &o);
+        rc = parse_run_opts(argc, argv, argc == 1 ? 1 : 2, &o, NULL);
         if (rc)
             return rc;
         apply_threads(o.threads);
@@ -456,11 +491,10 @@ static int run_main(int argc, char **argv)
         return rc;
     }
     int i = 1;
+    bool want_file = false;
     if (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "-f") == 0) {
-        if (argc < 3)
-            return usage_error("%s: missing script file", argv[1]);
-        o.file = argv[2];
-        i = 3;
+        want_file = true;       /* FILE is found among the options */
+        i = 2;
     } else if (strcmp(argv[1], "-s") == 0) {
         if (argc < 3)
             return usage_error("%s: missing script text", argv[1]);
@@ -472,7 +506,9 @@ static int run_main(int argc, char **argv)
     } else {
         return usage_error("unknown option '%s'", argv[1]);
     }
-    rc = parse_run_opts(argc, argv, i, &o);
+    rc = parse_run_opts(argc, argv, i, &o, want_file ? &o.file : NULL);
+    if (!rc && want_file && !o.file)
+        rc = usage_error("%s: missing script file", argv[1]);
     if (rc) {
         free_run_opts(&o);
         return rc;

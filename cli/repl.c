@@ -27,6 +27,7 @@
 #include "../runtime/program.h"
 #include "../runtime/resolve.h"
 #include "cli.h"
+#include "session.h"
 
 #ifndef DML_VERSION
 #define DML_VERSION "0.1.0"
@@ -38,11 +39,8 @@
 #define HISTORY_MAX 1000
 
 typedef struct Repl {
-    Program *prog;
-    Interp I;
-    Frame top;              /* the persistent top-level frame; its slots are ours */
+    Session s;              /* program, Interp, top frame; s.ninput names inputs "<repl#N>" */
     bool tty;               /* stdin is a terminal: readline, prompts, history */
-    int ninput;             /* inputs loaded so far (names them "<repl#N>") */
     StrBuf in;              /* the input being accumulated (lines joined by '\n') */
     char *histfile;         /* malloc'd path, or NULL for no history file */
     int hist_added;         /* entries added this session (appended on exit) */
@@ -187,13 +185,6 @@ static int read_line_pipe(char **out)
 
 /* ==== Tab completion ===================================================== */
 
-static const char *const dml_keywords[] = {
-    "if", "else", "for", "parfor", "while", "in", "function", "return", "externalFunction",
-    "implemented", "source", "setwd", "ifdef", "as", "TRUE", "FALSE",
-    "Matrix", "Frame", "List", "Scalar", "Double", "Integer", "Boolean", "String",
-    "double", "integer", "int", "boolean", "string", NULL,
-};
-
 /* Candidates matching the word being completed, collected on the first call
  * of the generator (state 0) and handed out one by one. */
 typedef struct Cands {
@@ -206,10 +197,9 @@ typedef struct Cands {
 
 static Cands cands;
 
-static void cand_add(Cands *c, const char *name, bool is_func)
+static void cand_add(void *ctx, const char *name, SessionNameKind kind)
 {
-    if (strncmp(name, c->prefix, c->plen) != 0)
-        return;
+    Cands *c = ctx;
     if (c->n == c->cap) {
         int cap = c->cap ? c->cap * 2 : 64;
         char **v = realloc(c->v, sizeof *v * (size_t)cap);
@@ -222,15 +212,10 @@ static void cand_add(Cands *c, const char *name, bool is_func)
     if (!s)
         return;
     c->v[c->n++] = s;
-    if (is_func)
+    if (kind == SN_FUNCTION)
         c->any_func = true;
     else
         c->any_other = true;
-}
-
-static void cand_builtin(const char *name, void *ctx)
-{
-    cand_add(ctx, name, true);
 }
 
 static void cands_reset(Cands *c)
@@ -246,36 +231,7 @@ static void cands_collect(Cands *c, const Repl *r, const char *prefix)
     cands_reset(c);
     c->prefix = prefix;
     c->plen = strlen(prefix);
-    const Program *p = r->prog;
-    builtin_each(cand_builtin, c);
-    const Module *m = p->main;
-    for (int i = 0; i < m->nfuncs; i++)
-        cand_add(c, m->funcs[i]->name, true);
-    /* "ns::f" for every function of every namespace alias of the main script;
-     * only build the name when the alias part could match. */
-    for (int a = 0; a < m->naliases; a++) {
-        const NsAlias *al = &m->aliases[a];
-        size_t alen = strlen(al->alias);
-        if (strncmp(al->alias, prefix, alen < c->plen ? alen : c->plen) != 0)
-            continue;
-        for (int i = 0; i < al->mod->nfuncs; i++) {
-            const char *fn = al->mod->funcs[i]->name;
-            size_t need = alen + 2 + strlen(fn) + 1;
-            char *q = malloc(need);
-            if (!q)
-                continue;
-            snprintf(q, need, "%s::%s", al->alias, fn);
-            cand_add(c, q, true);
-            free(q);
-        }
-    }
-    /* Only variables that hold a value: a failed input may have declared a
-     * slot that was never assigned. */
-    for (int i = 0; i < p->top.n && i < r->top.nslots; i++)
-        if (r->top.slots[i].kind != VAL_NONE)
-            cand_add(c, p->top.names[i], false);
-    for (int i = 0; dml_keywords[i]; i++)
-        cand_add(c, dml_keywords[i], false);
+    session_each_name(&r->s, prefix, cand_add, c);
 }
 
 static char *cand_next(const char *text, int state)
@@ -299,10 +255,7 @@ static char **dml_complete(const char *text, int start, int end)
      * keyword a space. readline appends only when the match is unique. */
     if (m && !m[1]) {
         bool is_func = cands.any_func && !cands.any_other;
-        bool is_kw = false;
-        for (int i = 0; dml_keywords[i]; i++)
-            if (strcmp(m[0], dml_keywords[i]) == 0)
-                is_kw = true;
+        bool is_kw = session_is_keyword(m[0]);
         /* No second '(' when completing "rowSu|(X)", and none after '?'
          * ("?rowSu|" asks for help on a name, not a call). */
         if (is_func && (rl_line_buffer[end] == '(' || (start > 0 && rl_line_buffer[start - 1] == '?')))
@@ -391,65 +344,24 @@ static void report_parse_error(const DiagErr *e, const char *text, size_t len)
 static void report_runtime_error(Repl *r)
 {
     fflush(stdout);
-    if (r->I.err.interrupted) {
+    if (r->s.I.err.interrupted) {
         /* On a terminal the echoed ^C sits at the cursor: start a line. */
         fputs(r->tty ? "\ninterrupted\n" : "interrupted\n", stderr);
         fflush(stderr);
     } else {
-        cli_report_error(&r->I, stderr);
+        cli_report_error(&r->s.I, stderr);
     }
-    err_clear(&r->I);
+    err_clear(&r->s.I);
     r->had_error = true;
 }
 
-/* Most rows and columns of a matrix the REPL shows (toString()'s default). */
-#define SHOW_MAX 100
-
-/* Appends v as the REPL echoes it: scalars in their print() form, matrices
- * with their dimensions and what was left out (tostring_matrix_display_sb), lists
- * entry by entry with their names ($name, or [[i]] when unnamed), as R does.
- * 'path' is the label of v inside an enclosing list ("" at the top). */
-static void show_sb(StrBuf *b, Value v, const char *path, int depth)
+static void show_value(void *ctx, Value v)
 {
-    if (v.kind == VAL_MATRIX) {
-        tostring_matrix_display_sb(b, v.m, SHOW_MAX, SHOW_MAX);
-        return;
-    }
-    if (v.kind != VAL_LIST) {
-        ToStringOpts o;
-        tostring_defaults(&o);
-        tostring_value_sb(b, v, &o);
-        sb_puts(b, "\n");
-        return;
-    }
-    const List *l = v.l;
-    if (l->n == 0) {
-        sb_puts(b, "[empty list]\n");
-        return;
-    }
-    if (depth >= 16) {      /* lists nest only as deep as a script built them */
-        sb_printf(b, "[list of %lld]\n", (long long)l->n);
-        return;
-    }
-    for (int64_t i = 0; i < l->n && !b->oom; i++) {
-        char label[256];
-        if (l->names && l->names[i])
-            snprintf(label, sizeof label, "%s$%s", path, l->names[i]->s);
-        else
-            snprintf(label, sizeof label, "%s[[%lld]]", path, (long long)i + 1);
-        sb_printf(b, "%s%s\n", i ? "\n" : "", label);
-        show_sb(b, l->items[i], label, depth + 1);
-    }
-}
-
-static void show_value(Repl *r, Value v)
-{
-    if (v.kind == VAL_NONE)
-        return;
-    FILE *out = r->I.out ? r->I.out : stdout;
+    Repl *r = ctx;
+    FILE *out = r->s.I.out ? r->s.I.out : stdout;
     StrBuf b;
     sb_init(&b);
-    show_sb(&b, v, "", 0);
+    session_show_sb(&b, v);
     if (b.oom)
         fputs("(value too large to show)\n", out);
     else if (b.len)
@@ -458,191 +370,39 @@ static void show_value(Repl *r, Value v)
     fflush(out);
 }
 
-/* True when text parses in 'mode'. Parsed into a scratch arena, so trying
- * costs the Program nothing; *incomplete and *err tell why a parse failed. */
-static bool try_parse(const char *name, const char *text, size_t len, ParseMode mode, bool *incomplete,
-                      DiagErr *err)
-{
-    *incomplete = false;
-    Arena *a = arena_new();
-    if (!a)
-        return diag_fail(err, "out of memory");
-    ParseOut po = {0};
-    bool ok = parse_source(a, name, text, len, mode, &po);
-    arena_free(a);
-    *incomplete = !ok && po.incomplete;
-    if (!ok) {
-        *err = po.err;
-        err->loc.file = name;   /* the arena's copy is gone */
-    }
-    return ok;
-}
-
-/* False (error set) when the top frame cannot grow: nothing may run. */
-static bool prepare_run(Repl *r)
-{
-    r->I.frame = &r->top;
-    r->I.depth = 0;
-    err_clear(&r->I);
-    if (exec_sync_top(&r->I, &r->top) != ST_OK)
-        return false;
-    /* A Ctrl-C typed before this input was sent must not abort it. */
-    atomic_store(&cli_interrupt_flag, 0);
-    return true;
-}
-
-static void finish_run(Repl *r)
-{
-    r->I.frame = &r->top;
-    /* A Ctrl-C that came after the evaluator's last check belongs to the
-     * input that just ended, not to the next prompt. */
-    atomic_store(&cli_interrupt_flag, 0);
-}
-
-/* A bare expression: calls to user functions and statement/multi-return
- * builtins run as statements (they may return nothing or several values);
- * anything else is evaluated and its value shown. */
 static void run_expr(Repl *r, const Node *e)
 {
-    Interp *I = &r->I;
-    Status st = ST_ERR;
-    if (!prepare_run(r)) {
-    } else if (e->kind == N_CALL && (e->call.fn || (e->call.bi && (e->call.bi->flags & (BF_STATEMENT | BF_MULTI))))) {
-        int nout;
-        if (e->call.fn)
-            nout = e->call.fn->decl->nouts;
-        else
-            nout = (e->call.bi->flags & BF_STATEMENT) ? 0 : e->call.bi->nout;
-        Value *outs = nout ? calloc((size_t)nout, sizeof *outs) : NULL;
-        if (nout && !outs) {
-            fputs("out of memory\n", stderr);
-            return;
-        }
-        st = eval_call(I, e, outs, nout, true);
-        for (int i = 0; i < nout; i++) {
-            if (st == ST_OK)
-                show_value(r, outs[i]);
-            val_release(outs[i]);
-        }
-        free(outs);
-    } else {
-        Value v = val_none();
-        st = eval_expr(I, e, &v);
-        if (st == ST_OK)
-            show_value(r, v);
-        val_release(v);
-    }
+    Status st = session_run_expr(&r->s, e, show_value, r);
     fflush(stdout);
     if (st != ST_OK)
         report_runtime_error(r);
-    finish_run(r);
 }
 
 static void run_stmts(Repl *r, Node **stmts, int n)
 {
-    Status st = prepare_run(r) ? exec_block(&r->I, stmts, n) : ST_ERR;
+    Status st = session_run_stmts(&r->s, stmts, n);
     fflush(stdout);
     if (st != ST_OK)
         report_runtime_error(r);
-    finish_run(r);
-}
-
-/* quit() and q() leave the session, unless the user defined such a function. */
-static bool is_quit(const Repl *r, const char *text)
-{
-    while (*text == ' ' || *text == '\t')
-        text++;
-    const char *name = NULL;
-    if (strncmp(text, "quit()", 6) == 0)
-        name = "quit";
-    else if (strncmp(text, "q()", 3) == 0)
-        name = "q";
-    if (!name)
-        return false;
-    const char *rest = text + strlen(name) + 2;
-    while (*rest == ' ' || *rest == '\t' || *rest == ';')
-        rest++;
-    return *rest == '\0' && !program_find_func(r->prog, NULL, name);
-}
-
-/* Where a parse error stands, to compare two ("line:col"); -1 when it has
- * no position. */
-static long diag_pos(const DiagErr *e)
-{
-    return e->has_loc ? (long)e->loc.line * 100000L + e->loc.col : -1;
-}
-
-/* Of the two failed readings (as an expression, as statements) returns the
- * error to show: an "unexpected end of input" one when only one is, else
- * the one that got further, which is most likely what the user meant
- * ("1 + * 2" is a bad expression, not a bad statement at 1:1). */
-static const DiagErr *pick_error(const DiagErr *eerr, bool einc, const DiagErr *perr, bool pinc)
-{
-    return (einc != pinc ? einc : diag_pos(eerr) > diag_pos(perr)) ? eerr : perr;
 }
 
 /* "?name", "?"name"" and "help(name)" with a bare name (which would
  * otherwise be an undefined variable) print the reference entry for name.
- * Returns false when 'text' is not such a request (help("name") and help()
- * are ordinary calls of the help builtin). */
+ * Returns false when 'text' is not such a request. */
 static bool repl_help(Repl *r, const char *text)
 {
-    const char *p = text;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    bool call = false;
-    if (*p == '?') {
-        p++;
-    } else if (strncmp(p, "help", 4) == 0 && !program_find_func(r->prog, NULL, "help")) {
-        p += 4;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p != '(')
-            return false;
-        p++;
-        call = true;
-    } else {
-        return false;
-    }
-    while (*p == ' ' || *p == '\t')
-        p++;
-    bool quoted = *p == '"' || *p == '\'';
-    char q = *p;
-    if (quoted)
-        p++;
-    const char *start = p;
-    while (*p && (strchr("._:/", *p) || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                  (*p >= '0' && *p <= '9')))
-        p++;
-    size_t n = (size_t)(p - start);
-    if (quoted) {
-        if (*p != q)
-            return false;
-        p++;
-    }
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (call) {
-        if (*p != ')' || (n == 0 && !quoted) || quoted)
-            return false;       /* help(), help("x"): the builtin */
-        p++;
-    }
-    while (*p == ' ' || *p == '\t' || *p == ';')
-        p++;
-    if (*p || n == 0 || n > 200)
-        return false;
     char topic[256];
-    memcpy(topic, start, n);
-    topic[n] = '\0';
+    if (!session_help_request(&r->s, text, topic, sizeof topic))
+        return false;
     StrBuf b;
     sb_init(&b);
     help_topic(topic, &b);
-    FILE *out = r->I.out ? r->I.out : stdout;
+    FILE *out = r->s.I.out ? r->s.I.out : stdout;
     if (b.len)
         fwrite(b.p, 1, b.len, out);
     fflush(out);
     sb_free(&b);
-    r->ninput++;
+    r->s.ninput++;
     return true;
 }
 
@@ -653,33 +413,33 @@ static bool handle_input(Repl *r)
     const char *text = r->in.p;
     size_t len = r->in.len;
     char name[32];
-    snprintf(name, sizeof name, "<%s#%d>", r->tty ? "repl" : "stdin", r->ninput + 1);
+    snprintf(name, sizeof name, "<%s#%d>", r->tty ? "repl" : "stdin", r->s.ninput + 1);
     bool einc = false, pinc = false;
     DiagErr eerr, perr, lerr;
     if (repl_help(r, text))
         return true;
-    if (try_parse(name, text, len, PARSE_EXPR, &einc, &eerr)) {
-        r->ninput++;
-        if (is_quit(r, text)) {
+    if (session_try_parse(name, text, len, PARSE_EXPR, &einc, &eerr)) {
+        r->s.ninput++;
+        if (session_is_quit(&r->s, text)) {
             r->quit = true;
             return true;
         }
         Node *e = NULL;
-        if (!program_load_expr(r->prog, name, text, len, &e, &lerr)) {
-            cli_report_diag(r->prog, &lerr, stderr);
+        if (!program_load_expr(r->s.prog, name, text, len, &e, &lerr)) {
+            cli_report_diag(r->s.prog, &lerr, stderr);
             r->had_error = true;
             return true;
         }
         run_expr(r, e);
         return true;
     }
-    if (try_parse(name, text, len, PARSE_PROGRAM, &pinc, &perr)) {
-        r->ninput++;
+    if (session_try_parse(name, text, len, PARSE_PROGRAM, &pinc, &perr)) {
+        r->s.ninput++;
         Node **stmts = NULL;
         int n = 0;
         bool incomplete = false;
-        if (!program_load_chunk(r->prog, name, text, len, &stmts, &n, &incomplete, &lerr)) {
-            cli_report_diag(r->prog, &lerr, stderr);
+        if (!program_load_chunk(r->s.prog, name, text, len, &stmts, &n, &incomplete, &lerr)) {
+            cli_report_diag(r->s.prog, &lerr, stderr);
             r->had_error = true;
             return true;
         }
@@ -690,9 +450,9 @@ static bool handle_input(Repl *r)
      * at once); "if (x) {" an unfinished statement. Either wants more. */
     if (einc || pinc)
         return false;
-    r->ninput++;
+    r->s.ninput++;
     r->had_error = true;
-    report_parse_error(pick_error(&eerr, false, &perr, false), text, len);
+    report_parse_error(session_pick_error(&eerr, false, &perr, false), text, len);
     return true;
 }
 
@@ -776,16 +536,9 @@ int repl_main(Program *prog, uint64_t seed)
 {
     Repl r;
     memset(&r, 0, sizeof r);
-    r.prog = prog;
     r.tty = isatty(STDIN_FILENO);
-    interp_init(&r.I, prog, seed);
-    r.I.interrupt = &cli_interrupt_flag;
-    r.I.sink = cli_stderr_sink();
-    r.top.names = &prog->top;
-    r.I.frame = &r.top;
-    if (exec_sync_top(&r.I, &r.top) != ST_OK) {
+    if (!session_init(&r.s, prog, seed)) {
         fputs("dml: out of memory\n", stderr);
-        interp_destroy(&r.I);
         return 1;
     }
 
@@ -813,14 +566,14 @@ int repl_main(Program *prog, uint64_t seed)
                 DiagErr eerr, perr;
                 bool einc = false, pinc = false;
                 char name[32];
-                snprintf(name, sizeof name, "<%s#%d>", r.tty ? "repl" : "stdin", r.ninput + 1);
+                snprintf(name, sizeof name, "<%s#%d>", r.tty ? "repl" : "stdin", r.s.ninput + 1);
                 if (r.tty)
                     putchar('\n');
-                if (try_parse(name, r.in.p, r.in.len, PARSE_EXPR, &einc, &eerr))
+                if (session_try_parse(name, r.in.p, r.in.len, PARSE_EXPR, &einc, &eerr))
                     diag_fail(&eerr, "syntax error");   /* cannot happen: it failed before */
-                if (try_parse(name, r.in.p, r.in.len, PARSE_PROGRAM, &pinc, &perr))
+                if (session_try_parse(name, r.in.p, r.in.len, PARSE_PROGRAM, &pinc, &perr))
                     diag_fail(&perr, "syntax error");
-                report_parse_error(pick_error(&eerr, einc, &perr, pinc), r.in.p, r.in.len);
+                report_parse_error(session_pick_error(&eerr, einc, &perr, pinc), r.in.p, r.in.len);
                 r.had_error = true;
                 r.in.len = 0;
                 if (r.tty)
@@ -857,10 +610,7 @@ int repl_main(Program *prog, uint64_t seed)
         cb_repl = NULL;
     }
     sb_free(&r.in);
-    for (int i = 0; i < r.top.nslots; i++)
-        val_release(r.top.slots[i]);
-    free(r.top.slots);
-    interp_destroy(&r.I);
+    session_destroy(&r.s);
     /* Piped input is a script: its exit status says whether it all ran. */
     return !r.tty && r.had_error ? 1 : 0;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "../base/diag.h"
+#include "../base/display.h"
 #include "../parser/ast.h"
 #include "matrix.h"
 #include "rng.h"
@@ -60,6 +61,8 @@ typedef struct Interp {
                              * never prints to stderr; none (dropped) unless the front
                              * end installs one; threads started for this Interp copy it */
     atomic_int *interrupt;  /* set asynchronously (SIGINT, paramserv abort); may be NULL */
+    DisplaySink display;    /* pictures the front end shows itself (base/display.h); none
+                             * unless it installs one; not copied to worker threads */
     int blas_threads;       /* BLAS threads this thread may use (1 on workers) */
     Stats *stats;           /* NULL unless --stats */
     struct Hitters *hh;     /* --stats heavy hitters (from Program.hh; hitters.h); NULL when off */

@@ -219,3 +219,37 @@ void tostring_matrix_display_sb(StrBuf *b, const Matrix *m, int64_t maxrows, int
                       (long long)(m->cols < 2 * cols ? m->cols : 2 * cols));
     }
 }
+
+/* Contract in tostring.h. */
+void tostring_matrix_html_sb(StrBuf *b, const Matrix *m, int64_t maxrows, int64_t maxcols)
+{
+    int64_t rows = m->rows < maxrows ? m->rows : maxrows;
+    int64_t cols = m->cols < maxcols ? m->cols : maxcols;
+    bool sig = needs_sig_digits(m, rows, cols);
+    sb_printf(b, "<table class=\"dml-matrix\">\n<caption>%lld x %lld matrix</caption>\n<thead><tr><th></th>",
+              (long long)m->rows, (long long)m->cols);
+    for (int64_t j = 0; j < cols; j++)
+        sb_printf(b, "<th>[,%lld]</th>", (long long)j + 1);
+    if (cols < m->cols)
+        sb_puts(b, "<th>&hellip;</th>");
+    sb_puts(b, "</tr></thead>\n<tbody>\n");
+    for (int64_t i = 0; i < rows && !b->oom; i++) {
+        sb_printf(b, "<tr><th>[%lld,]</th>", (long long)i + 1);
+        for (int64_t j = 0; j < cols; j++) {
+            double x = m->data[i * m->cols + j];
+            sb_puts(b, "<td>");
+            if (sig)
+                sb_printf(b, "%.4g", x == 0 ? 0.0 : x);
+            else
+                fmt_fixed(b, x, 3);
+            sb_puts(b, "</td>");
+        }
+        if (cols < m->cols)
+            sb_puts(b, "<td>&hellip;</td>");
+        sb_puts(b, "</tr>\n");
+    }
+    sb_puts(b, "</tbody>\n</table>\n");
+    if (rows < m->rows || cols < m->cols)
+        sb_printf(b, "<p>showing %lld of %lld rows and %lld of %lld columns</p>\n", (long long)rows,
+                  (long long)m->rows, (long long)cols, (long long)m->cols);
+}

@@ -32,5 +32,9 @@ void tostring_scalar_sb(StrBuf *b, Value v);
  * in toString()'s 3-decimal form, or with 4 significant digits when a
  * nonzero cell would show as 0.000, then a line saying what was left out. */
 void tostring_matrix_display_sb(StrBuf *b, const Matrix *m, int64_t maxrows, int64_t maxcols);
+/* The same display as an HTML table (notebooks): a caption with the
+ * dimensions, the cells in the same number form, 1-based row and column
+ * headers, and a line saying what was left out. */
+void tostring_matrix_html_sb(StrBuf *b, const Matrix *m, int64_t maxrows, int64_t maxcols);
 
 #endif

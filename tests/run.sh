@@ -162,6 +162,8 @@ if [ -x "$DML" ]; then
     [ -f tests/paramserv/dispatch.sh ] && run_suite paramserv/dispatch tests/paramserv/dispatch.sh
     # paramserv on Open MPI (mpirun with 2-4 ranks)
     [ -f tests/mpi/run_mpi_tests.sh ] && [ -z "${SKIP_MPI:-}" ] && run_suite mpi tests/mpi/run_mpi_tests.sh 80
+    # the Jupyter kernel (jupyter_kernel_test, the example notebook under nbclient)
+    [ -f tests/jupyter/run_jupyter_tests.sh ] && run_suite jupyter tests/jupyter/run_jupyter_tests.sh 80
     # the command line itself (help, dml test, an installed layout)
     [ -f tests/cli/run_cli_tests.sh ] && run_suite cli tests/cli/run_cli_tests.sh
     # all-or-nothing writes, Ctrl-C, plot temporaries (issue 28)

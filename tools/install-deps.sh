@@ -9,6 +9,10 @@ set -eu
 # libclang-rt-14-dev: the libFuzzer and sanitizer runtimes clang only
 # recommends (CI builds the fuzz targets).
 PKGS="build-essential pkg-config flex bison libopenblas-dev libreadline-dev zlib1g-dev libcairo2-dev fonts-dejavu-core tmux clang libclang-rt-14-dev openmpi-bin libopenmpi-dev"
+# libzmq3-dev, libjansson-dev, libssl-dev: the Jupyter kernel (ZeroMQ sockets,
+# JSON, HMAC-SHA256 signing); the python3-* Jupyter packages and
+# jupyter-console test it (tests/jupyter/).
+PKGS="$PKGS libzmq3-dev libjansson-dev libssl-dev python3-jupyter-client python3-jupyter-kernel-test jupyter-console python3-nbclient python3-nbformat python3-ipykernel"
 if [ "${1:-}" = "--bench" ]; then
     PKGS="$PKGS r-base-core python3-torch python3-numpy dataset-fashion-mnist"
 fi

@@ -118,6 +118,10 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         if (nl)
             *nl = '\0';
         st = err_set(I, "%s", run->failure);
+        /* The run stopped for the caller's Ctrl-C: the front ends report
+         * an interrupt, not a script error (the REPL, the Jupyter kernel). */
+        if (interp_interrupted(I))
+            I->err.interrupted = true;
         const char *rest = nl ? nl + 1 : "";
         size_t len = strlen(rest);
         if (len && (I->err.trace = malloc(len + 2)) != NULL) {

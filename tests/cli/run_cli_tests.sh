@@ -209,5 +209,22 @@ check "--stats: OPENBLAS_CORETYPE is left alone" 0 '^BLAS kernel:.*\(OPENBLAS_CO
 check "--stats: DML_BLAS_CORETYPE=library keeps OpenBLAS's pick" 0 '^BLAS kernel:.*\(OpenBLAS.s own pick\)' \
     env -u OPENBLAS_CORETYPE DML_BLAS_CORETYPE=library "$DML" run "$tmp/mm.dml" --stats
 
+# ---- run's options before or after FILE --------------------------------------
+printf 'print("r=" + as.scalar(rand(rows=1, cols=1, seed=-1)))\nprint("a=" + $1)\n' >"$tmp/opt.dml"
+"$DML" run "$tmp/opt.dml" --seed 3 -args x >"$tmp/seed_after" 2>&1
+check "run --seed N FILE" 0 '^r=' "$DML" run --seed 3 "$tmp/opt.dml" -args x
+if cmp -s "$tmp/out" "$tmp/seed_after"; then ok "--seed before FILE = --seed after FILE"; else bad "--seed before FILE = --seed after FILE" "outputs differ"; fi
+check "run --stats FILE" 0 '^SystemDS Statistics:$' "$DML" run --stats "$tmp/opt.dml" -args x
+check "run --stats N FILE --seed N" 0 '^a=y$' "$DML" run --stats 2 "$tmp/opt.dml" --seed 1 -args y
+check "-f --seed N FILE -args" 0 '^a=z$' "$DML" -f --seed 3 "$tmp/opt.dml" -args z
+printf 'print("three")\n' >"$tmp/3.dml"
+check "run --stats 3.dml: a file, not a count" 0 '^three$' sh -c "cd '$tmp' && '$DML' run --stats 3.dml"
+check "-args takes the rest (options there are arguments)" 0 '^a=--seed$' "$DML" run "$tmp/opt.dml" -args --seed 4
+check "unknown option before FILE" 2 "^dml: unknown option '--bogus'$" "$DML" run --bogus "$tmp/opt.dml"
+check "unknown option after FILE" 2 "^dml: unknown option '--bogus'$" "$DML" run "$tmp/opt.dml" --bogus
+check "a second FILE is an unknown option" 2 "^dml: unknown option 'extra'$" "$DML" run "$tmp/opt.dml" extra
+check "options but no FILE" 2 '^dml: run: missing script file$' "$DML" run --seed 3
+check "--seed before FILE needs its number" 2 "^dml: --seed: '$tmp/opt.dml' is not an integer$" "$DML" run --seed "$tmp/opt.dml"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
