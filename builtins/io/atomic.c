@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Atomic replacement of files through a temporary in the same directory,
  * so a reader never sees a half-written file. */
+/* nftw()'s FTW_DEPTH and FTW_PHYS are XSI extensions. */
+#define _GNU_SOURCE
 #include "internal.h"
 
 #include <dirent.h>
