@@ -168,6 +168,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fno-sanitize-recover=u
 FUZZ_FLAGS := $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined
 FUZZ_TARGETS := build/fuzz/fuzz_dml build/fuzz/fuzz_csv build/fuzz/fuzz_wire build/fuzz/fuzz_checkpoint \
                 build/fuzz/fuzz_kernel_msg
+FUZZ_TARGETS += build/fuzz/fuzz_frame_csv
 fuzz: $(FUZZ_TARGETS)
 # The whole library, instrumented, for the targets that link all of it:
 # compiled once, one object per source.
@@ -196,6 +197,12 @@ build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
+# Frames in csv and text: quoted fields spanning lines, round trips.
+build/fuzz/fuzz_frame_csv: tests/fuzz/fuzz_frame_csv.c $(wildcard builtins/io/*.c) base/value.c base/frame.c \
+                          base/strbuf.c base/numparse.c base/diag.c runtime/fmt.c runtime/frame_print.c
+	@mkdir -p build/fuzz
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
 # The decoders alone: no MPI, no interpreter.
 build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c builtins/paramserv/wire.c builtins/paramserv/msg.c builtins/paramserv/params.c base/value.c \
                      base/numparse.c \
@@ -218,6 +225,7 @@ fuzz-replay: fuzz
 	$(Q)cd build/fuzz && ./fuzz_wire -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_wire
 	$(Q)cd build/fuzz && ./fuzz_checkpoint -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_checkpoint
 	$(Q)cd build/fuzz && ./fuzz_kernel_msg -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_kernel
+	$(Q)cd build/fuzz && ./fuzz_frame_csv -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_frame
 
 bench: $(DML)
 	$(Q)env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE DML=$(DML) sh bench/run.sh

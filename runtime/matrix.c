@@ -63,16 +63,19 @@ void mat_matmul_t(const Matrix *A, bool tA, const Matrix *B, bool tB, Matrix *C)
     (void)mat_matmul_stop(A, tA, B, tB, C, NULL, 0);
 }
 
-/* A product of this many flops or more runs in row panels of about
- * MATMUL_PANEL_FLOPS each, with a look at the stop flag between them: one
- * dgemm cannot be interrupted, and a 4000^3 one takes seconds. A panel of
- * 2^30 flops takes 20-100 ms on the 2-core dev VM, and OpenBLAS still sees
- * hundreds of rows. Multithreaded OpenBLAS rounds a panel's cells a little
- * differently than the same cells of one whole product, so the split
- * depends on the shape alone, never on whether a flag is given: every
- * caller gets the same bits. */
-enum { MATMUL_PANEL_FLOPS = 1 << 30 };
+/* A product of this many flops or more runs in row panels, with a look at
+ * the stop flag between them: one dgemm cannot be interrupted, and a
+ * 4000^3 one takes seconds. A panel aims at 2^33 flops (0.1-0.3 s on the
+ * 2-core dev VM) but keeps 512 rows (256 for the largest products, whose
+ * 512 rows would take over a second): each dgemm packs all of B again,
+ * which a 64-row panel pays for with twice the time of the whole product
+ * (3000^3, measured: 8.9 s against 4.4 s; 512 rows 4.6 s). Multithreaded
+ * OpenBLAS rounds a panel's cells a little differently than the same cells
+ * of one whole product, so the split depends on the shape alone, never on
+ * whether a flag is given: every caller gets the same bits. */
 #define MATMUL_SPLIT_FLOPS 2e9
+#define MATMUL_PANEL_FLOPS 8589934592.0         /* 2^33 */
+#define MATMUL_PANEL_MAX_FLOPS 34359738368.0    /* 2^35 */
 
 /* Contract in matrix.h. */
 bool mat_matmul_stop(const Matrix *A, bool tA, const Matrix *B, bool tB, Matrix *C, const atomic_int *stop,
@@ -103,9 +106,12 @@ bool mat_matmul_stop(const Matrix *A, bool tA, const Matrix *B, bool tB, Matrix 
             blas_dgemm(tA, tB, m, n, k, 1.0, A->data, A->cols, B->data, B->cols, 0.0, C->data, n);
             return true;
         }
-        panel_rows = (int64_t)((double)MATMUL_PANEL_FLOPS / (2.0 * (double)n * (double)k));
-        if (panel_rows < 64)
-            panel_rows = 64;
+        double row_flops = 2.0 * (double)n * (double)k;
+        panel_rows = (int64_t)(MATMUL_PANEL_FLOPS / row_flops);
+        if (panel_rows < 512) {
+            int64_t most = (int64_t)(MATMUL_PANEL_MAX_FLOPS / row_flops);
+            panel_rows = most < 256 ? 256 : most > 512 ? 512 : most;
+        }
     }
     /* Rows i0.. of op(A): rows of A, or (transposed) its columns. */
     for (int64_t i0 = 0; i0 < m; i0 += panel_rows) {

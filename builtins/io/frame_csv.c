@@ -131,6 +131,7 @@ typedef struct Records {
     size_t sepn;
     int64_t lineno;         /* the line the record last returned starts on */
     int64_t next_line;      /* the line the next record starts on */
+    bool plain;             /* no '"' in the text: records are lines */
 } Records;
 
 static bool at_sep(const char *q, const char *end, const Records *R)
@@ -149,6 +150,15 @@ static int next_record(Records *R, const char **rs, const char **re)
     if (R->p >= R->end)
         return 0;
     const char *q = R->p, *end = R->end;
+    if (R->plain) {
+        const char *e = memchr(q, '\n', (size_t)(end - q));
+        q = e ? e : end;
+        *rs = R->p;
+        *re = q > R->p && q[-1] == '\r' ? q - 1 : q;
+        R->p = q < end ? q + 1 : end;
+        R->lineno = R->next_line++;
+        return 1;
+    }
     int64_t nl = 0;
     for (;;) {
         /* the start of a field */
@@ -208,7 +218,7 @@ static int64_t frame_csv_rows(const char *data, const char *end, int64_t first_l
         rows = io_csv_rows(data, end, declared, rows_end);
         return rows;
     }
-    Records R = {data, last, sep, sepn, first_line, first_line};
+    Records R = {data, last, sep, sepn, first_line, first_line, false};
     const char *rs, *re;
     int k;
     while ((k = next_record(&R, &rs, &re)) > 0)
@@ -255,7 +265,8 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
         diag_fail(e, "%s:%lld: a NUL byte (this is no csv text)", name, (long long)line);
         return NULL;
     }
-    Records L = {buf, buf + len, sep, sepn, 1, 1};
+    bool plain = !memchr(buf, '"', len);
+    Records L = {buf, buf + len, sep, sepn, 1, 1, plain};
     const char *hs = NULL, *he = NULL, *ls = NULL, *le = NULL;
     bool have_header = false;
     if (o->header) {
@@ -274,7 +285,7 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
         return NULL;
     int64_t cols;
     if (rows > 0) {
-        Records F = {data, last, sep, sepn, 1, 1};
+        Records F = {data, last, sep, sepn, 1, 1, plain};
         next_record(&F, &ls, &le);
         cols = io_csv_fields(ls, le, sep, sepn);
     } else if (have_header && !line_is_blank(hs, he)) {
@@ -316,7 +327,7 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
             return NULL;
         }
     }
-    Records D = {data, last, sep, sepn, first_line, first_line};
+    Records D = {data, last, sep, sepn, first_line, first_line, plain};
     for (int64_t r = 0; r < rows; r++) {
         if (next_record(&D, &ls, &le) <= 0)
             ls = le = last;     /* cannot happen: the records were counted */
@@ -335,7 +346,8 @@ FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, co
  * reading would trim). */
 static bool needs_quotes(const char *s, size_t n, const char *sep)
 {
-    if (n == 0 || is_blank(s[0]) || is_blank(s[n - 1]))
+    /* is_space: a header of "\v" alone would read as a blank line */
+    if (n == 0 || is_space(s[0]) || is_space(s[n - 1]))
         return true;
     return strpbrk(s, sep) || strpbrk(s, "\"\n\r");
 }

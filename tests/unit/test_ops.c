@@ -512,9 +512,10 @@ static void test_matmul_panels(void)
 {
     Rng g;
     rng_seed(&g, 29);
-    const int64_t shapes[][3] = {{1300, 1100, 800}, {97, 33, 129}};
+    /* 4400 x 1000 x 1000: 8.8e9 flops, two automatic panels (4295 rows) */
+    const int64_t shapes[][3] = {{4400, 1000, 1000}, {97, 33, 129}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int t = 0; t < 4; t++) {
+        for (int t = 0; t < (s == 0 ? 1 : 4); t++) {
             bool tA = t & 1, tB = t & 2;
             int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
             Value A = tA ? mat_rand(&g, k, m) : mat_rand(&g, m, k);
