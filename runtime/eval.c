@@ -130,6 +130,12 @@ enum { SCALARS_BAIL = -1, SCALARS_DEPTH = 48 };
 
 enum { SCALARS_INNER = 1 };     /* scalars_leaf: n is no leaf */
 
+/* A call of a user function, or an index: what fusion never takes in. */
+static inline bool opaque_leaf(const Node *n)
+{
+    return n->kind == N_INDEX || (n->kind == N_CALL && !n->call.bi);
+}
+
 static inline __attribute__((always_inline)) int scalars_leaf(Interp *I, const Node *n, Value *out)
 {
     switch (n->kind) {
@@ -249,11 +255,17 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
             if (fuse_matmul(I, n, out, &st))
                 return fused_done(I, n, out, st);
         } else if (fuse_candidate(n)) {
-            Status st;
-            if (scalars_try(I, n, out, 0) == ST_OK)
-                return ST_OK;
-            if (fuse_eval(I, n, out, &st))
-                return fused_done(I, n, out, st);
+            const Node *l = n->binary.lhs, *r = n->binary.rhs;
+            /* A lone operator beside a user function's call or an index
+             * (`s + f(i)`): nothing to fuse (fuse.c fuses a lone operator
+             * only over variables) and nothing scalars_try would finish. */
+            if (!(opaque_leaf(l) && !fuse_candidate(r)) && !(opaque_leaf(r) && !fuse_candidate(l))) {
+                Status st;
+                if (scalars_try(I, n, out, 0) == ST_OK)
+                    return ST_OK;
+                if (fuse_eval(I, n, out, &st))
+                    return fused_done(I, n, out, st);
+            }
         }
         return eval_binary(I, n, out);
     case N_UNARY: {
