@@ -7,7 +7,10 @@
  *   sparse_bench [rows cols density threads reps [graphblas]]
  *
  * X is rows x cols at the given density (rand's skip stream, uniform
- * values); v a dense vector. Each line: "impl op threads median_ms". The
+ * values); v a dense vector. Each line: "impl op threads wall_ms cpu_ms",
+ * the medians of the repetitions' wall-clock and process CPU times (on a
+ * shared machine the CPU time of a 1-thread run is the steadier number; a
+ * 2-thread run's CPU time adds both threads'). The
  * t(X) %*% X case runs on X's first 1000 columns at 10x the density: on the
  * whole 100,000 columns its result has ~63% of 10^10 cells (~75 GB in any
  * format). Without -DHAVE_GRAPHBLAS only dml's kernels run. */
@@ -30,6 +33,13 @@ static double now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
@@ -59,13 +69,14 @@ static double rss_mb(void)
 }
 
 #define TIME(impl, name, threads, reps, ...) do { \
-        double t_[64]; \
+        double t_[64], c_[64]; \
         for (int r_ = 0; r_ < (reps); r_++) { \
-            double t0_ = now_ms(); \
+            double t0_ = now_ms(), c0_ = cpu_ms(); \
             __VA_ARGS__; \
             t_[r_] = now_ms() - t0_; \
+            c_[r_] = cpu_ms() - c0_; \
         } \
-        printf("%s %s %d %.2f\n", (impl), (name), (threads), median(t_, (reps))); \
+        printf("%s %s %d %.2f %.2f\n", (impl), (name), (threads), median(t_, (reps)), median(c_, (reps))); \
         fflush(stdout); \
     } while (0)
 

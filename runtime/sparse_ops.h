@@ -12,7 +12,11 @@
  *   stops at the first step that changes nothing, usually at once).
  * - Products sum each output cell in ascending order of the inner index,
  *   which is a plain row-major triple loop's order, not BLAS's (blocked,
- *   FMA): against mat_matmul they agree to rounding, not to the bit. Where
+ *   FMA): against mat_matmul they agree to rounding, not to the bit. Two
+ *   exceptions, for speed: X %*% v keeps four running sums per row (the
+ *   row's k-th stored entry goes to sum k % 4; the result is
+ *   (s0 + s1) + (s2 + s3)), and t(X) %*% y, t(X) %*% X on large inputs sum
+ *   8 row blocks (below). Where
  *   a dense operand (or X itself in t(X) %*% X) holds Inf or NaN, the cells
  *   that BLAS makes NaN through 0 * Inf are made NaN here too.
  * - Element-wise results are those of ops_apply_d / vm_unary cell by cell.

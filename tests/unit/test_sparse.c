@@ -268,6 +268,25 @@ static void naive_mm(const double *A, int64_t ar, int64_t ac, bool tA, const dou
         }
 }
 
+/* X %*% v in sp_mm_sd's order: the k-th non-zero of a row goes to running
+ * sum k % 4, the result is (s0 + s1) + (s2 + s3); a zero cell's product
+ * (+-0, or NaN against an Inf/NaN of v) goes to s0. */
+static void naive_mv4(const double *x, int64_t r, int64_t c, const double *v, double *y)
+{
+    for (int64_t i = 0; i < r; i++) {
+        double s[4] = {0, 0, 0, 0};
+        int k = 0;
+        for (int64_t j = 0; j < c; j++) {
+            double t = x[i * c + j] * v[j];
+            if (x[i * c + j] != 0)
+                s[k++ & 3] += t;
+            else
+                s[0] += t;
+        }
+        y[i] = (s[0] + s[1]) + (s[2] + s[3]);
+    }
+}
+
 /* Within rounding of BLAS: relative to the magnitude of the terms. */
 static void check_near_blas(const double *got, const double *A, int64_t ar, int64_t ac, bool tA, const double *B,
                             int64_t br, int64_t bc, bool tB, const char *what)
@@ -322,7 +341,10 @@ static void test_products(Interp *I, Rng *g)
         double *got = malloc(big * sizeof(double)), *want = malloc(big * sizeof(double));
 
         sp_mm_sd(I, s, B, n, got);
-        naive_mm(x, r, c, false, B, c, n, false, want);
+        if (n == 1)
+            naive_mv4(x, r, c, B, want);
+        else
+            naive_mm(x, r, c, false, B, c, n, false, want);
         CHECK_ARR(got, want, r * n, same_bits, "X %*% B");
         check_near_blas(got, x, r, c, false, B, c, n, false, "X %*% B");
 
