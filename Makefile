@@ -213,7 +213,7 @@ build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c builtins/paramserv/wire.c builtins/
 
 # The Jupyter kernel's message decoder alone: no sockets, no interpreter.
 build/fuzz/fuzz_kernel_msg: tests/fuzz/fuzz_kernel_msg.c cli/kernel_msg.c base/diag.c base/strbuf.c base/value.c \
-                           base/frame.c
+                           base/frame.c base/numparse.c
 	@mkdir -p build/fuzz
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) $(KERNEL_CFLAGS) -o $@ $^ $(KERNEL_LIBS) -lm -pthread
