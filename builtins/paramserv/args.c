@@ -453,6 +453,8 @@ void ps_config_free(PsConfig *c)
 {
     free(c->ckpt_sig);
     c->ckpt_sig = NULL;
+    ps_record_free(c->rec);
+    c->rec = NULL;
 }
 
 Status ps_check_agg_result(Interp *I, const PsConfig *c, const List *model, Value result)

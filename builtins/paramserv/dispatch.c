@@ -262,6 +262,11 @@ void ps_dyn_start(PsRun *run)
         assign(run, i);
 }
 
+bool ps_dyn_stopped(const PsRun *run, int i)
+{
+    return run->dyn->stopped[i];
+}
+
 bool ps_dyn_finished(const PsRun *run)
 {
     return run->dyn->nstopped == run->k;

@@ -68,6 +68,8 @@ typedef struct PsConfig {
     int64_t slow_worker;        /* DML_PS_SLOW=W:F: worker W-1 (-1: none) sleeps (F-1) x each batch's compute time */
     double slow_factor;
     const struct PsTransportOps *tp;    /* where the workers run (mode=, transport.c) */
+    const char *record_path, *replay_path;  /* record=, replay= (NULL when not given) */
+    struct PsRecord *rec;       /* owned: what record.c keeps for them (ps_record_prepare) */
 } PsConfig;
 
 /* Parse and check the arguments of one call (every error names the argument).
@@ -145,6 +147,39 @@ Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epoch
  * allocated that the model does not need): the model in *model (owned)
  * and the epochs done, or an error. Prints nothing. */
 Status ps_ckpt_read(Interp *I, const PsConfig *c, FILE *f, Value *model, int64_t *epochs_done);
+
+/* The signature of the call for a record (record.c): the checkpoint's,
+ * plus epochs, dispatch and the seed (malloc'd; NULL: out of memory). */
+char *ps_call_sig(const PsConfig *c);
+/* The first difference of two signatures (a word of 'mine' against the
+ * other's, or *a NULL and *b a word only 'theirs' has); false: equal. */
+bool ps_sig_difference(const char *mine, const char *theirs, const char **a, size_t *alen, const char **b,
+                       size_t *blen);
+uint64_t ps_hash_bytes(const void *p, size_t len);
+/* A temporary next to 'path' (path.tmpPID.XXXXXX, *tmp malloc'd): the fd,
+ * or -1 with errno. Temporaries a killed run left next to 'path' go. */
+int ps_open_tmp(const char *path, char **tmp);
+void ps_remove_stale_tmps(const char *path);
+
+/* Record and replay of asynchronous runs (record.c, issue 26):
+ * record= writes the order in which the server applied the pushes (each
+ * one's worker, epoch and batch); replay= makes the server apply them in
+ * that order, whatever the timing, so the model is the recorded run's to
+ * the bit. ps_record_prepare runs before training: checks the pair, loads
+ * and checks a replay file against the call, proves the record path
+ * writable. */
+typedef struct PsRecord PsRecord;
+Status ps_record_prepare(Interp *I, PsConfig *c);
+/* Server: one push applied (recording). */
+Status ps_record_add(PsRecord *r, Interp *I, int worker, int64_t epoch, int64_t batch);
+/* Replaying: the push the server must apply next (false: the record has
+ * no more). */
+bool ps_replay_next(const PsRecord *r, int *worker, int64_t *epoch, int64_t *batch);
+void ps_replay_advance(PsRecord *r);
+bool ps_replaying(const PsRecord *r);
+/* After a successful run: writes the record file (atomically). */
+Status ps_record_finish(Interp *I, const PsConfig *c);
+void ps_record_free(PsRecord *r);
 
 /* Epoch bookkeeping of the server: counts pushes per epoch and reports the
  * epochs that complete, in order. Memory is proportional to how far the
@@ -410,6 +445,8 @@ Status ps_dyn_init(PsRun *run);
 void ps_dyn_start(PsRun *run);
 /* Server: a push (the payload taken); a new task for whoever is free. */
 Status ps_dyn_handle(PsRun *run, PsMsg *msg);
+/* Worker i has been told there is no more work. */
+bool ps_dyn_stopped(const PsRun *run, int i);
 /* Every worker has been told there is no more work. */
 bool ps_dyn_finished(const PsRun *run);
 void ps_dyn_stats(PsRun *run, StrBuf *b);

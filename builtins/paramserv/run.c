@@ -129,6 +129,12 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         }
     } else if (hist && ps_hist_matrix(I, run, hist) != ST_OK) {
         st = ST_ERR;
+    } else if (ps_record_finish(I, c) != ST_OK) {
+        st = ST_ERR;
+        if (hist) {
+            val_release(*hist);
+            *hist = val_none();
+        }
     } else {
         *out = run->model;
         run->model = val_none();
