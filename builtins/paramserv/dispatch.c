@@ -153,6 +153,7 @@ static void give(PsRun *run, int i, int64_t e, int64_t t)
     d->w_e[i] = e;
     d->w_t[i] = t;
     d->w_since[i] = clock_now_sec();
+    run->w[i].pulled = run->updates;
     PsTask task = d->task[t];
     task.epoch = e;
     run->tp->deliver(run, i, val_ref(run->model), &task);
@@ -243,6 +244,8 @@ static void assign_round(PsRun *run, int i)
         if (!backup_pays(run, i, d->rstart[d->rr] + best))
             return;             /* idle until the round ends */
         d->backups++;
+        double now = clock_now_sec();
+        ps_ev_add_x(&run->sev, PS_EV_BACKUP, now, now, d->re, d->rstart[d->rr] + best + 1, i, run->updates, -1);
     }
     d->copies[best]++;
     give(run, i, d->re, d->rstart[d->rr] + best);

@@ -65,6 +65,7 @@ typedef struct PsConfig {
     bool verbose;               /* progress lines through the caller's sink */
     bool fed;                   /* never set: where the federated-only arguments would go */
     PsDispatch dispatch;        /* STATIC: each worker its partition; DYNAMIC: tasks to whoever is free (dispatch.c) */
+    bool trace;                 /* --trace: collect events */
     int64_t slow_worker;        /* DML_PS_SLOW=W:F: worker W-1 (-1: none) sleeps (F-1) x each batch's compute time */
     double slow_factor;
     const struct PsTransportOps *tp;    /* where the workers run (mode=, transport.c) */
@@ -225,6 +226,31 @@ typedef struct PsWorkerStats {
     uint64_t bytes_pulled, bytes_pushed;
 } PsWorkerStats;
 
+/* --trace (trace.c): one event of the timeline. */
+enum { PS_EV_WAIT, PS_EV_COMPUTE, PS_EV_LOCAL, PS_EV_PUSH, PS_EV_APPLY, PS_EV_VAL, PS_EV_CKPT, PS_EV_BACKUP };
+typedef struct PsEvent {
+    int kind;
+    double t0, dur;             /* seconds (clock_now_sec) */
+    int64_t epoch, batch;
+    int64_t worker, version, staleness;     /* -1: not said */
+} PsEvent;
+typedef struct PsEvents {
+    PsEvent *e;
+    int64_t n, cap, lost;
+    bool on;                    /* collecting */
+} PsEvents;
+void ps_trace_set_path(const char *path);
+bool ps_trace_on(void);
+/* Before a call trains: the trace path can be written. */
+Status ps_trace_prepare(Interp *I);
+void ps_ev_add(PsEvents *b, int kind, double t0, double t1, int64_t epoch, int64_t batch);
+void ps_ev_add_x(PsEvents *b, int kind, double t0, double t1, int64_t epoch, int64_t batch, int64_t worker,
+                 int64_t version, int64_t staleness);
+void ps_ev_free(PsEvents *b);
+/* After a call: its events join the file (rewritten whole). */
+struct PsRun;
+Status ps_trace_write(Interp *I, const struct PsRun *run);
+
 typedef struct PsMsg {
     int worker;
     int64_t epoch;
@@ -288,6 +314,7 @@ typedef struct PsLoop {
     Interp I;
     Frame top;
     PsWorkerStats st;
+    PsEvents ev;                /* --trace */
     const char *where;          /* where it runs, for messages ("rank R on HOST"); NULL on a thread */
 } PsLoop;
 
@@ -311,6 +338,8 @@ typedef struct PsWorker {
     int64_t nbatches;           /* batches per epoch of this worker */
     int64_t groups;             /* pulls/pushes per epoch */
     PsWorkerStats st;           /* filled by the transport when the worker is done */
+    PsEvents ev;                /* --trace: its events, handed over by the transport when it is done */
+    int64_t pulled;             /* server: the model version its last delivery carried */
     char *where;                /* malloc'd by the transport: where it runs ("rank R on HOST"); NULL on a thread */
     /* server thread only */
     int64_t pushed;             /* pushes accepted so far (SSP clock) */
@@ -397,6 +426,7 @@ typedef struct PsRun {
     double sum_time;            /* adding the gradients of BSP/SBP rounds */
     int update_threads;         /* the most kernel threads an update was lent */
     int64_t updates, epoch_updates;
+    PsEvents sev;               /* --trace: the server's events */
     /* shared: protected by mu */
     pthread_mutex_t mu;
     pthread_cond_t server_cv;   /* the server waits here for pushes */

@@ -51,6 +51,8 @@ static void epoch_end(PsRun *run, int64_t e)
     }
     double t1 = clock_now_sec();
     run->val_time += t1 - t0;
+    if (c->val)
+        ps_ev_add_x(&run->sev, PS_EV_VAL, t0, t1, e, 0, -1, run->updates, -1);
     if (ps_hist_add(run, e, secs, loss, acc) != ST_OK) {
         ps_fail(run, I, "paramserv: history");
         return;
@@ -73,7 +75,10 @@ static void epoch_end(PsRun *run, int64_t e)
             return;
         }
     }
-    run->ckpt_time += clock_now_sec() - t1;
+    double t2 = clock_now_sec();
+    run->ckpt_time += t2 - t1;
+    if (c->ckpt == PS_CKPT_EPOCH || (c->ckpt == PS_CKPT_EPOCH10 && ((e + 1) % 10 == 0 || e + 1 == c->epochs)))
+        ps_ev_add_x(&run->sev, PS_EV_CKPT, t1, t2, e, 0, -1, run->updates, -1);
     run->epoch_updates = 0;
     run->epoch_t0 = clock_now_sec();
 }
@@ -388,8 +393,10 @@ static bool process(PsRun *run, PsMsg *msg, int64_t *done)
         return false;
     }
     int w = msg->worker;
-    int64_t e = msg->epoch, b = msg->batch;
+    int64_t e = msg->epoch, b = msg->batch, stale = run->updates - run->w[w].pulled;
+    double t0 = clock_now_sec();
     Status st = dyn ? ps_dyn_handle(run, msg) : handle(run, msg);
+    ps_ev_add_x(&run->sev, PS_EV_APPLY, t0, clock_now_sec(), e, b, w, run->updates, stale);
     val_release(msg->payload);      /* handled: taken already */
     msg->payload = val_none();
     if (st != ST_OK) {

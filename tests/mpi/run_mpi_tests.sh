@@ -169,6 +169,21 @@ recplay() {
 recplay 4 STATIC 10
 recplay 4 DYNAMIC 3
 
+# ---- --trace under mpirun: rank 0 writes every rank's events -------------
+# 90 rows, k=2, batchsize 10, 3 epochs: 30 batches and pushes.
+if mpi 3 self,vader ../paramserv/dispatch_bits.dml --trace "$tmp/t.json" -nvargs mode=REMOTE_MPI utype=ASP freq=BATCH \
+    avg=FALSE k=2 dispatch=DYNAMIC >"$tmp/out" 2>"$tmp/err" &&
+    grep -q '"tid":1,"args":{"name":"worker 1 (rank 1 on ' "$tmp/t.json" &&
+    grep -q '"tid":2,"args":{"name":"worker 2 (rank 2 on ' "$tmp/t.json" &&
+    [ "$(grep -c '"name":"compute","cat":"worker"' "$tmp/t.json")" -eq 30 ] &&
+    [ "$(grep -c '"name":"apply","cat":"server"' "$tmp/t.json")" -eq 30 ] &&
+    [ "$(tail -n 1 "$tmp/t.json")" = "]}" ]; then
+    ok "--trace under mpirun: rank 0 writes the worker ranks' events (30 computes, 30 applies)"
+else
+    grep -c '"name":"compute"' "$tmp/t.json" 2>/dev/null
+    bad "--trace under mpirun: rank 0 writes the worker ranks' events"
+fi
+
 # ---- pulls carry only the model entries the worker's functions read -------
 # pulls BTL UPD AVG BYTES: readset.dml (a 4-entry model: W, b and their
 # velocities) on 2 worker ranks is bit-identical to local threads, and a
