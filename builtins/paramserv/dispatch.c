@@ -141,7 +141,8 @@ Status ps_dyn_init(PsRun *run)
         d->w_e[i] = -1;
         d->res[i] = val_none();
     }
-    d->next_e = d->re = d->base = run->start_epoch;
+    d->next_e = d->re = run->start_epoch;
+    d->base = run->start_epoch * d->R;      /* rounds are counted over the epochs */
     return ST_OK;
 }
 

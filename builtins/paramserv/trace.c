@@ -24,7 +24,6 @@
 
 #include "../../runtime/clock.h"
 #include "ps.h"
-#include "psmpi.h"
 
 static char *trace_path;        /* --trace FILE (NULL: off) */
 static double trace_t0;         /* the timeline's zero */
