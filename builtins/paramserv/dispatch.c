@@ -28,7 +28,8 @@
  *   so it behaves as BSP; num_backup_workers is not used.
  * modelAvg averages a round's local models (BSP) or moves the model 1/k
  * of the way to each pushed one (SSP), as under STATIC. Epochs end when
- * all their tasks are applied (validation, checkpoints, history).
+ * all their tasks and all earlier epochs' are applied (validation,
+ * checkpoints, history; ps_epochs_push).
  *
  * Server thread only, except ps_dyn_start (the calling thread, before the
  * server thread starts). */

@@ -192,8 +192,10 @@ typedef struct PsEpochs {
     int64_t len, cap;
 } PsEpochs;
 void ps_epochs_init(PsEpochs *p, int64_t needed, int64_t first_epoch);
-/* Records one push of epoch e; *complete is true when it completes epoch e. */
-Status ps_epochs_push(Interp *I, PsEpochs *p, int64_t e, bool *complete);
+/* Records one push of epoch e; the epochs *first .. *first + *ndone - 1
+ * end with it (in order: an epoch ends once it and every earlier one are
+ * complete). */
+Status ps_epochs_push(Interp *I, PsEpochs *p, int64_t e, int64_t *first, int64_t *ndone);
 void ps_epochs_free(PsEpochs *p);
 
 /* a * b, or INT64_MAX when that overflows (push totals for huge 'epochs'). */

@@ -371,10 +371,10 @@ static Status handle(PsRun *run, PsMsg *msg)
 
 Status ps_count_push(PsRun *run, int64_t e)
 {
-    bool complete;
-    TRY(ps_epochs_push(&run->SI, &run->epochs, e, &complete));
-    if (complete)
-        epoch_end(run, e);
+    int64_t first, n;
+    TRY(ps_epochs_push(&run->SI, &run->epochs, e, &first, &n));
+    for (int64_t j = 0; j < n && !atomic_load(&run->abort); j++)
+        epoch_end(run, first + j);
     return ST_OK;
 }
 
