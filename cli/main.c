@@ -46,6 +46,7 @@ static const char usage_text[] =
     "                         reproducible run\n"
     "  --stats [N], -stats [N]  print run statistics at the end, with the N (default\n"
     "                         10) most expensive builtins and operators\n"
+    "  --trace FILE           paramserv's timeline as Chrome trace-event JSON (Perfetto)\n"
     "  --threads N            thread budget: BLAS and kernel threads, and workers x threads\n"
     "                         each for parfor/paramserv (default: all cores; also DML_THREADS)\n"
     "  --precision single|double  float precision of the heavy products (%*%, conv2d):\n"
@@ -195,6 +196,10 @@ static int parse_run_opts(int argc, char **argv, int i, RunOpts *o, const char *
             if (i + 1 >= argc)
                 return usage_error("%s needs single or double", a);
             o->precision = argv[++i];
+        } else if (strcmp(a, "--trace") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return usage_error("%s needs a file name", a);
+            ps_trace_set_path(argv[++i]);   /* paramserv's timeline (doc/paramserv.md, "trace") */
         } else if (strcmp(a, "--dump-ast") == 0) {
             o->dump_ast = true;
         } else if (strcmp(a, "-exec") == 0 || strcmp(a, "-config") == 0) {

@@ -160,6 +160,10 @@ if [ -x "$DML" ]; then
     [ -f tests/paramserv/progress.sh ] && run_suite paramserv/progress tests/paramserv/progress.sh
     # paramserv's dispatch="DYNAMIC" and DML_PS_SLOW on threads
     [ -f tests/paramserv/dispatch.sh ] && run_suite paramserv/dispatch tests/paramserv/dispatch.sh
+    # paramserv's record= and replay= on threads
+    [ -f tests/paramserv/record.sh ] && run_suite paramserv/record tests/paramserv/record.sh
+    # paramserv's --trace timeline
+    [ -f tests/paramserv/trace.sh ] && run_suite paramserv/trace tests/paramserv/trace.sh
     # paramserv on Open MPI (mpirun with 2-4 ranks)
     [ -f tests/mpi/run_mpi_tests.sh ] && [ -z "${SKIP_MPI:-}" ] && run_suite mpi tests/mpi/run_mpi_tests.sh 80
     # the Jupyter kernel (jupyter_kernel_test, the example notebook under nbclient)

@@ -430,6 +430,7 @@ Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
     TRY(read_kinds(I, a, c, str));
     TRY(check_values(I, a, c, str));
     TRY(parse_slow(I, c));
+    c->trace = ps_trace_on();
     TRY(check_val_args(I, a));
 
     /* Then the functions, and last the data. */
@@ -453,6 +454,8 @@ void ps_config_free(PsConfig *c)
 {
     free(c->ckpt_sig);
     c->ckpt_sig = NULL;
+    ps_record_free(c->rec);
+    c->rec = NULL;
 }
 
 Status ps_check_agg_result(Interp *I, const PsConfig *c, const List *model, Value result)

@@ -90,6 +90,7 @@ Status ps_enqueue_push_take(PsRun *run, int worker, int64_t epoch, int64_t batch
 
 void ps_deliver(PsRun *run, PsWorker *w)
 {
+    w->pulled = run->updates;
     run->tp->deliver(run, w->id, val_ref(run->model), NULL);
 }
 

@@ -252,6 +252,41 @@ static bool first_difference(const char *mine, const char *theirs, const char **
     return false;
 }
 
+char *ps_call_sig(const PsConfig *c)
+{
+    char *base = make_sig(c);
+    if (!base)
+        return NULL;
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, base);
+    free(base);
+    static const char *const DISPATCH[] = {"STATIC", "DYNAMIC"};
+    sb_printf(&b, " epochs=%lld dispatch=%s", (long long)c->epochs, DISPATCH[c->dispatch]);
+    if (!c->seed_given)
+        sb_printf(&b, " seed=%llu", (unsigned long long)c->seed);
+    if (b.oom) {
+        sb_free(&b);
+        return NULL;
+    }
+    sb_putn(&b, "", 1);
+    return b.p;
+}
+
+bool ps_sig_difference(const char *mine, const char *theirs, const char **a, size_t *alen, const char **b,
+                       size_t *blen)
+{
+    return first_difference(mine, theirs, a, alen, b, blen);
+}
+
+uint64_t ps_hash_bytes(const void *p, size_t len)
+{
+    Hash h;
+    hash_init(&h);
+    hash_bytes(&h, p, len);
+    return hash_final(&h);
+}
+
 /* ---- temporaries ---- */
 
 static char *dir_of(const char *path)
@@ -280,7 +315,7 @@ static long tmp_owner(const char *name, const char *base)
 
 /* Removes the temporaries of writers that are gone (killed mid-write). A
  * live process's temporary is left alone: it may be writing right now. */
-static void remove_stale_tmps(const char *path)
+void ps_remove_stale_tmps(const char *path)
 {
     char *dir = dir_of(path);
     const char *slash = strrchr(path, '/');
@@ -307,7 +342,7 @@ static void remove_stale_tmps(const char *path)
 
 /* Creates the temporary for 'path'; *tmp is malloc'd. Returns the fd or -1
  * (errno set). */
-static int open_tmp(const char *path, char **tmp)
+int ps_open_tmp(const char *path, char **tmp)
 {
     size_t len = strlen(path) + 40;
     *tmp = malloc(len);
@@ -331,9 +366,9 @@ Status ps_ckpt_prepare(Interp *I, PsConfig *c)
     struct stat sb;
     if (stat(c->ckpt_path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return err_set(I, "paramserv: cannot write checkpoint '%s': %s", c->ckpt_path, strerror(EISDIR));
-    remove_stale_tmps(c->ckpt_path);
+    ps_remove_stale_tmps(c->ckpt_path);
     char *tmp;
-    int fd = open_tmp(c->ckpt_path, &tmp);
+    int fd = ps_open_tmp(c->ckpt_path, &tmp);
     if (fd < 0)
         return err_set(I, "paramserv: cannot write checkpoint '%s': %s", c->ckpt_path, strerror(errno));
     close(fd);
@@ -360,7 +395,7 @@ Status ps_ckpt_write(Interp *I, const PsConfig *c, const List *model, int64_t ep
     if (!c->ckpt_sig)
         return err_set(I, "paramserv: internal error: checkpoint '%s' written before ps_ckpt_prepare", path);
     char *tmp;
-    int fd = open_tmp(path, &tmp);
+    int fd = ps_open_tmp(path, &tmp);
     if (fd < 0)
         return err_set(I, "paramserv: cannot write checkpoint '%s': %s", path, strerror(errno));
     FILE *f = fdopen(fd, "wb");

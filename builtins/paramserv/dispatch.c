@@ -28,7 +28,8 @@
  *   so it behaves as BSP; num_backup_workers is not used.
  * modelAvg averages a round's local models (BSP) or moves the model 1/k
  * of the way to each pushed one (SSP), as under STATIC. Epochs end when
- * all their tasks are applied (validation, checkpoints, history).
+ * all their tasks and all earlier epochs' are applied (validation,
+ * checkpoints, history; ps_epochs_push).
  *
  * Server thread only, except ps_dyn_start (the calling thread, before the
  * server thread starts). */
@@ -141,7 +142,8 @@ Status ps_dyn_init(PsRun *run)
         d->w_e[i] = -1;
         d->res[i] = val_none();
     }
-    d->next_e = d->re = d->base = run->start_epoch;
+    d->next_e = d->re = run->start_epoch;
+    d->base = run->start_epoch * d->R;      /* rounds are counted over the epochs */
     return ST_OK;
 }
 
@@ -153,6 +155,7 @@ static void give(PsRun *run, int i, int64_t e, int64_t t)
     d->w_e[i] = e;
     d->w_t[i] = t;
     d->w_since[i] = clock_now_sec();
+    run->w[i].pulled = run->updates;
     PsTask task = d->task[t];
     task.epoch = e;
     run->tp->deliver(run, i, val_ref(run->model), &task);
@@ -243,6 +246,8 @@ static void assign_round(PsRun *run, int i)
         if (!backup_pays(run, i, d->rstart[d->rr] + best))
             return;             /* idle until the round ends */
         d->backups++;
+        double now = clock_now_sec();
+        ps_ev_add_x(&run->sev, PS_EV_BACKUP, now, now, d->re, d->rstart[d->rr] + best + 1, i, run->updates, -1);
     }
     d->copies[best]++;
     give(run, i, d->re, d->rstart[d->rr] + best);
@@ -260,6 +265,11 @@ void ps_dyn_start(PsRun *run)
 {
     for (int i = 0; i < run->k; i++)
         assign(run, i);
+}
+
+bool ps_dyn_stopped(const PsRun *run, int i)
+{
+    return run->dyn->stopped[i];
 }
 
 bool ps_dyn_finished(const PsRun *run)

@@ -35,6 +35,8 @@ enum {
                            to be passed on to 'ranks' (a BSP round's broadcast tree) */
     MM_TASK,            /* 0 -> r: DYNAMIC: list(model, X, Y, meta), a task to run with its rows (msg.h);
                            epoch -1 and no value: no more work */
+    MM_TRACE,           /* r -> 0: before DONE, with --trace: the worker's events, an n x 5 matrix
+                           (kind, start seconds after the CALL arrived, seconds, epoch, batch) */
 };
 
 typedef struct MpiMsg {

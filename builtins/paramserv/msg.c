@@ -58,6 +58,9 @@ bool ps_call_xfer(WIO *x, CallMsg *m)
     wio_i64(x, &m->start_epoch);
     wio_i64(x, &m->opt.slow_worker);
     wio_f64(x, &m->opt.slow_factor);
+    int64_t trace = m->opt.trace;
+    wio_i64(x, &trace);
+    m->opt.trace = trace != 0;
     wio_value(x, &m->hyper);
     return true;
 }

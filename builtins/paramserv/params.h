@@ -87,7 +87,9 @@ enum {
     ROW(WEIGHTING, "weighting", PK_FED, 0, fed, 0, NULL, 1, 0, NULL, 0)                                             \
     ROW(HE, "he", PK_FED, 0, fed, 0, NULL, 1, 0, NULL, 0)                                                          \
     ROW(DISPATCH, "dispatch", PK_ENUM, 0, dispatch, 0, "STATIC|DYNAMIC|", 1, 0,                                    \
-        "Paramserv function: not support dispatch '%s' (use STATIC or DYNAMIC)", 1)
+        "Paramserv function: not support dispatch '%s' (use STATIC or DYNAMIC)", 1)                              \
+    ROW(RECORD, "record", PK_STR, 0, record_path, 0, NULL, 1, 0, NULL, 0)                                          \
+    ROW(REPLAY, "replay", PK_STR, 0, replay_path, 0, NULL, 1, 0, NULL, 0)
 
 /* PS_A_MODEL, PS_A_FEATURES, ...: a parameter's index in the call's
  * arguments (the registry binds them in row order). */

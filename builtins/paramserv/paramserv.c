@@ -15,6 +15,10 @@ static Status bi_paramserv(Interp *I, const BArgs *a, Value *out)
     Status st = ps_config(I, a, &c);
     if (st == ST_OK && c.ckpt != PS_CKPT_NONE)
         st = ps_ckpt_prepare(I, &c);
+    if (st == ST_OK && (c.record_path || c.replay_path))
+        st = ps_record_prepare(I, &c);
+    if (st == ST_OK)
+        st = ps_trace_prepare(I);
     if (st == ST_OK)
         st = ps_run(I, &c, out, a->nout > 1 ? &out[1] : NULL);
     ps_config_free(&c);

@@ -336,9 +336,10 @@ void ps_epochs_init(PsEpochs *p, int64_t needed, int64_t first_epoch)
     *p = (PsEpochs){.needed = needed, .base = first_epoch};
 }
 
-Status ps_epochs_push(Interp *I, PsEpochs *p, int64_t e, bool *complete)
+Status ps_epochs_push(Interp *I, PsEpochs *p, int64_t e, int64_t *first, int64_t *ndone)
 {
-    *complete = false;
+    *first = p->base;
+    *ndone = 0;
     int64_t i = e - p->base;
     if (i < 0)
         return err_set(I, "paramserv: a push for epoch %lld arrived after that epoch was complete", (long long)e + 1);
@@ -354,9 +355,11 @@ Status ps_epochs_push(Interp *I, PsEpochs *p, int64_t e, bool *complete)
     }
     for (; p->len <= i; p->len++)
         p->count[p->len] = 0;
-    *complete = ++p->count[i] == p->needed;
-    /* Epochs complete in order (every worker pushes epoch e before e+1),
-     * so the finished ones leave from the front. */
+    ++p->count[i];
+    /* The finished epochs leave from the front, in order: with STATIC
+     * dispatch every worker pushes epoch e before e+1, so they finish in
+     * order anyway; with DYNAMIC, tasks of epoch e+1 may all be applied
+     * while one of epoch e still runs, and e+1 then ends right after e. */
     int64_t drop = 0;
     while (drop < p->len && p->count[drop] == p->needed)
         drop++;
@@ -365,6 +368,7 @@ Status ps_epochs_push(Interp *I, PsEpochs *p, int64_t e, bool *complete)
         p->len -= drop;
         p->base += drop;
     }
+    *ndone = drop;
     return ST_OK;
 }
 

@@ -65,9 +65,12 @@ typedef struct PsConfig {
     bool verbose;               /* progress lines through the caller's sink */
     bool fed;                   /* never set: where the federated-only arguments would go */
     PsDispatch dispatch;        /* STATIC: each worker its partition; DYNAMIC: tasks to whoever is free (dispatch.c) */
+    bool trace;                 /* --trace: collect events */
     int64_t slow_worker;        /* DML_PS_SLOW=W:F: worker W-1 (-1: none) sleeps (F-1) x each batch's compute time */
     double slow_factor;
     const struct PsTransportOps *tp;    /* where the workers run (mode=, transport.c) */
+    const char *record_path, *replay_path;  /* record=, replay= (NULL when not given) */
+    struct PsRecord *rec;       /* owned: what record.c keeps for them (ps_record_prepare) */
 } PsConfig;
 
 /* Parse and check the arguments of one call (every error names the argument).
@@ -146,6 +149,39 @@ Status ps_ckpt_resume(Interp *I, const PsConfig *c, Value *model, int64_t *epoch
  * and the epochs done, or an error. Prints nothing. */
 Status ps_ckpt_read(Interp *I, const PsConfig *c, FILE *f, Value *model, int64_t *epochs_done);
 
+/* The signature of the call for a record (record.c): the checkpoint's,
+ * plus epochs, dispatch and the seed (malloc'd; NULL: out of memory). */
+char *ps_call_sig(const PsConfig *c);
+/* The first difference of two signatures (a word of 'mine' against the
+ * other's, or *a NULL and *b a word only 'theirs' has); false: equal. */
+bool ps_sig_difference(const char *mine, const char *theirs, const char **a, size_t *alen, const char **b,
+                       size_t *blen);
+uint64_t ps_hash_bytes(const void *p, size_t len);
+/* A temporary next to 'path' (path.tmpPID.XXXXXX, *tmp malloc'd): the fd,
+ * or -1 with errno. Temporaries a killed run left next to 'path' go. */
+int ps_open_tmp(const char *path, char **tmp);
+void ps_remove_stale_tmps(const char *path);
+
+/* Record and replay of asynchronous runs (record.c, issue 26):
+ * record= writes the order in which the server applied the pushes (each
+ * one's worker, epoch and batch); replay= makes the server apply them in
+ * that order, whatever the timing, so the model is the recorded run's to
+ * the bit. ps_record_prepare runs before training: checks the pair, loads
+ * and checks a replay file against the call, proves the record path
+ * writable. */
+typedef struct PsRecord PsRecord;
+Status ps_record_prepare(Interp *I, PsConfig *c);
+/* Server: one push applied (recording). */
+Status ps_record_add(PsRecord *r, Interp *I, int worker, int64_t epoch, int64_t batch);
+/* Replaying: the push the server must apply next (false: the record has
+ * no more). */
+bool ps_replay_next(const PsRecord *r, int *worker, int64_t *epoch, int64_t *batch);
+void ps_replay_advance(PsRecord *r);
+bool ps_replaying(const PsRecord *r);
+/* After a successful run: writes the record file (atomically). */
+Status ps_record_finish(Interp *I, const PsConfig *c);
+void ps_record_free(PsRecord *r);
+
 /* Epoch bookkeeping of the server: counts pushes per epoch and reports the
  * epochs that complete, in order. Memory is proportional to how far the
  * fastest worker is ahead of the slowest, never to 'epochs'. */
@@ -156,8 +192,10 @@ typedef struct PsEpochs {
     int64_t len, cap;
 } PsEpochs;
 void ps_epochs_init(PsEpochs *p, int64_t needed, int64_t first_epoch);
-/* Records one push of epoch e; *complete is true when it completes epoch e. */
-Status ps_epochs_push(Interp *I, PsEpochs *p, int64_t e, bool *complete);
+/* Records one push of epoch e; the epochs *first .. *first + *ndone - 1
+ * end with it (in order: an epoch ends once it and every earlier one are
+ * complete). */
+Status ps_epochs_push(Interp *I, PsEpochs *p, int64_t e, int64_t *first, int64_t *ndone);
 void ps_epochs_free(PsEpochs *p);
 
 /* a * b, or INT64_MAX when that overflows (push totals for huge 'epochs'). */
@@ -189,6 +227,31 @@ typedef struct PsWorkerStats {
     int64_t pulls, pushes, batches;
     uint64_t bytes_pulled, bytes_pushed;
 } PsWorkerStats;
+
+/* --trace (trace.c): one event of the timeline. */
+enum { PS_EV_WAIT, PS_EV_COMPUTE, PS_EV_LOCAL, PS_EV_PUSH, PS_EV_APPLY, PS_EV_VAL, PS_EV_CKPT, PS_EV_BACKUP };
+typedef struct PsEvent {
+    int kind;
+    double t0, dur;             /* seconds (clock_now_sec) */
+    int64_t epoch, batch;
+    int64_t worker, version, staleness;     /* -1: not said */
+} PsEvent;
+typedef struct PsEvents {
+    PsEvent *e;
+    int64_t n, cap, lost;
+    bool on;                    /* collecting */
+} PsEvents;
+void ps_trace_set_path(const char *path);
+bool ps_trace_on(void);
+/* Before a call trains: the trace path can be written. */
+Status ps_trace_prepare(Interp *I);
+void ps_ev_add(PsEvents *b, int kind, double t0, double t1, int64_t epoch, int64_t batch);
+void ps_ev_add_x(PsEvents *b, int kind, double t0, double t1, int64_t epoch, int64_t batch, int64_t worker,
+                 int64_t version, int64_t staleness);
+void ps_ev_free(PsEvents *b);
+/* After a call: its events join the file (rewritten whole). */
+struct PsRun;
+Status ps_trace_write(Interp *I, const struct PsRun *run);
 
 typedef struct PsMsg {
     int worker;
@@ -253,6 +316,7 @@ typedef struct PsLoop {
     Interp I;
     Frame top;
     PsWorkerStats st;
+    PsEvents ev;                /* --trace */
     const char *where;          /* where it runs, for messages ("rank R on HOST"); NULL on a thread */
 } PsLoop;
 
@@ -276,6 +340,8 @@ typedef struct PsWorker {
     int64_t nbatches;           /* batches per epoch of this worker */
     int64_t groups;             /* pulls/pushes per epoch */
     PsWorkerStats st;           /* filled by the transport when the worker is done */
+    PsEvents ev;                /* --trace: its events, handed over by the transport when it is done */
+    int64_t pulled;             /* server: the model version its last delivery carried */
     char *where;                /* malloc'd by the transport: where it runs ("rank R on HOST"); NULL on a thread */
     /* server thread only */
     int64_t pushed;             /* pushes accepted so far (SSP clock) */
@@ -362,6 +428,7 @@ typedef struct PsRun {
     double sum_time;            /* adding the gradients of BSP/SBP rounds */
     int update_threads;         /* the most kernel threads an update was lent */
     int64_t updates, epoch_updates;
+    PsEvents sev;               /* --trace: the server's events */
     /* shared: protected by mu */
     pthread_mutex_t mu;
     pthread_cond_t server_cv;   /* the server waits here for pushes */
@@ -410,6 +477,8 @@ Status ps_dyn_init(PsRun *run);
 void ps_dyn_start(PsRun *run);
 /* Server: a push (the payload taken); a new task for whoever is free. */
 Status ps_dyn_handle(PsRun *run, PsMsg *msg);
+/* Worker i has been told there is no more work. */
+bool ps_dyn_stopped(const PsRun *run, int i);
 /* Every worker has been told there is no more work. */
 bool ps_dyn_finished(const PsRun *run);
 void ps_dyn_stats(PsRun *run, StrBuf *b);

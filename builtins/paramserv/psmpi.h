@@ -17,6 +17,9 @@ bool ps_mpi_launch(const DiagSink *sink, int *status);
 /* Rank 0, when the script has ended: every worker rank exits with
  * 'status'; MPI is closed. Nothing outside mpirun. */
 void ps_mpi_finish(int status);
+/* dml run --trace FILE: paramserv calls write their timeline to FILE
+ * (builtins/paramserv/trace.c). */
+void ps_trace_set_path(const char *path);
 /* This process was launched by mpirun (Open MPI is up). */
 bool ps_mpi_launched(void);
 /* Worker rank: serve paramserv calls; returns the exit status rank 0 sent,

@@ -66,6 +66,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     pthread_mutex_init(&run->mu, NULL);
     pthread_cond_init(&run->server_cv, NULL);
     run->tp = c->tp;
+    run->sev.on = c->trace;
     worker_interp_init(&run->SI, I->prog, rng_mix3(c->seed, 0, 0), &run->abort, 0, I->out);
     run->SI.sink = I->sink;
     run->SI.frame = &run->server_top;
@@ -133,6 +134,12 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
         }
     } else if (hist && ps_hist_matrix(I, run, hist) != ST_OK) {
         st = ST_ERR;
+    } else if (ps_record_finish(I, c) != ST_OK || ps_trace_write(I, run) != ST_OK) {
+        st = ST_ERR;
+        if (hist) {
+            val_release(*hist);
+            *hist = val_none();
+        }
     } else {
         *out = run->model;
         run->model = val_none();
@@ -148,7 +155,9 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     for (int i = 0; i < run->k; i++) {
         val_release(run->w[i].slot);
         free(run->w[i].where);
+        ps_ev_free(&run->w[i].ev);
     }
+    ps_ev_free(&run->sev);
     val_release(run->model);
     interp_destroy(&run->SI);
     pthread_cond_destroy(&run->server_cv);

@@ -51,6 +51,8 @@ static void epoch_end(PsRun *run, int64_t e)
     }
     double t1 = clock_now_sec();
     run->val_time += t1 - t0;
+    if (c->val)
+        ps_ev_add_x(&run->sev, PS_EV_VAL, t0, t1, e, 0, -1, run->updates, -1);
     if (ps_hist_add(run, e, secs, loss, acc) != ST_OK) {
         ps_fail(run, I, "paramserv: history");
         return;
@@ -73,7 +75,10 @@ static void epoch_end(PsRun *run, int64_t e)
             return;
         }
     }
-    run->ckpt_time += clock_now_sec() - t1;
+    double t2 = clock_now_sec();
+    run->ckpt_time += t2 - t1;
+    if (c->ckpt == PS_CKPT_EPOCH || (c->ckpt == PS_CKPT_EPOCH10 && ((e + 1) % 10 == 0 || e + 1 == c->epochs)))
+        ps_ev_add_x(&run->sev, PS_EV_CKPT, t1, t2, e, 0, -1, run->updates, -1);
     run->epoch_updates = 0;
     run->epoch_t0 = clock_now_sec();
 }
@@ -366,57 +371,150 @@ static Status handle(PsRun *run, PsMsg *msg)
 
 Status ps_count_push(PsRun *run, int64_t e)
 {
-    bool complete;
-    TRY(ps_epochs_push(&run->SI, &run->epochs, e, &complete));
-    if (complete)
-        epoch_end(run, e);
+    int64_t first, n;
+    TRY(ps_epochs_push(&run->SI, &run->epochs, e, &first, &n));
+    for (int64_t j = 0; j < n && !atomic_load(&run->abort); j++)
+        epoch_end(run, first + j);
     return ST_OK;
 }
 
-/* The server thread: applies pushes one at a time, in arrival order. */
+/* One push (its payload consumed): checked, handled, counted, recorded;
+ * false when the run failed (the failure is recorded). */
+static bool process(PsRun *run, PsMsg *msg, int64_t *done)
+{
+    bool dyn = run->dyn != NULL;
+    if (check_push(run, msg) != ST_OK) {
+        char who[160];
+        snprintf(who, sizeof who, "paramserv: push from worker %d rejected (epoch %lld, batch %lld)", msg->worker + 1,
+                 (long long)msg->epoch + 1, (long long)msg->batch);
+        ps_fail(run, &run->SI, who);
+        val_release(msg->payload);
+        msg->payload = val_none();
+        return false;
+    }
+    int w = msg->worker;
+    int64_t e = msg->epoch, b = msg->batch, stale = run->updates - run->w[w].pulled;
+    double t0 = clock_now_sec();
+    Status st = dyn ? ps_dyn_handle(run, msg) : handle(run, msg);
+    ps_ev_add_x(&run->sev, PS_EV_APPLY, t0, clock_now_sec(), e, b, w, run->updates, stale);
+    val_release(msg->payload);      /* handled: taken already */
+    msg->payload = val_none();
+    if (st != ST_OK) {
+        if (!atomic_load(&run->abort)) {
+            char who[96];
+            snprintf(who, sizeof who, "paramserv: aggregation failed (push from worker %d, epoch %lld)", w + 1,
+                     (long long)e + 1);
+            ps_fail(run, &run->SI, who);
+        }
+        return false;
+    }
+    if (run->cfg->rec && ps_record_add(run->cfg->rec, &run->SI, w, e, b) != ST_OK) {
+        ps_fail(run, &run->SI, "paramserv: record");
+        return false;
+    }
+    (*done)++;
+    return true;
+}
+
+/* Workers that may still push. */
+static int active_workers(const PsRun *run)
+{
+    int n = 0;
+    for (int i = 0; i < run->k; i++)
+        n += run->dyn ? !ps_dyn_stopped(run, i) : more_pulls(run, &run->w[i]);
+    return n;
+}
+
+/* Replaying (record.c): apply the pushes held in pend[0..*np) that are
+ * next in the record, in its order; the others wait for their turn.
+ * false when the run failed. */
+static bool replay_pending(PsRun *run, PsMsg *pend, int64_t *np, int64_t *done)
+{
+    PsRecord *r = run->cfg->rec;
+    for (;;) {
+        int w;
+        int64_t e, b, j;
+        if (!ps_replay_next(r, &w, &e, &b))
+            break;
+        for (j = 0; j < *np; j++)
+            if (pend[j].worker == w && pend[j].epoch == e && pend[j].batch == b)
+                break;
+        if (j == *np)
+            break;
+        PsMsg msg = pend[j];
+        memmove(pend + j, pend + j + 1, sizeof *pend * (size_t)(*np - j - 1));
+        (*np)--;
+        ps_replay_advance(r);
+        if (!process(run, &msg, done))
+            return false;
+    }
+    /* Every worker that may still push has pushed, and none is next. */
+    if (*np > 0 && *np >= active_workers(run)) {
+        int w;
+        int64_t e, b;
+        if (ps_replay_next(r, &w, &e, &b))
+            err_set(&run->SI, "paramserv: the replay went another way than the record: it expects a push from "
+                    "worker %d (epoch %lld, batch %lld) next, but worker %d pushed epoch %lld, batch %lld", w + 1,
+                    (long long)e + 1, (long long)b, pend[0].worker + 1, (long long)pend[0].epoch + 1,
+                    (long long)pend[0].batch);
+        else
+            err_set(&run->SI, "paramserv: the replay went another way than the record: the record has ended");
+        ps_fail(run, &run->SI, "");
+        return false;
+    }
+    return true;
+}
+
+/* The server thread: applies pushes one at a time, in arrival order (when
+ * replaying, in the record's). */
 void *ps_server_main(void *arg)
 {
     PsRun *run = arg;
     worker_enter(&run->SI);
-    bool dyn = run->dyn != NULL;
+    bool dyn = run->dyn != NULL, replay = ps_replaying(run->cfg->rec);
     int64_t total = ps_mul_sat(run->epoch_pushes_needed, run->cfg->epochs - run->start_epoch), done = 0;
-    PsMsg *batch = NULL;
-    int64_t cap = 0;
+    PsMsg *batch = NULL, *pend = NULL;
+    int64_t cap = 0, npend = 0, cappend = 0;
     while (dyn ? !ps_dyn_finished(run) : done < total) {
         int64_t nb = ps_take_pushes(run, &batch, &cap);
         if (nb < 0)
             break;
         /* Process what arrived without holding the lock. */
-        for (int64_t i = 0; i < nb; i++) {
-            PsMsg *msg = &batch[i];
+        int64_t i = 0;
+        for (; i < nb; i++) {
             if (atomic_load(&run->abort))
-                goto drop;
-            if (check_push(run, msg) != ST_OK) {
-                char who[160];
-                snprintf(who, sizeof who, "paramserv: push from worker %d rejected (epoch %lld, batch %lld)", msg->worker + 1,
-                         (long long)msg->epoch + 1, (long long)msg->batch);
-                ps_fail(run, &run->SI, who);
-                goto drop;
-            }
-            if ((dyn ? ps_dyn_handle(run, msg) : handle(run, msg)) != ST_OK) {
-                if (!atomic_load(&run->abort)) {
-                    char who[96];
-                    snprintf(who, sizeof who, "paramserv: aggregation failed (push from worker %d, epoch %lld)",
-                             msg->worker + 1, (long long)msg->epoch + 1);
-                    ps_fail(run, &run->SI, who);
+                break;
+            if (replay) {
+                if (npend == cappend) {
+                    int64_t nc = cappend ? cappend * 2 : 16;
+                    PsMsg *np = realloc(pend, sizeof *np * (size_t)nc);
+                    if (!np) {
+                        err_set(&run->SI, "out of memory");
+                        ps_fail(run, &run->SI, "");
+                        break;
+                    }
+                    pend = np;
+                    cappend = nc;
                 }
-                goto drop;
+                pend[npend++] = batch[i];
+                batch[i].payload = val_none();
+                continue;
             }
-            done++;
-            continue;
-        drop:
-            for (int64_t j = i; j < nb; j++)
-                val_release(batch[j].payload);
-            break;
+            if (!process(run, &batch[i], &done)) {
+                i++;
+                break;
+            }
         }
+        for (; i < nb; i++)
+            val_release(batch[i].payload);
+        if (replay && !atomic_load(&run->abort))
+            replay_pending(run, pend, &npend, &done);
         if (atomic_load(&run->abort))
             break;
     }
+    for (int64_t j = 0; j < npend; j++)
+        val_release(pend[j].payload);
+    free(pend);
     free(batch);
     return NULL;
 }

@@ -50,6 +50,22 @@ void ps_report_stats(PsRun *run, double total, double cpu)
                   (unsigned long long)ps_list_bytes(run->cfg->model));
     if (run->dyn)
         ps_dyn_stats(run, b);
+    /* Who set the pace, and who waited (issue 26). */
+    int slow = 0, fast = 0;
+    for (int i = 1; i < run->k; i++) {
+        if (run->w[i].st.compute > run->w[slow].st.compute)
+            slow = i;
+        if (run->w[i].st.compute < run->w[fast].st.compute)
+            fast = i;
+    }
+    if (run->k > 1)
+        sb_printf(b, "Paramserv slowest worker:\tworker %d by compute time (%.3f s; the fastest, worker %d: %.3f s).\n",
+                  slow + 1, run->w[slow].st.compute, fast + 1, run->w[fast].st.compute);
+    sb_puts(b, "Paramserv time spent waiting:\t");
+    for (int i = 0; i < run->k; i++)
+        sb_printf(b, "%sworker %d %.0f%%", i ? ", " : "", i + 1,
+                  total > 0 ? 100.0 * run->w[i].st.wait / total : 0.0);
+    sb_puts(b, " (of the call's time, waiting for the model).\n");
     for (int i = 0; i < run->k; i++) {
         PsWorkerStats *s = &run->w[i].st;
         sb_printf(b, "  worker %d%s%s: %lld batches, compute %.3f s, local update %.3f s, wait %.3f s, %lld pulls, "

@@ -152,6 +152,8 @@ static void local_serve(PsRun *run)
         if (L->w[i].started)
             pthread_join(L->w[i].thread, NULL);
         run->w[i].st = L->w[i].loop.st;
+        run->w[i].ev = L->w[i].loop.ev;      /* --trace: the events move over */
+        L->w[i].loop.ev = (PsEvents){0};
     }
     workers_end(&L->ws);
     L->ws_ended = true;

@@ -24,6 +24,7 @@
  * silent for DML_MPI_TIMEOUT seconds (default 60) is declared lost and the
  * job is torn down with MPI_Abort at exit. A rank that dies is noticed by
  * mpirun itself, which ends the whole job and names the rank. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@ typedef struct MpiServe {
     PsTask *task;               /* run->mu: DYNAMIC: its task (no matrices) */
     bool *heard_push;           /* a push came from worker i's rank, which so has its CALL */
     bool *done;                 /* worker i sent DONE */
+    double *sent;               /* when worker i's CALL went (--trace: its events are timed from there) */
     pthread_cond_t pump_cv;     /* the bridge waits here (run->mu) for deliveries */
     double rpc_time;            /* time the bridge spent sending and receiving */
     int64_t pull_entries;       /* model entries a pull carries (readset.c); -1: all */
@@ -355,6 +357,22 @@ static void on_message(PsRun *run, MpiMsg *m, int *ndone)
         }
         break;
     }
+    case MM_TRACE:
+        /* Its events, placed on rank 0's clock from when its CALL went. */
+        if (m->value.kind == VAL_MATRIX && m->value.m->cols == 5 && !S->done[i] && !w->ev.n) {
+            const Matrix *ev = m->value.m;
+            w->ev.on = true;
+            for (int64_t j = 0; j < ev->rows; j++) {
+                const double *row = ev->data + 5 * j;
+                int kind = row[0] >= 0 && row[0] <= PS_EV_PUSH ? (int)row[0] : -1;
+                if (kind < 0 || !(row[2] >= 0) || !(row[1] > -1e9 && row[1] < 1e9) || !(fabs(row[3]) < 1e15) ||
+                    !(fabs(row[4]) < 1e15))
+                    continue;       /* malformed rows are left out */
+                double t0 = S->sent[i] + row[1];
+                ps_ev_add(&w->ev, kind, t0, t0 + row[2], (int64_t)row[3], (int64_t)row[4]);
+            }
+        }
+        break;
     case MM_DONE:
         if (S->done[i])
             break;              /* said twice: counted once */
@@ -428,7 +446,7 @@ static void mpi_serve(PsRun *run)
         if (!mpi_send_take(i + 1, MM_CALL, i, call_seq, 0, &b) || !mpi_send_value(i + 1, MM_PART, i, 0, 0, part))
             mpi_failed(run, "sending a paramserv call");
         val_release(part);
-        seen[i] = clock_now_sec();
+        seen[i] = S->sent[i] = clock_now_sec();
     }
     wb_free(&common);
     t_rpc += clock_now_sec() - t0;
@@ -558,9 +576,10 @@ static Status mpi_init(PsRun *run, PsPart *parts)
     S->task = calloc((size_t)k, sizeof *S->task);
     S->heard_push = calloc((size_t)k, sizeof *S->heard_push);
     S->done = calloc((size_t)k, sizeof *S->done);
+    S->sent = calloc((size_t)k, sizeof *S->sent);
     pthread_cond_init(&S->pump_cv, NULL);
     S->pull_entries = -1;
-    if (!S->parts || !S->mailbox || !S->full || !S->task || !S->heard_push || !S->done) {
+    if (!S->parts || !S->mailbox || !S->full || !S->task || !S->heard_push || !S->done || !S->sent) {
         mpi_free(run);
         return err_set(run->caller, "out of memory");
     }
@@ -636,6 +655,7 @@ static void mpi_free(PsRun *run)
     free(S->task);
     free(S->heard_push);
     free(S->done);
+    free(S->sent);
     free(S);
     run->tps = NULL;
 }

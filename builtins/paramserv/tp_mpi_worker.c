@@ -290,11 +290,34 @@ static void take_model(Remote *r, Value model, const PsTask *task, bool bad)
     pthread_mutex_unlock(&r->mu);
 }
 
+/* --trace: the worker's events to rank 0, timed from the CALL's arrival
+ * (MM_TRACE, mpi_comm.h). False on an MPI error; events that do not fit
+ * in memory are left out. */
+static bool send_events(const PsEvents *ev, double t_call)
+{
+    Matrix *m = mat_new_raw(ev->n, 5);
+    if (!m)
+        return true;
+    for (int64_t i = 0; i < ev->n; i++) {
+        const PsEvent *e = &ev->e[i];
+        double *row = m->data + 5 * i;
+        row[0] = e->kind;
+        row[1] = e->t0 - t_call;
+        row[2] = e->dur;
+        row[3] = (double)e->epoch;
+        row[4] = (double)e->batch;
+    }
+    Value v = val_matrix_take(m);
+    bool ok = mpi_send_value(0, MM_TRACE, 0, 0, 0, v);
+    val_release(v);
+    return ok;
+}
+
 /* One paramserv call on a worker rank, from its CALL to rank 0's END.
  * False when this rank could not send to rank 0 (mpi_error says why). */
 static bool serve_call(MpiMsg *call, const Value *part)
 {
-    double cpu0 = ps_process_cpu();
+    double cpu0 = ps_process_cpu(), t_call = clock_now_sec();
     Remote *r = calloc(1, sizeof *r);
     if (!r)
         return send_fail("paramserv: out of memory on a worker rank");
@@ -366,6 +389,8 @@ static bool serve_call(MpiMsg *call, const Value *part)
             if (r->failed || atomic_load(&r->abort)) {
                 ok = send_fail(r->failure) && ok;
             } else {
+                if (r->loop.ev.on)
+                    ok = send_events(&r->loop.ev, t_call) && ok;
                 WBuf b = {0};
                 r->loop.st.cpu = ps_process_cpu() - cpu0;
                 ps_stats_xfer(&(WIO){.w = &b}, &r->loop.st);

@@ -85,6 +85,7 @@ void ps_loop_init(PsLoop *l, const PsConfig *c, Program *prog, int id, int64_t s
     l->id = id;
     l->start_epoch = start_epoch;
     l->part = part;
+    l->ev.on = c->trace;
     ps_worker_shape(c, part.X->rows, &l->nbatches, &l->groups);
     worker_interp_init(&l->I, prog, rng_mix3(c->seed, (uint64_t)id + 1, 0), abort, threads, out);
     l->I.frame = &l->top;
@@ -102,6 +103,7 @@ void ps_loop_free(PsLoop *l)
     free(l->top.slots);
     l->top.slots = NULL;
     l->top.nslots = 0;
+    ps_ev_free(&l->ev);
     interp_destroy(&l->I);
 }
 
@@ -120,11 +122,17 @@ bool ps_loop_start(PsLoop *l, pthread_t *th)
 }
 
 /* Pull and push through the port, counting them. */
-static Status pull(PsLoop *l, Value *m, PsTask *task)
+static Status pull(PsLoop *l, Value *m, PsTask *task, int64_t epoch, int64_t batch)
 {
     double t0 = clock_now_sec();
     Status st = l->port->pull(l, m, task);
-    l->st.wait += clock_now_sec() - t0;
+    double t1 = clock_now_sec();
+    l->st.wait += t1 - t0;
+    if (task && st == ST_OK && task->epoch >= 0) {
+        epoch = task->epoch;
+        batch = task->j0 + 1;
+    }
+    ps_ev_add(&l->ev, PS_EV_WAIT, t0, t1, epoch, batch);
     if (st != ST_OK)
         return st;
     if (task && task->epoch < 0)
@@ -136,9 +144,11 @@ static Status pull(PsLoop *l, Value *m, PsTask *task)
 
 static void push(PsLoop *l, int64_t epoch, int64_t batch, Value payload)
 {
+    double t0 = clock_now_sec();
     l->st.pushes++;
     l->st.bytes_pushed += ps_list_bytes(payload.l);
     l->port->push(l, epoch, batch, payload);
+    ps_ev_add(&l->ev, PS_EV_PUSH, t0, clock_now_sec(), epoch, batch);
 }
 
 /* DML_PS_SLOW: the slowed worker sleeps (F - 1) times what the batch took. */
@@ -184,11 +194,11 @@ static bool run_group(PsLoop *l, Value m, const Matrix *X, const Matrix *Y, int6
             mat_release(Xb);
         if (Yb)
             mat_release(Yb);
+        slow_down(l, clock_now_sec() - t1);     /* DML_PS_SLOW: part of the batch's time */
         double t2 = clock_now_sec();
         l->st.compute += t2 - t1;
         l->st.batches++;
-        slow_down(l, t2 - t1);
-        t2 = clock_now_sec();
+        ps_ev_add(&l->ev, PS_EV_COMPUTE, t1, t2, e, j + 1);
         if (l->port->batch_done)
             l->port->batch_done(l);
         if (st == ST_OK && grad.kind != VAL_LIST)
@@ -213,7 +223,9 @@ static bool run_group(PsLoop *l, Value m, const Matrix *X, const Matrix *Y, int6
                 val_release(m);
                 m = nm;
             }
-            l->st.local_agg += clock_now_sec() - t2;
+            double t3 = clock_now_sec();
+            l->st.local_agg += t3 - t2;
+            ps_ev_add(&l->ev, PS_EV_LOCAL, t2, t3, e, j + 1);
         }
         val_release(grad);
         if (st != ST_OK) {
@@ -246,7 +258,7 @@ static void loop_static(PsLoop *l)
         int64_t j = 0;
         for (int64_t g = 0; g < l->groups; g++) {
             Value m, payload;
-            if (pull(l, &m, NULL) != ST_OK)
+            if (pull(l, &m, NULL, e, j + 1) != ST_OK)
                 return;             /* aborted by someone else */
             int64_t jend = c->freq == PS_FREQ_BATCH ? j + 1 : c->freq == PS_FREQ_EPOCH ? B
                          : (j + c->nbatches < B ? j + c->nbatches : B);
@@ -267,7 +279,7 @@ static void loop_dynamic(PsLoop *l)
     for (;;) {
         Value m, payload;
         PsTask t = {.epoch = -1};
-        if (pull(l, &m, &t) != ST_OK)
+        if (pull(l, &m, &t, -1, 0) != ST_OK)
             return;
         if (t.epoch < 0)
             return;

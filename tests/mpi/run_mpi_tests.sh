@@ -142,6 +142,54 @@ dynbits 4 self,tcp BSP BATCH FALSE
 dynbits 4 self,vader SBP NBATCHES FALSE
 dynbits 3 self,tcp BSP EPOCH TRUE
 
+# ---- record= and replay= on ranks (issue 26) --------------------------------
+# recplay N DISPATCH RUNS: RUNS seeded ASP runs on N-1 worker ranks, each
+# recorded, then replayed: each replay gives back its run's model; with 10
+# runs, at least two of them differ (the order of pushes varies).
+recplay() {
+    n=$1 dispatch=$2 runs=$3
+    name="record/replay ASP $dispatch on $((n - 1)) worker ranks, $runs runs"
+    script=../paramserv/record_call.dml
+    set -- utype=ASP dispatch="$dispatch" k=$((n - 1)) mode=REMOTE_MPI
+    : >"$tmp/models"
+    i=1
+    same=0
+    while [ $i -le "$runs" ]; do
+        if ! a=$(mpi "$n" self,vader $script -nvargs "$@" rec="$tmp/r$i.psrec" 2>"$tmp/err") ||
+            ! b=$(mpi "$n" self,vader $script -nvargs "$@" rep="$tmp/r$i.psrec" 2>"$tmp/err"); then
+            bad "$name (run $i failed)"
+            return
+        fi
+        [ -n "$a" ] && [ "$a" = "$b" ] && same=$((same + 1))
+        echo "$a" | tr '\n' ' ' >>"$tmp/models"
+        echo >>"$tmp/models"
+        i=$((i + 1))
+    done
+    distinct=$(sort -u "$tmp/models" | wc -l)
+    if [ "$same" -eq "$runs" ] && { [ "$runs" -lt 10 ] || [ "$distinct" -ge 2 ]; }; then
+        ok "$name: each replay gives back its run's model ($distinct different models)"
+    else
+        bad "$name: $same replays gave back their run's model, $distinct different models"
+    fi
+}
+recplay 4 STATIC 10
+recplay 4 DYNAMIC 3
+
+# ---- --trace under mpirun: rank 0 writes every rank's events -------------
+# 90 rows, k=2, batchsize 10, 3 epochs: 30 batches and pushes.
+if mpi 3 self,vader ../paramserv/dispatch_bits.dml --trace "$tmp/t.json" -nvargs mode=REMOTE_MPI utype=ASP freq=BATCH \
+    avg=FALSE k=2 dispatch=DYNAMIC >"$tmp/out" 2>"$tmp/err" &&
+    grep -q '"tid":1,"args":{"name":"worker 1 (rank 1 on ' "$tmp/t.json" &&
+    grep -q '"tid":2,"args":{"name":"worker 2 (rank 2 on ' "$tmp/t.json" &&
+    [ "$(grep -c '"name":"compute","cat":"worker"' "$tmp/t.json")" -eq 30 ] &&
+    [ "$(grep -c '"name":"apply","cat":"server"' "$tmp/t.json")" -eq 30 ] &&
+    [ "$(tail -n 1 "$tmp/t.json")" = "]}" ]; then
+    ok "--trace under mpirun: rank 0 writes the worker ranks' events (30 computes, 30 applies)"
+else
+    grep -c '"name":"compute"' "$tmp/t.json" 2>/dev/null
+    bad "--trace under mpirun: rank 0 writes the worker ranks' events"
+fi
+
 # ---- pulls carry only the model entries the worker's functions read -------
 # pulls BTL UPD AVG BYTES: readset.dml (a 4-entry model: W, b and their
 # velocities) on 2 worker ranks is bit-identical to local threads, and a

@@ -68,6 +68,41 @@ for slow in "" 1:5 2:5; do
     fi
 done
 
+# ---- checkpoint and resume under DYNAMIC ------------------------------------
+# 2 epochs with a checkpoint, then 4 resuming from it, against 4 straight:
+# BSP gives the same bits; SSP with staleness=0 and ASP resume (and end:
+# the rounds of a resumed run are counted from its first epoch).
+cat >"$tmp/ck.dml" <<'DML'
+source("lib/linreg.dml") as lin
+[X, y] = lin::make_data(60, 21)
+p = $dir + "/c.ckpt"
+for (u in 1:3) {
+  ut = as.scalar(list("BSP", "SSP", "ASP")[u])
+  A = paramserv(model=lin::init_model(), features=X, labels=y, upd="lin::gradients", agg="lin::aggregation",
+                epochs=2, batchsize=15, k=2, utype=ut, freq="BATCH", hyperparams=list(lr=0.1), seed=5,
+                checkpointing="EPOCH", checkpoint_path=p + ut, dispatch="DYNAMIC", verbose=FALSE, staleness=0)
+  B = paramserv(model=lin::init_model(), features=X, labels=y, upd="lin::gradients", agg="lin::aggregation",
+                epochs=4, batchsize=15, k=2, utype=ut, freq="BATCH", hyperparams=list(lr=0.1), seed=5,
+                checkpointing="EPOCH", checkpoint_path=p + ut, dispatch="DYNAMIC", verbose=FALSE, staleness=0)
+  C = paramserv(model=lin::init_model(), features=X, labels=y, upd="lin::gradients", agg="lin::aggregation",
+                epochs=4, batchsize=15, k=2, utype=ut, freq="BATCH", hyperparams=list(lr=0.1), seed=5,
+                dispatch="DYNAMIC", verbose=FALSE, staleness=0)
+  if (ut == "BSP" & lin::model_diff(B, C) != 0) {
+    stop("DYNAMIC BSP resumed from a checkpoint differs from a straight run")
+  }
+}
+print("resumed")
+DML
+cp "$tmp/ck.dml" ./.dispatch_ck_tmp.dml || exit 2
+trap 'rm -rf "$tmp" ./.dispatch_ck_tmp.dml' EXIT
+mkdir "$tmp/ck"
+if [ "$("$DML" run .dispatch_ck_tmp.dml -nvargs dir="$tmp/ck" 2>"$tmp/err")" = resumed ]; then
+    ok "DYNAMIC: BSP resumed from a checkpoint = straight; SSP (staleness 0) and ASP resume and end"
+else
+    bad "DYNAMIC: checkpoint and resume"
+fi
+rm -f ./.dispatch_ck_tmp.dml
+
 # ---- bad DML_PS_SLOW -------------------------------------------------------
 slow_err() {
     value=$1 pattern=$2
