@@ -225,7 +225,9 @@ bool io_commit_pair(IoTmp *data, const char *path, IoTmp *meta, const char *mtd_
      * metadata is in place, so that a failure then can put it back. */
     char *bak = NULL;
     struct stat st;
-    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+    /* (a link of the old name itself: a symbolic link is kept as one) */
+    bool old_file = lstat(path, &st) == 0 && !S_ISDIR(st.st_mode);
+    if (old_file) {
         bak = malloc(strlen(path) + 12);
         if (bak) {
             strcpy(bak, path);
@@ -241,7 +243,7 @@ bool io_commit_pair(IoTmp *data, const char *path, IoTmp *meta, const char *mtd_
             }
         }
     }
-    if (!bak && lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (!bak && old_file) {
         io_tmp_abort(data);
         io_tmp_abort(meta);
         return diag_fail(e, "cannot write '%s': out of memory", path);

@@ -55,6 +55,13 @@ run "write with a folder where its .mtd goes fails" 1 "cannot write 'a\.csv\.mtd
     'write(matrix(7, rows=2, cols=2), "a.csv", format="csv")'
 expect "the old data file is untouched" grep -qx '1,1' "$tmp/w/a.csv"
 no_temporaries "failed matrix write"
+printf '2,2\n' >"$tmp/w/target.csv"
+ln -s target.csv "$tmp/w/s.csv"
+mkdir "$tmp/w/s.csv.mtd"
+run "the same through a symbolic link" 1 "cannot write 's\.csv\.mtd'" \
+    'write(matrix(7, rows=2, cols=2), "s.csv", format="csv")'
+expect "the link is kept" test -L "$tmp/w/s.csv"
+expect "and what it points to is untouched" grep -qx '2,2' "$tmp/w/target.csv"
 rmdir "$tmp/w/a.csv.mtd"
 run "the same write then succeeds" 0 '^7\.0$' \
     'write(matrix(7, rows=2, cols=2), "a.csv", format="csv"); print(as.scalar(read("a.csv")[2, 2]))'
