@@ -151,8 +151,8 @@ void sp_mm_sd(const Interp *I, const SpMat *X, const double *B, int64_t n, doubl
     row_cuts(X, parts, cut);
     MmCtx ctx = {.X = X, .B = B, .n = n, .C = C, .cut = cut};
     pool_run(I, mm_sd_part, &ctx, parts);
-    /* BLAS's 0 * Inf: C[i,k] is NaN where B[j,k] is not finite and X[i,j]
-     * is an implicit zero. */
+    /* 0 * Inf, as in the triple loop: C[i,k] is NaN where B[j,k] is not
+     * finite and X[i,j] is an implicit zero. */
     for (int64_t j = 0; j < K; j++)
         for (int64_t k = 0; k < n; k++)
             if (!isfinite(B[j * n + k]))
@@ -201,7 +201,7 @@ void sp_mm_ds(const Interp *I, const double *A, int64_t m, const SpMat *X, doubl
     col_cuts(m, parts, cut);
     DsCtx ctx = {.A = A, .m = m, .X = X, .C = C, .cut = cut};
     pool_run(I, mm_ds_part, &ctx, parts);
-    /* A[i,p] not finite meets X[p,k] == 0: NaN, as in BLAS. */
+    /* A[i,p] not finite meets X[p,k] == 0: NaN, as in the triple loop. */
     for (int64_t i = 0; i < m; i++)
         for (int64_t p = 0; p < K; p++)
             if (!isfinite(A[i * K + p]))
@@ -357,7 +357,7 @@ bool sp_tmm_sd(const Interp *I, const SpMat *X, const double *Y, int64_t n, doub
     ScatterCtx ctx = {.X = X, .Y = Y, .n = n, .C = C};
     if (!scatter_run(I, &ctx, tmm_sd_part, scatter_blocks((X->nnz + R) * n, K * n, X->nnz), K * n, col_cuts))
         return false;
-    /* Y[i,k] not finite meets X[i,a] == 0: C[a,k] is NaN, as in BLAS. */
+    /* Y[i,k] not finite meets X[i,a] == 0: C[a,k] is NaN, as in the triple loop. */
     for (int64_t i = 0; i < R; i++)
         for (int64_t k = 0; k < n; k++)
             if (!isfinite(Y[i * n + k]))
@@ -1309,6 +1309,9 @@ static inline double rand_value(Rng *g, const SpRandArgs *a)
  * more). */
 static SpMat *rand_new(const SpRandArgs *a)
 {
+    int64_t n;
+    if (a->rows < 0 || a->cols < 0 || __builtin_mul_overflow(a->rows, a->cols, &n))
+        return NULL;    /* cell positions must fit an int64 */
     double cells = (double)a->rows * (double)a->cols;
     double want = cells * (a->sparsity < 1 ? a->sparsity : 1.0);
     want += 4 * sqrt(want) + 16;
@@ -1406,7 +1409,7 @@ static bool emit_dense(void *vctx, int64_t cell, double v)
 
 void sp_rand_skip_dense(Rng *g, const SpRandArgs *a, double *out)
 {
-    int64_t cells = a->rows * a->cols;
+    int64_t cells = a->rows * a->cols;      /* the caller holds rows*cols doubles */
     if (cells)
         memset(out, 0, (size_t)cells * sizeof *out);
     if (cells)

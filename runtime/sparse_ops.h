@@ -16,10 +16,12 @@
  *   exceptions, for speed: X %*% v keeps four running sums per row (the
  *   row's k-th stored entry goes to sum k % 4; the result is
  *   (s0 + s1) + (s2 + s3)), and t(X) %*% y, t(X) %*% X on large inputs sum
- *   8 row blocks (below). Where
- *   a dense operand (or X itself in t(X) %*% X) holds Inf or NaN, the cells
- *   that BLAS makes NaN through 0 * Inf are made NaN here too.
- * - Element-wise results are those of ops_apply_d / vm_unary cell by cell.
+ *   8 row blocks (below). Where a dense operand (or X itself in
+ *   t(X) %*% X) holds Inf or NaN, a cell where it meets an implicit zero is
+ *   NaN (0 * Inf), as in the triple loop (OpenBLAS gives NaN or Inf there,
+ *   depending on its kernel).
+ * - Element-wise results are those of ops_apply_d / vm_unary cell by cell,
+ *   and X^2 is x*x as in ops.c's matrix kernel.
  * - A dense -0.0 is a zero in CSR (base/sparse.h): where a dense result
  *   holds -0.0 the sparse one holds +0.0.
  *
@@ -129,7 +131,8 @@ typedef struct SpRandArgs {
 /* The draws of builtins/construct.c's dense rand, cell by cell (a uniform
  * per cell decides whether it is a non-zero, then the value's draws), so
  * the same Rng state gives the same matrix as the dense path; time grows
- * with rows*cols, memory with the non-zeros only. */
+ * with rows*cols, memory with the non-zeros only. NULL (both generators)
+ * when memory runs out or rows*cols does not fit an int64. */
 SpMat *sp_rand_cellwise(Rng *g, const SpRandArgs *a);
 /* The same distribution in time proportional to the non-zeros: the gaps
  * between non-zeros are drawn (geometric, one uniform per non-zero) instead

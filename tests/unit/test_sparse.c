@@ -760,6 +760,15 @@ static void test_rand(Interp *I)
             free(d);
             sp_free(z);
         }
+    /* positions must fit an int64 */
+    {
+        SpRandArgs huge = {.rows = (int64_t)1 << 40, .cols = (int64_t)1 << 40, .pdf = SP_PDF_UNIFORM, .max = 1,
+                           .sparsity = 1e-30};
+        Rng h;
+        rng_seed(&h, 1);
+        CHECK(sp_rand_skip(&h, &huge) == NULL);
+        CHECK(sp_rand_cellwise(&h, &huge) == NULL);
+    }
     /* the share of non-zeros of the skip stream: 200,000 cells at 0.05 give
      * 10,000 expected, standard deviation ~97; this seed's count is fixed */
     SpRandArgs a = {.rows = 400, .cols = 500, .pdf = SP_PDF_UNIFORM, .min = 1, .max = 2, .sparsity = 0.05};
