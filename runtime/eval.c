@@ -85,6 +85,7 @@ static inline Status binary_take(Interp *I, const Node *n, Value a, Value b, Val
     Status st = HITTERS_TIMED(I, hitters_binop_name(op), ops_binary_take(I, op, a, b, out));
     if (st == ST_OK && interp_interrupted(I)) {
         val_release(*out);
+        *out = val_none();      /* the caller may release it on error */
         return eval_raise_interrupt(I, &n->loc);
     }
     return st == ST_OK ? ST_OK : err_stamp(I, &n->loc);
@@ -225,6 +226,7 @@ static Status fused_done(Interp *I, const Node *n, Value *out, Status st)
 {
     if (st == ST_OK && interp_interrupted(I)) {
         val_release(*out);
+        *out = val_none();      /* the caller may release it on error */
         return eval_raise_interrupt(I, &n->loc);
     }
     return st;
