@@ -83,7 +83,11 @@ last_line_is() { [ "$(cap | sed -e '/^$/d' | tail -n 1)" = "$1" ]; }
 # Waiting matters: text typed while a statement runs is echoed by the
 # terminal before the prompt ("xdml> x"), as in any shell.
 at_prompt() { l=$(cap | sed -e '/^$/d' | tail -n 1); [ "$l" = "dml>" ] || [ "$l" = "..." ]; }
-type_line() { poll at_prompt || true; type_rest "$1"; }
+type_line() { poll at_prompt || true; type_rest "$1"; poll typed "$1" || true; }
+# typed TEXT: the screen shows TEXT typed at a prompt. tmux send-keys returns
+# before the pane is redrawn, so without this wait the next type_line could
+# still see the old prompt and type into a running statement.
+typed() { cap | grep -Fqx -- "dml> $1" || cap | grep -Fqx -- "... $1"; }
 # type_rest TEXT: finishes a line already begun (after a Tab completion).
 type_rest() { tm send-keys -t "$S" -l -- "$1"; tm send-keys -t "$S" Enter; }
 keys() { tm send-keys -t "$S" "$@"; }
