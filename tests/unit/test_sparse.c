@@ -716,6 +716,38 @@ static void test_threads(Rng *g)
         free(h4);
         sp_free(s3);
     }
+    {
+        /* skewed rows (entries bunched at the left, one at the far right):
+         * the parts' first entries are far from where an even spread puts
+         * them */
+        int64_t r4 = 6000, c4 = 400;
+        double *x4 = calloc((size_t)(r4 * c4), sizeof *x4);
+        for (int64_t i = 0; i < r4; i++) {
+            for (int64_t j = 0; j < 1 + i % 50; j++)
+                x4[i * c4 + j] = rand_nz(g, false);
+            if (i % 3 == 0)
+                x4[i * c4 + c4 - 1] = 1.5;
+        }
+        SpMat *s4 = sp_from_dense(x4, r4, c4, -1);
+        CHECK(s4->nnz + r4 >= (1 << 17));
+        double *h1 = malloc((size_t)c4 * sizeof *h1), *h4 = malloc((size_t)c4 * sizeof *h4);
+        for (int op = 0; op < 4; op++) {
+            CHECK(sp_col_agg(&one, s4, (SpAgg)op, h1));
+            CHECK(sp_col_agg(&four, s4, (SpAgg)op, h4));
+            CHECK_ARR(h1, h4, c4, same_bits, "threads: skewed column aggregate");
+        }
+        SpMat *t4a = sp_transpose(&four, s4);
+        Matrix *xm = dense_mat(x4, r4, c4), *tm = mat_new_raw(c4, r4);
+        mat_transpose(xm, tm);
+        check_sparse_is(t4a, tm->data, c4, r4, "threads: skewed t(X)");
+        mat_release(xm);
+        mat_release(tm);
+        sp_free(t4a);
+        free(h1);
+        free(h4);
+        sp_free(s4);
+        free(x4);
+    }
     free(A);
     free(B);
     free(Y);
