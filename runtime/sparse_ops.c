@@ -1008,7 +1008,7 @@ bool sp_scalar_safe(BinOp op, double s, bool scalar_left)
 }
 
 /* How a map kernel computes its values. */
-typedef enum MapKind { MAP_UNARY, MAP_SCALAR } MapKind;
+typedef enum MapKind { MAP_UNARY, MAP_SCALAR, MAP_VECTOR } MapKind;
 
 typedef struct MapCtx {
     const SpMat *X;
@@ -1018,6 +1018,8 @@ typedef struct MapCtx {
     BinOp op;
     double s;
     bool left;
+    const double *vec;      /* MAP_VECTOR: one value per row (col_vec) or per column */
+    bool col_vec;
     const int64_t *cut;
 } MapCtx;
 
@@ -1058,6 +1060,16 @@ static void map_part(void *vctx, int part)
         vm_unary(c->f, src + p0, zv + p0, p1 - p0);
         src = zv;
         MAP_ROWS(x);
+    } else if (c->kind == MAP_VECTOR) {
+        const double *w = c->vec;
+        if (c->op == OP_MUL && c->col_vec)
+            MAP_ROWS(x * w[i]);
+        else if (c->op == OP_MUL)
+            MAP_ROWS(x * w[xc[p]]);
+        else if (c->col_vec)
+            MAP_ROWS(ops_apply_d(c->op, x, w[i]));
+        else
+            MAP_ROWS(ops_apply_d(c->op, x, w[xc[p]]));
     } else if (c->op == OP_MUL) {
         MAP_ROWS(x * s);
     } else if (c->op == OP_POW && s == 2.0 && !c->left) {
@@ -1116,6 +1128,20 @@ SpMat *sp_unary(const Interp *I, const SpMat *X, VmFn f)
 SpMat *sp_binop_scalar(const Interp *I, const SpMat *X, BinOp op, double s, bool scalar_left)
 {
     MapCtx c = {.kind = MAP_SCALAR, .op = op, .s = s, .left = scalar_left};
+    return map(I, X, &c);
+}
+
+bool sp_vector_safe(BinOp op, const double *v, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++)
+        if (!sp_scalar_safe(op, v[k], false))
+            return false;
+    return true;
+}
+
+SpMat *sp_binop_vector(const Interp *I, const SpMat *X, BinOp op, const double *v, bool col_vec)
+{
+    MapCtx c = {.kind = MAP_VECTOR, .op = op, .vec = v, .col_vec = col_vec};
     return map(I, X, &c);
 }
 

@@ -460,6 +460,31 @@ static void test_elementwise(Interp *I, Rng *g)
             val_release(m);
             sp_free(z);
         }
+        /* row and column vectors broadcast (scaling rows or columns) */
+        static const BinOp vops[] = {OP_MUL, OP_DIV, OP_AND, OP_MUL};
+        for (int k = 0; k < 4; k++) {
+            bool col_vec = k % 2 == 0;
+            int64_t n = col_vec ? r : c;
+            double *vv = malloc((size_t)(n + 1) * sizeof *vv);
+            for (int64_t q = 0; q < n; q++)
+                vv[q] = rand_nz(g, false);
+            CHECK(sp_vector_safe(vops[k], vv, n));
+            SpMat *z = sp_binop_vector(I, s, vops[k], vv, col_vec);
+            Value m = val_matrix_take(dense_mat(x, r, c));
+            Value vm = val_matrix_take(dense_mat(vv, col_vec ? n : 1, col_vec ? 1 : n));
+            Value want = dense_op(I, vops[k], m, vm);
+            if (want.kind == VAL_MATRIX)
+                check_sparse_is(z, want.m->data, r, c, "X op vector");
+            val_release(want);
+            val_release(m);
+            val_release(vm);
+            sp_free(z);
+            if (n > 0) {
+                vv[n - 1] = vops[k] == OP_DIV ? 0.0 : INFINITY;   /* 0/0, 0*Inf: NaN, not sparse-safe */
+                CHECK(vops[k] == OP_AND || !sp_vector_safe(vops[k], vv, n));
+            }
+            free(vv);
+        }
         double *y = gen_dense(g, r, c, pick_density(g), t % 4 == 3);
         SpMat *sy = sp_from_dense(y, r, c, -1);
         Value mx = val_matrix_take(dense_mat(x, r, c)), my = val_matrix_take(dense_mat(y, r, c));
