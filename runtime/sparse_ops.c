@@ -73,6 +73,36 @@ static inline int64_t lower_col(const int32_t *ci, int64_t p0, int64_t p1, int64
     return p0;
 }
 
+/* lower_col for a part's first entry in a row: the search starts where c
+ * would fall if the row's columns were spread evenly over [0, ncols) (the
+ * usual case: a step or two away) and gallops from there, so it costs
+ * O(log distance) instead of a search over the whole row. */
+static inline int64_t part_start(const int32_t *ci, int64_t p0, int64_t p1, int64_t c, int64_t ncols)
+{
+    if (p0 >= p1)
+        return p0;
+    int64_t g = p0 + (int64_t)((double)c / (double)ncols * (double)(p1 - p0));
+    if (g >= p1)
+        g = p1 - 1;
+    int64_t lo, hi, step = 1;
+    if (ci[g] < c) {            /* the answer is in (g, p1] */
+        lo = g + 1;
+        while (g + step < p1 && ci[g + step] < c) {
+            lo = g + step + 1;
+            step *= 2;
+        }
+        hi = g + step < p1 ? g + step : p1;
+    } else {                    /* the answer is in [p0, g] */
+        hi = g;
+        while (g - step >= p0 && ci[g - step] >= c) {
+            hi = g - step;
+            step *= 2;
+        }
+        lo = g - step >= p0 ? g - step + 1 : p0;
+    }
+    return lower_col(ci, lo, hi, c);
+}
+
 /* Whether row i of X stores column c. */
 static inline bool has_col(const SpMat *X, int64_t i, int64_t c)
 {
@@ -328,7 +358,7 @@ static void tmm_sd_part(void *vctx, int part)
     for (int64_t i = r0; i < r1; i++) {
         int64_t p = X->rowptr[i], end = X->rowptr[i + 1];
         if (c0 > 0)
-            p = lower_col(ci, p, end, c0);
+            p = part_start(ci, p, end, c0, X->cols);
         if (n == 1) {
             double y = c->Y[i];
             if (c1 == X->cols)  /* the whole row: no column test */
@@ -382,7 +412,7 @@ static void tsmm_part(void *vctx, int part)
     for (int64_t i = r0; i < r1; i++) {
         int64_t p = X->rowptr[i], end = X->rowptr[i + 1];
         if (c0 > 0)
-            p = lower_col(ci, p, end, c0);
+            p = part_start(ci, p, end, c0, X->cols);
         for (; p < end && ci[p] < c1; p++) {
             double va = xv[p];
             double *restrict row = C + (int64_t)ci[p] * K;
@@ -565,7 +595,7 @@ static void transpose_part(void *vctx, int part)
     for (int64_t i = 0; i < X->rows; i++) {
         int64_t p = X->rowptr[i], end = X->rowptr[i + 1];
         if (c0 > 0)
-            p = lower_col(X->colidx, p, end, c0);
+            p = part_start(X->colidx, p, end, c0, X->cols);
         for (; p < end && X->colidx[p] < c1; p++) {
             int64_t o = c->next[X->colidx[p]]++;
             c->T->colidx[o] = (int32_t)i;
@@ -868,7 +898,7 @@ static void col_agg_part(void *vctx, int part)
     for (int64_t i = 0; i < X->rows; i++) {
         int64_t p = X->rowptr[i], end = X->rowptr[i + 1];
         if (c0 > 0)
-            p = lower_col(X->colidx, p, end, c0);
+            p = part_start(X->colidx, p, end, c0, X->cols);
         for (; p < end && X->colidx[p] < c1; p++) {
             int64_t j = X->colidx[p];
             double v = X->vals[p];
@@ -978,7 +1008,7 @@ bool sp_scalar_safe(BinOp op, double s, bool scalar_left)
 }
 
 /* How a map kernel computes its values. */
-typedef enum MapKind { MAP_UNARY, MAP_SCALAR } MapKind;
+typedef enum MapKind { MAP_UNARY, MAP_SCALAR, MAP_VECTOR } MapKind;
 
 typedef struct MapCtx {
     const SpMat *X;
@@ -988,6 +1018,8 @@ typedef struct MapCtx {
     BinOp op;
     double s;
     bool left;
+    const double *vec;      /* MAP_VECTOR: one value per row (col_vec) or per column */
+    bool col_vec;
     const int64_t *cut;
 } MapCtx;
 
@@ -1028,6 +1060,16 @@ static void map_part(void *vctx, int part)
         vm_unary(c->f, src + p0, zv + p0, p1 - p0);
         src = zv;
         MAP_ROWS(x);
+    } else if (c->kind == MAP_VECTOR) {
+        const double *w = c->vec;
+        if (c->op == OP_MUL && c->col_vec)
+            MAP_ROWS(x * w[i]);
+        else if (c->op == OP_MUL)
+            MAP_ROWS(x * w[xc[p]]);
+        else if (c->col_vec)
+            MAP_ROWS(ops_apply_d(c->op, x, w[i]));
+        else
+            MAP_ROWS(ops_apply_d(c->op, x, w[xc[p]]));
     } else if (c->op == OP_MUL) {
         MAP_ROWS(x * s);
     } else if (c->op == OP_POW && s == 2.0 && !c->left) {
@@ -1086,6 +1128,20 @@ SpMat *sp_unary(const Interp *I, const SpMat *X, VmFn f)
 SpMat *sp_binop_scalar(const Interp *I, const SpMat *X, BinOp op, double s, bool scalar_left)
 {
     MapCtx c = {.kind = MAP_SCALAR, .op = op, .s = s, .left = scalar_left};
+    return map(I, X, &c);
+}
+
+bool sp_vector_safe(BinOp op, const double *v, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++)
+        if (!sp_scalar_safe(op, v[k], false))
+            return false;
+    return true;
+}
+
+SpMat *sp_binop_vector(const Interp *I, const SpMat *X, BinOp op, const double *v, bool col_vec)
+{
+    MapCtx c = {.kind = MAP_VECTOR, .op = op, .vec = v, .col_vec = col_vec};
     return map(I, X, &c);
 }
 

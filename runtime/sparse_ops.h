@@ -95,6 +95,15 @@ bool sp_scalar_safe(BinOp op, double s, bool scalar_left);
 /* X op s cell by cell on the non-zeros, new zeros dropped. Requires
  * sp_scalar_safe. */
 SpMat *sp_binop_scalar(const Interp *I, const SpMat *X, BinOp op, double s, bool scalar_left);
+/* Whether X op v leaves the zeros zero for every value of the vector
+ * v[0..n): sp_scalar_safe for each. */
+bool sp_vector_safe(BinOp op, const double *v, int64_t n);
+/* X op v with v broadcast as ops.c does (the vector on the right only, as
+ * upstream): a column vector (col_vec: one value per row of X,
+ * v[0 .. X->rows)) or a row vector (one per column, v[0 .. X->cols)). Row
+ * and column scaling (X * w, X / s) in lm, glm, l2svm. Requires
+ * sp_vector_safe. */
+SpMat *sp_binop_vector(const Interp *I, const SpMat *X, BinOp op, const double *v, bool col_vec);
 /* X op Y for two sparse matrices of one shape, over the union of their
  * structures (a missing cell is 0). Requires ops_apply_d(op, 0, 0) == 0
  * (*, &, |, +, -, !=, <, >, min/max-like ops: not ==, <=, >=, /, ^). */

@@ -460,6 +460,31 @@ static void test_elementwise(Interp *I, Rng *g)
             val_release(m);
             sp_free(z);
         }
+        /* row and column vectors broadcast (scaling rows or columns) */
+        static const BinOp vops[] = {OP_MUL, OP_DIV, OP_AND, OP_MUL};
+        for (int k = 0; k < 4; k++) {
+            bool col_vec = k % 2 == 0;
+            int64_t n = col_vec ? r : c;
+            double *vv = malloc((size_t)(n + 1) * sizeof *vv);
+            for (int64_t q = 0; q < n; q++)
+                vv[q] = rand_nz(g, false);
+            CHECK(sp_vector_safe(vops[k], vv, n));
+            SpMat *z = sp_binop_vector(I, s, vops[k], vv, col_vec);
+            Value m = val_matrix_take(dense_mat(x, r, c));
+            Value vm = val_matrix_take(dense_mat(vv, col_vec ? n : 1, col_vec ? 1 : n));
+            Value want = dense_op(I, vops[k], m, vm);
+            if (want.kind == VAL_MATRIX)
+                check_sparse_is(z, want.m->data, r, c, "X op vector");
+            val_release(want);
+            val_release(m);
+            val_release(vm);
+            sp_free(z);
+            if (n > 0) {
+                vv[n - 1] = vops[k] == OP_DIV ? 0.0 : INFINITY;   /* 0/0, 0*Inf: NaN, not sparse-safe */
+                CHECK(vops[k] == OP_AND || !sp_vector_safe(vops[k], vv, n));
+            }
+            free(vv);
+        }
         double *y = gen_dense(g, r, c, pick_density(g), t % 4 == 3);
         SpMat *sy = sp_from_dense(y, r, c, -1);
         Value mx = val_matrix_take(dense_mat(x, r, c)), my = val_matrix_take(dense_mat(y, r, c));
@@ -715,6 +740,38 @@ static void test_threads(Rng *g)
         free(h1);
         free(h4);
         sp_free(s3);
+    }
+    {
+        /* skewed rows (entries bunched at the left, one at the far right):
+         * the parts' first entries are far from where an even spread puts
+         * them */
+        int64_t r4 = 6000, c4 = 400;
+        double *x4 = calloc((size_t)(r4 * c4), sizeof *x4);
+        for (int64_t i = 0; i < r4; i++) {
+            for (int64_t j = 0; j < 1 + i % 50; j++)
+                x4[i * c4 + j] = rand_nz(g, false);
+            if (i % 3 == 0)
+                x4[i * c4 + c4 - 1] = 1.5;
+        }
+        SpMat *s4 = sp_from_dense(x4, r4, c4, -1);
+        CHECK(s4->nnz + r4 >= (1 << 17));
+        double *h1 = malloc((size_t)c4 * sizeof *h1), *h4 = malloc((size_t)c4 * sizeof *h4);
+        for (int op = 0; op < 4; op++) {
+            CHECK(sp_col_agg(&one, s4, (SpAgg)op, h1));
+            CHECK(sp_col_agg(&four, s4, (SpAgg)op, h4));
+            CHECK_ARR(h1, h4, c4, same_bits, "threads: skewed column aggregate");
+        }
+        SpMat *t4a = sp_transpose(&four, s4);
+        Matrix *xm = dense_mat(x4, r4, c4), *tm = mat_new_raw(c4, r4);
+        mat_transpose(xm, tm);
+        check_sparse_is(t4a, tm->data, c4, r4, "threads: skewed t(X)");
+        mat_release(xm);
+        mat_release(tm);
+        sp_free(t4a);
+        free(h1);
+        free(h4);
+        sp_free(s4);
+        free(x4);
     }
     free(A);
     free(B);
