@@ -74,6 +74,8 @@ static inline double java_pow(double x, double y)
 {
     if (isnan(y) || (isinf(y) && fabs(x) == 1.0))
         return NAN;
+    if (y == 2.0)   /* x*x is correctly rounded; pow may be an ulp off, and the */
+        return x * x;   /* matrix kernels square by x*x: a scalar gets the same bits */
     return pow(x, y);
 }
 
