@@ -2,7 +2,9 @@
  * The interactive REPL (`dml` with no arguments): reads inputs with readline,
  * accumulates lines until an input is complete, loads it into the Program
  * (as a bare expression when it is one, else as statements) and runs it in
- * one persistent top-level frame, printing the value of bare expressions.
+ * one persistent top-level frame, printing the value of bare expressions
+ * (reading, running and showing: the Session of cli/session.c, which the
+ * Jupyter kernel shares).
  * Owns history (~/.dml_history), Tab completion and Ctrl-C at the prompt.
  * Main thread only: readline's state is process-global. */
 #include "repl.h"
@@ -21,11 +23,8 @@
 
 #include "../base/strbuf.h"
 #include "../builtins/help.h"
-#include "../builtins/registry.h"
 #include "../parser/parse.h"
-#include "../runtime/tostring.h"
 #include "../runtime/program.h"
-#include "../runtime/resolve.h"
 #include "cli.h"
 #include "session.h"
 
