@@ -604,7 +604,7 @@ static Status bi_ls(Interp *I, const BArgs *a, Value *out)
 {
     (void)a;
     (void)out;
-    const Frame *f = I->frame;
+    const CallFrame *f = I->frame;
     StrBuf b;
     sb_init(&b);
     int n = f && f->names ? (f->names->n < f->nslots ? f->names->n : f->nslots) : 0;

@@ -673,7 +673,7 @@ Status parfor_check_entry(Interp *I, const Node *s)
 {
     if (!s->loop.check)
         return ST_OK;
-    const Frame *f = I->frame;
+    const CallFrame *f = I->frame;
     for (int j = 0; j < s->loop.nwritten; j++) {
         int slot = s->loop.written[j];
         if (!s->loop.candidate[j] || slot >= f->nslots)
