@@ -237,7 +237,7 @@ static Status bi_evalList(Interp *I, const BArgs *a, Value *out)
 }
 
 const BuiltinDef bi_interp_table[] = {
-    {"exists", bi_exists, "var", 1, BIND_POS, 1, 0},
+    {"exists", bi_exists, "var", 1, BIND_POS, 1, BF_READS_VARS | BF_NAME_ARG | BF_RT(RT_SCALAR)},
     {"eval", bi_eval, "", 1, BIND_VARIADIC, 1, 0},
     {"evalList", bi_evalList, "", 1, BIND_VARIADIC, 1, 0},
     {NULL, NULL, NULL, 0, 0, 0, 0},
