@@ -262,18 +262,18 @@ static Status bi_bias_add(Interp *I, const BArgs *a, Value *out) { return bias_o
 static Status bi_bias_multiply(Interp *I, const BArgs *a, Value *out) { return bias_op(I, a, out, true); }
 
 const BuiltinDef bi_dnn_table[] = {
-    {"conv2d", bi_conv2d, "input,filter,input_shape,filter_shape,stride,padding", 2, BIND_NAMED, 1, 0},
+    {"conv2d", bi_conv2d, "input,filter,input_shape,filter_shape,stride,padding", 2, BIND_NAMED, 1, BF_PURE},
     {"conv2d_backward_filter", bi_conv2d_backward_filter,
-     "input,dout,input_shape,filter_shape,stride,padding", 2, BIND_NAMED, 1, 0},
+     "input,dout,input_shape,filter_shape,stride,padding", 2, BIND_NAMED, 1, BF_PURE},
     {"conv2d_backward_data", bi_conv2d_backward_data, "filter,dout,input_shape,filter_shape,stride,padding", 2,
-     BIND_NAMED, 1, 0},
-    {"max_pool", bi_max_pool, "input,input_shape,pool_size,stride,padding", 1, BIND_NAMED, 1, 0},
-    {"avg_pool", bi_avg_pool, "input,input_shape,pool_size,stride,padding", 1, BIND_NAMED, 1, 0},
+     BIND_NAMED, 1, BF_PURE},
+    {"max_pool", bi_max_pool, "input,input_shape,pool_size,stride,padding", 1, BIND_NAMED, 1, BF_RT(RT_MATRIX) | BF_PURE},
+    {"avg_pool", bi_avg_pool, "input,input_shape,pool_size,stride,padding", 1, BIND_NAMED, 1, BF_RT(RT_MATRIX) | BF_PURE},
     {"max_pool_backward", bi_max_pool_backward, "input,dout,input_shape,pool_size,stride,padding", 2,
-     BIND_NAMED, 1, 0},
+     BIND_NAMED, 1, BF_RT(RT_MATRIX) | BF_PURE},
     {"avg_pool_backward", bi_avg_pool_backward, "input,dout,input_shape,pool_size,stride,padding", 2,
-     BIND_NAMED, 1, 0},
-    {"bias_add", bi_bias_add, "input,bias", 2, BIND_POS, 1, 0},
-    {"bias_multiply", bi_bias_multiply, "input,bias", 2, BIND_POS, 1, 0},
+     BIND_NAMED, 1, BF_RT(RT_MATRIX) | BF_PURE},
+    {"bias_add", bi_bias_add, "input,bias", 2, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
+    {"bias_multiply", bi_bias_multiply, "input,bias", 2, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

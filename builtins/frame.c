@@ -246,9 +246,9 @@ static Status bi_applySchema(Interp *I, const BArgs *a, Value *out)
 }
 
 const BuiltinDef bi_frame_table[] = {
-    {"as.frame", bi_as_frame, "x", 1, BIND_POS, 1, 0},
-    {"typeof", bi_typeof, "x", 1, BIND_POS, 1, 0},
-    {"colnames", bi_colnames, "x", 1, BIND_POS, 1, 0},
-    {"applySchema", bi_applySchema, "target,schema", 2, BIND_POS, 1, 0},
+    {"as.frame", bi_as_frame, "x", 1, BIND_POS, 1, BF_RT(RT_FRAME)},
+    {"typeof", bi_typeof, "x", 1, BIND_POS, 1, BF_RT(RT_FRAME)},
+    {"colnames", bi_colnames, "x", 1, BIND_POS, 1, BF_RT(RT_FRAME)},
+    {"applySchema", bi_applySchema, "target,schema", 2, BIND_POS, 1, BF_RT(RT_FRAME)},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

@@ -604,7 +604,7 @@ static Status bi_ls(Interp *I, const BArgs *a, Value *out)
 {
     (void)a;
     (void)out;
-    const Frame *f = I->frame;
+    const CallFrame *f = I->frame;
     StrBuf b;
     sb_init(&b);
     int n = f && f->names ? (f->names->n < f->nslots ? f->names->n : f->nslots) : 0;
@@ -636,7 +636,7 @@ static Status bi_ls(Interp *I, const BArgs *a, Value *out)
 
 const BuiltinDef bi_help_table[] = {
     {"help", bi_help, "topic", 0, BIND_POS, 1, BF_STATEMENT},
-    {"ls", bi_ls, "", 0, BIND_POS, 1, BF_STATEMENT},
+    {"ls", bi_ls, "", 0, BIND_POS, 1, BF_STATEMENT | BF_READS_VARS},
     {"describe", bi_describe, "x", 1, BIND_POS, 1, 0},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

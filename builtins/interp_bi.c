@@ -20,7 +20,7 @@ static Status bi_exists(Interp *I, const BArgs *a, Value *out)
         *out = val_bool(v.kind != VAL_NONE);
         return ST_OK;
     }
-    const Frame *f = I->frame;
+    const CallFrame *f = I->frame;
     bool found = false;
     /* The top-level frame's names are the program's top slot table. */
     const SlotTable *names = f->names ? f->names : !f->fn ? &I->prog->top : NULL;
@@ -65,7 +65,7 @@ static Status eval_find(Interp *I, const char *name, Value first, const FuncDef 
         }
     } else {
         f = module_find_func(p->main, name);
-        for (const Frame *fr = I->frame; !f && fr; fr = fr->parent) {
+        for (const CallFrame *fr = I->frame; !f && fr; fr = fr->parent) {
             if (fr->fn) {
                 f = module_find_func(fr->fn->mod, name);
                 break;
@@ -237,7 +237,7 @@ static Status bi_evalList(Interp *I, const BArgs *a, Value *out)
 }
 
 const BuiltinDef bi_interp_table[] = {
-    {"exists", bi_exists, "var", 1, BIND_POS, 1, 0},
+    {"exists", bi_exists, "var", 1, BIND_POS, 1, BF_READS_VARS | BF_NAME_ARG | BF_RT(RT_SCALAR)},
     {"eval", bi_eval, "", 1, BIND_VARIADIC, 1, 0},
     {"evalList", bi_evalList, "", 1, BIND_VARIADIC, 1, 0},
     {NULL, NULL, NULL, 0, 0, 0, 0},

@@ -731,7 +731,7 @@ const BuiltinDef bi_io_table[] = {
      "file,format,data_type,value_type,rows,cols,nnz,header,sep,fill,default,naStrings,schema,rows_in_block,"
      "cols_in_block",
      1, BIND_NAMED, 1, 0},
-    {"readMM", bi_readMM, "file", 1, BIND_NAMED, 1, 0},
-    {"write", bi_write, "X,file,format,header,sep,sparse,description,indSep", 2, BIND_NAMED, 1, BF_STATEMENT},
+    {"readMM", bi_readMM, "file", 1, BIND_NAMED, 1, BF_RT(RT_MATRIX)},
+    {"write", bi_write, "X,file,format,header,sep,sparse,description,indSep", 2, BIND_NAMED, 1, BF_STATEMENT | BF_STMT_FIRST},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

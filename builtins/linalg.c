@@ -514,11 +514,11 @@ fail:
 }
 
 const BuiltinDef bi_linalg_table[] = {
-    {"solve", bi_solve, "A,b", 2, BIND_POS, 1, 0},
-    {"inv", bi_inv, "A", 1, BIND_POS, 1, 0},
-    {"inverse", bi_inv, "A", 1, BIND_POS, 1, 0},
-    {"det", bi_det, "A", 1, BIND_POS, 1, 0},
-    {"cholesky", bi_cholesky, "A", 1, BIND_POS, 1, 0},
+    {"solve", bi_solve, "A,b", 2, BIND_POS, 1, BF_RT(RT_MATRIX)},
+    {"inv", bi_inv, "A", 1, BIND_POS, 1, BF_RT(RT_MATRIX)},
+    {"inverse", bi_inv, "A", 1, BIND_POS, 1, BF_RT(RT_MATRIX)},
+    {"det", bi_det, "A", 1, BIND_POS, 1, BF_RT(RT_SCALAR)},
+    {"cholesky", bi_cholesky, "A", 1, BIND_POS, 1, BF_RT(RT_MATRIX)},
     {"eigen", bi_eigen, "A", 1, BIND_POS, 2, BF_MULTI},
     {"lu", bi_lu, "A", 1, BIND_POS, 3, BF_MULTI},
     {"qr", bi_qr, "A", 1, BIND_POS, 2, BF_MULTI},

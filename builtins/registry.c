@@ -8,18 +8,15 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "help.h"
 
-/* Every family table, in lookup order (the first row with a name wins). */
+/* Every family table, in lookup order (families.h). */
 static const BuiltinDef *const family_tables[] = {
-    bi_core_table,      bi_construct_table, bi_elementwise_table, bi_aggregate_table,
-    bi_reorg_table,     bi_linalg_table,    bi_io_table,          bi_list_table,
-    bi_dnn_table,       bi_stats_table,     bi_paramserv_table,   bi_interp_table,
-    bi_plot_table,      bi_help_table,      bi_dnn_norm_table,    bi_dnn_lstm_table,
-    bi_distinct_table,  bi_fft_table,       bi_misc_natives_table, bi_sqrtm_table,
-    bi_frame_table,     bi_transform_table, bi_frame_clean_table, bi_tokenize_table,
-    bi_einsum_table,    bi_unsupported_natives_table, bi_compat_ctor_table, bi_frame_text_table,
+#define BI_FAMILY_ROW(f) bi_##f##_table,
+    BUILTIN_FAMILIES(BI_FAMILY_ROW)
+#undef BI_FAMILY_ROW
 };
 #define NTABLES (sizeof family_tables / sizeof family_tables[0])
 
@@ -91,6 +88,17 @@ static const BuiltinDef *registry_find(const char *name)
     return NULL;
 }
 
+/* The runtime's BuiltinTable.find_any_case: the first BF_ANY_CASE row whose
+ * name matches but for letter case. */
+static const BuiltinDef *registry_find_any_case(const char *name)
+{
+    for (size_t t = 0; name && t < NTABLES; t++)
+        for (const BuiltinDef *d = family_tables[t]; d->name; d++)
+            if ((d->flags & BF_ANY_CASE) && strcasecmp(d->name, name) == 0)
+                return d;
+    return NULL;
+}
+
 void builtin_each(void (*fn)(const char *name, void *ctx), void *ctx)
 {
     for (size_t t = 0; t < NTABLES; t++)
@@ -102,6 +110,7 @@ void builtin_registry_install(void)
 {
     static const BuiltinTable table = {
         .find = registry_find,
+        .find_any_case = registry_find_any_case,
         .suggest_function = help_suggest_function,
     };
     builtin_table_install(&table);

@@ -8,6 +8,7 @@
 #define DML_BUILTINS_REGISTRY_H
 
 #include "../runtime/builtin_api.h"
+#include "families.h"
 
 /* Installs this layer's lookup (and "did you mean") as the runtime's
  * BuiltinTable. Every entry point calls it first thing: main(), each unit
@@ -47,35 +48,10 @@ typedef struct OutShape { int64_t rows, cols; bool zero; } OutShape;
  * made is released and ST_ERR returned. */
 Status bi_alloc_outs(Interp *I, const OutShape *shape, int n, Value *res, Matrix **m);
 
-/* Family tables, each terminated by a row with name == NULL; one per file,
- * named after it. */
-extern const BuiltinDef bi_core_table[];        /* core.c: print, stop, assert, toString, as.*, nrow/ncol/length, ifelse, time, is.na, ... */
-extern const BuiltinDef bi_construct_table[];   /* construct.c: matrix, rand, seq, sample, diag, table, toOneHot, outer, replace, lower.tri */
-extern const BuiltinDef bi_elementwise_table[]; /* elementwise.c: exp, log, round, trig, sigmoid, min/max, pmin/pmax, xor, bitw* */
-extern const BuiltinDef bi_aggregate_table[];   /* aggregate.c: sum, mean, var, sd, prod, trace, row and column aggregates, cum* */
-extern const BuiltinDef bi_reorg_table[];       /* reorg.c: t, rev, unique, cbind/append/rbind, removeEmpty, order */
-extern const BuiltinDef bi_linalg_table[];      /* linalg.c: solve, inv, det, cholesky, eigen, lu, qr, svd */
-extern const BuiltinDef bi_io_table[];          /* io.c: read, readMM, write (the formats: io/) */
-extern const BuiltinDef bi_list_table[];        /* list.c: list, remove */
-extern const BuiltinDef bi_dnn_table[];         /* dnn.c: conv2d and backward, max/avg pooling and backward, bias_add, bias_multiply */
-extern const BuiltinDef bi_dnn_norm_table[];    /* dnn_norm.c: batch_norm2d, backward */
-extern const BuiltinDef bi_dnn_lstm_table[];    /* dnn_lstm.c: lstm, lstm_backward */
-extern const BuiltinDef bi_stats_table[];       /* stats.c: moment, cov, median, quantile, cdf/icdf, pnorm ... qt, aggregate, contains */
-extern const BuiltinDef bi_paramserv_table[];   /* paramserv/paramserv.c: paramserv */
-extern const BuiltinDef bi_interp_table[];      /* interp_bi.c: exists, eval, evalList */
-extern const BuiltinDef bi_plot_table[];        /* plot.c: plot */
-extern const BuiltinDef bi_help_table[];        /* help.c: help, ls, describe */
-extern const BuiltinDef bi_distinct_table[];    /* distinct.c: countDistinct and its variants */
-extern const BuiltinDef bi_fft_table[];         /* fft.c: fft, ifft, *_linearized, stft */
-extern const BuiltinDef bi_misc_natives_table[]; /* misc_natives.c: roll, ppred, compress, decompress, local */
-extern const BuiltinDef bi_sqrtm_table[];       /* sqrtm.c: sqrtMatrixJava */
-extern const BuiltinDef bi_frame_table[];       /* frame.c: as.frame, typeof, colnames, applySchema */
-extern const BuiltinDef bi_frame_clean_table[]; /* frame_clean.c: detectSchema, dropInvalidType, dropInvalidLength, map */
-extern const BuiltinDef bi_transform_table[];   /* transform.c: transformencode, transformapply, transformdecode, transformcolmap */
-extern const BuiltinDef bi_tokenize_table[];    /* tokenize.c: tokenize */
-extern const BuiltinDef bi_einsum_table[];      /* einsum.c: einsum */
-extern const BuiltinDef bi_unsupported_natives_table[]; /* unsupported_natives.c: upstream natives dml refuses, with why */
-extern const BuiltinDef bi_compat_ctor_table[]; /* compat_ctor.c: frame, tensor; federated and sql refused */
-extern const BuiltinDef bi_frame_text_table[];  /* frame_text.c: correctTypos, dmv, cooccurrenceMatrix, mdedup */
+/* The family tables (families.h lists them), each terminated by a row with
+ * name == NULL; one per file, named after it. */
+#define BI_DECLARE_FAMILY(f) extern const BuiltinDef bi_##f##_table[];
+BUILTIN_FAMILIES(BI_DECLARE_FAMILY)
+#undef BI_DECLARE_FAMILY
 
 #endif

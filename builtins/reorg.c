@@ -480,13 +480,13 @@ static Status bi_order(Interp *I, const BArgs *a, Value *out)
 }
 
 const BuiltinDef bi_reorg_table[] = {
-    {"t", bi_t, "x", 1, BIND_POS, 1, 0},
-    {"rev", bi_rev, "x", 1, BIND_POS, 1, 0},
+    {"t", bi_t, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_FUSE_T | BF_PURE},
+    {"rev", bi_rev, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
     {"unique", bi_unique, "data,dir", 1, BIND_NAMED, 1, 0},
-    {"cbind", bi_cbind, "", 0, BIND_VARIADIC, 1, 0},
+    {"cbind", bi_cbind, "", 0, BIND_VARIADIC, 1, BF_RT(RT_BIND) | BF_PURE},
     {"append", bi_cbind, "", 0, BIND_VARIADIC, 1, 0},
-    {"rbind", bi_rbind, "", 0, BIND_VARIADIC, 1, 0},
-    {"removeEmpty", bi_removeEmpty, "target,margin,select,empty.return", 1, BIND_NAMED, 1, BF_NAMED_ONLY},
-    {"order", bi_order, "target,by,decreasing,index.return", 1, BIND_NAMED, 1, BF_NAMED_ONLY},
+    {"rbind", bi_rbind, "", 0, BIND_VARIADIC, 1, BF_RT(RT_BIND) | BF_PURE},
+    {"removeEmpty", bi_removeEmpty, "target,margin,select,empty.return", 1, BIND_NAMED, 1, BF_NAMED_ONLY | BF_RT(RT_MATRIX)},
+    {"order", bi_order, "target,by,decreasing,index.return", 1, BIND_NAMED, 1, BF_NAMED_ONLY | BF_RT(RT_MATRIX)},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

@@ -307,7 +307,7 @@ static int run_script(RunOpts *o)
     interp_init(&I, p, o->have_seed ? o->seed : rng_fresh_seed());
     I.interrupt = &cli_interrupt_flag;
     I.sink = cli_stderr_sink();
-    Frame top = {0};
+    CallFrame top = {0};
     top.names = &p->top;    /* exists("x"), ls() and messages read names */
     I.frame = &top;
     Status st = exec_sync_top(&I, &top);

@@ -21,7 +21,7 @@
 typedef struct Session {
     Program *prog;          /* borrowed */
     Interp I;
-    Frame top;              /* the persistent top-level frame; its slots are ours */
+    CallFrame top;          /* the persistent top-level frame; its slots are ours */
     int ninput;             /* inputs taken so far */
 } Session;
 

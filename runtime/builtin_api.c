@@ -30,6 +30,12 @@ static const BuiltinTable *table(const char *caller)
     return t;
 }
 
+const BuiltinDef *builtin_find_any_case(const char *name)
+{
+    const BuiltinTable *t = table(__func__);
+    return name ? t->find_any_case(name) : NULL;
+}
+
 const BuiltinDef *builtin_find(const char *name)
 {
     const BuiltinTable *t = table(__func__);

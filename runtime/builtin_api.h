@@ -41,7 +41,38 @@ enum {
     BF_NAMED_ONLY = 8,      /* every argument must be named (paramserv) */
     BF_MULTI_OPT = 16,      /* one result in an expression, more in [a, b] = f(...)
                              * (paramserv's history); BArgs.nout says which */
+    BF_STMT_FIRST = 32,     /* as a statement, the name means this builtin even where a
+                             * user function has it (print, stop, assert, write) */
+    BF_CONTROL = 64,        /* a control statement (stop, assert): a statement block of
+                             * its own upstream, so no inlining, and not in a parfor body */
+    BF_DIM_ONLY = 128,      /* reads only its argument's dimensions (nrow, ncol): parfor's
+                             * dependency check does not count it as a read of the data */
+    BF_READS_VARS = 256,    /* reads variables by name (exists, ls): liveness keeps them all */
+    BF_NAME_ARG = 512,      /* f(X) with a bare variable X means f("X") (exists) */
+    BF_ANY_CASE = 1024,     /* the name also matches in any letter case (upstream's rand) */
+    BF_PURE = 2048,         /* the result depends on the arguments alone, with no other effect
+                             * (no output, files, random numbers, clock or calls into DML):
+                             * liveness may drop an assignment nobody reads */
 };
+
+/* Result data type, where it does not depend on what the arguments hold
+ * at run time (runtime/dtcheck.c); in bits 12-14 of flags: BF_RT(RT_SCALAR). */
+typedef enum BuiltinRt {
+    RT_UNKNOWN,     /* depends on the arguments' values, or not described */
+    RT_SCALAR, RT_MATRIX, RT_FRAME, RT_LIST,
+    RT_SAME,        /* elementwise: f(x) has the type of x (scalar or matrix) */
+    RT_BIND,        /* cbind/rbind: a frame or matrix as the first argument */
+} BuiltinRt;
+#define BF_RT(rt) ((unsigned)(rt) << 12)
+/* What a call becomes in a fused elementwise loop (runtime/fuse.c); in bits
+ * 16-21 of flags: BF_FUSE_VM(VM_EXP) (one argument, vmath.h's kernel), or
+ * BF_FUSE_MAX / BF_FUSE_MIN (two arguments), BF_FUSE_T (the transpose that
+ * fusion of t(X) %*% y looks for). */
+enum { BUILTIN_FUSE_NONE = -1, BUILTIN_FUSE_T = 60, BUILTIN_FUSE_MAX = 61, BUILTIN_FUSE_MIN = 62 };
+#define BF_FUSE_VM(vm) ((unsigned)((vm) + 1) << 16)
+#define BF_FUSE_T BF_FUSE_VM(BUILTIN_FUSE_T)
+#define BF_FUSE_MAX BF_FUSE_VM(BUILTIN_FUSE_MAX)
+#define BF_FUSE_MIN BF_FUSE_VM(BUILTIN_FUSE_MIN)
 
 typedef struct BuiltinDef BuiltinDef;
 
@@ -66,11 +97,17 @@ struct BuiltinDef {
     unsigned flags;
 };
 
+static inline BuiltinRt builtin_rt(const BuiltinDef *d) { return (BuiltinRt)((d->flags >> 12) & 7); }
+/* The fusion kernel: BUILTIN_FUSE_NONE, a VmFn, or BUILTIN_FUSE_T/MAX/MIN. */
+static inline int builtin_fuse(const BuiltinDef *d) { return (int)((d->flags >> 16) & 63) - 1; }
+
 /* What the runtime asks of the builtins layer. Both functions must be
  * thread-safe. */
 typedef struct BuiltinTable {
     /* The builtin named 'name' (aliases have rows of their own); NULL if none. */
     const BuiltinDef *(*find)(const char *name);
+    /* The BF_ANY_CASE builtin whose name equals 'name' but for letter case; NULL if none. */
+    const BuiltinDef *(*find_any_case)(const char *name);
     /* " (did you mean rowSums?)" for an undefined function 'name' called in
      * module 'm', or "" when nothing is close; written into buf. */
     const char *(*suggest_function)(const Module *m, const char *name, char *buf, size_t cap);
@@ -84,6 +121,8 @@ typedef struct BuiltinTable {
 void builtin_table_install(const BuiltinTable *t);
 /* The installed table's find(); NULL for a NULL name or no such builtin. */
 const BuiltinDef *builtin_find(const char *name);
+/* The installed table's find_any_case(); NULL for a NULL name or none. */
+const BuiltinDef *builtin_find_any_case(const char *name);
 /* The installed table's suggest_function(). */
 const char *builtin_suggest_function(const Module *m, const char *name, char *buf, size_t cap);
 

@@ -48,54 +48,32 @@ static Dt decl_dt(TypeKind t)
     return DT_UNKNOWN;
 }
 
-static bool name_in(const char *name, const char *const *set)
-{
-    for (int i = 0; set[i]; i++)
-        if (strcmp(name, set[i]) == 0)
-            return true;
-    return false;
-}
-
 static Dt expr_dt(const Chk *c, const Dt *env, const Node *e, int depth);
 
 /* Result type of a builtin call, where it does not depend on what the
- * arguments hold at run time. */
+ * arguments hold at run time: the builtin's row says (BF_RT). */
 static Dt builtin_dt(const Chk *c, const Dt *env, const Node *e, int depth)
 {
-    static const char *const scalar[] = {
-        "sum", "mean", "avg", "var", "sd", "prod", "trace", "tr", "toString", "as.scalar", "castAsScalar",
-        "as.integer", "as.double", "as.logical", "as.boolean", "nrow", "ncol", "length", "time", "exists", "det",
-        "median", "interQuartileMean", NULL};
-    static const char *const matrix[] = {
-        "rowSums", "colSums", "rowMeans", "colMeans", "rowMaxs", "colMaxs", "rowMins", "colMins", "rowVars",
-        "colVars", "rowSds", "colSds", "rowProds", "colProds", "rowIndexMax", "rowIndexMin", "cumsum", "cumprod",
-        "cummin", "cummax", "rowcumsum", "matrix", "rand", "seq", "sample", "diag", "table", "ctable", "toOneHot",
-        "outer", "removeEmpty", "order", "replace", "lower.tri", "upper.tri", "as.matrix",
-        "max_pool", "avg_pool", "max_pool_backward", "avg_pool_backward", "bias_add", "bias_multiply", "solve",
-        "inv", "inverse", "cholesky", "t", "rev", "aggregate", "readMM", NULL};
-    /* Elementwise: the type of the first argument. */
-    static const char *const same[] = {
-        "exp", "sqrt", "abs", "sign", "round", "floor", "ceil", "ceiling", "sin", "cos", "tan", "asin", "acos",
-        "atan", "sinh", "cosh", "tanh", "sigmoid", "is.na", "isNA", "is.nan", "isNaN", "is.infinite", "isInf", NULL};
-    const char *name = e->call.name;
-    if (strcmp(name, "list") == 0)
-        return DT_LIST;
-    if (strcmp(name, "as.frame") == 0 || strcmp(name, "typeof") == 0 || strcmp(name, "colnames") == 0 ||
-        strcmp(name, "applySchema") == 0)
-        return DT_FRAME;
-    /* cbind/rbind: frames bind to a frame, matrices and numbers to a
-     * matrix (a list first appends to the list). */
-    if ((strcmp(name, "cbind") == 0 || strcmp(name, "rbind") == 0) && e->call.nargs > 0) {
-        Dt t = expr_dt(c, env, e->call.args[0], depth + 1);
-        return t == DT_MATRIX || t == DT_FRAME ? t : DT_UNKNOWN;
-    }
-    if (name_in(name, scalar))
-        return DT_SCALAR;
-    if (name_in(name, matrix))
-        return DT_MATRIX;
-    if (name_in(name, same) && e->call.nargs == 1) {
-        Dt t = expr_dt(c, env, e->call.args[0], depth + 1);
-        return t == DT_SCALAR || t == DT_MATRIX ? t : DT_UNKNOWN;
+    switch (builtin_rt(e->call.bi)) {
+    case RT_SCALAR: return DT_SCALAR;
+    case RT_MATRIX: return DT_MATRIX;
+    case RT_FRAME: return DT_FRAME;
+    case RT_LIST: return DT_LIST;
+    case RT_BIND:
+        /* cbind/rbind: frames bind to a frame, matrices and numbers to a
+         * matrix (a list first appends to the list). */
+        if (e->call.nargs > 0) {
+            Dt t = expr_dt(c, env, e->call.args[0], depth + 1);
+            return t == DT_MATRIX || t == DT_FRAME ? t : DT_UNKNOWN;
+        }
+        return DT_UNKNOWN;
+    case RT_SAME:
+        if (e->call.nargs == 1) {
+            Dt t = expr_dt(c, env, e->call.args[0], depth + 1);
+            return t == DT_SCALAR || t == DT_MATRIX ? t : DT_UNKNOWN;
+        }
+        return DT_UNKNOWN;
+    case RT_UNKNOWN: break;
     }
     return DT_UNKNOWN;
 }

@@ -392,7 +392,7 @@ static Status check_output(Interp *I, const FuncDef *f, const Param *o, Value *v
 
 /* Runs f's body in 'frame' (whose argument slots are bound), fills defaults,
  * and moves the outputs out. Pops the frame and releases its slots. */
-static Status run_function(Interp *I, const FuncDef *f, Frame *frame, const bool *given, Value *outs, int nout,
+static Status run_function(Interp *I, const FuncDef *f, CallFrame *frame, const bool *given, Value *outs, int nout,
                            const Loc *call_loc)
 {
     const FuncDecl *d = f->decl;
@@ -494,7 +494,7 @@ static Status call_user_take(Interp *I, const Node *n, const FuncDef *f, const i
         for (int i = 0; i < ns; i++)
             val_release(slots[i]);
     } else {
-        Frame frame = {.slots = slots, .nslots = ns, .fn = f, .names = &f->slots, .call_loc = n->loc,
+        CallFrame frame = {.slots = slots, .nslots = ns, .fn = f, .names = &f->slots, .call_loc = n->loc,
                        .dead_outs = n->call.dead_outs & f->skip_outs};
         st = run_function(I, f, &frame, given, outs, nout, &n->loc);
     }
@@ -542,7 +542,7 @@ Status eval_function(Interp *I, const FuncDef *f, const Value *args, const char 
         for (int i = 0; i < ns; i++)
             val_release(slots[i]);
     } else {
-        Frame frame = {.slots = slots, .nslots = ns, .fn = f, .names = &f->slots};
+        CallFrame frame = {.slots = slots, .nslots = ns, .fn = f, .names = &f->slots};
         if (call_loc)
             frame.call_loc = *call_loc;
         st = run_function(I, f, &frame, given, outs, nout, call_loc);

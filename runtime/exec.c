@@ -10,7 +10,7 @@
 #include "ops.h"
 #include "parfor.h"
 
-Status exec_sync_top(Interp *I, Frame *top)
+Status exec_sync_top(Interp *I, CallFrame *top)
 {
     int want = I->prog->top.n;
     if (top->nslots >= want)

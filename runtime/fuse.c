@@ -78,56 +78,30 @@ typedef struct Tree {
  * the fusable builtins
  * ================================================================== */
 
-static const struct { const char *name; VmFn fn; } FNS[] = {
-    {"exp", VM_EXP}, {"log", VM_LOG}, {"sqrt", VM_SQRT}, {"abs", VM_ABS}, {"sign", VM_SIGN},
-    {"round", VM_ROUND}, {"floor", VM_FLOOR}, {"ceil", VM_CEIL}, {"ceiling", VM_CEIL},
-    {"sin", VM_SIN}, {"cos", VM_COS}, {"tan", VM_TAN}, {"asin", VM_ASIN}, {"acos", VM_ACOS},
-    {"atan", VM_ATAN}, {"sinh", VM_SINH}, {"cosh", VM_COSH}, {"tanh", VM_TANH},
-    {"sigmoid", VM_SIGMOID},
-};
-enum { NFNS = sizeof FNS / sizeof FNS[0] };
-
-static pthread_once_t fns_once = PTHREAD_ONCE_INIT;
-static const BuiltinDef *fn_defs[NFNS];
-static const BuiltinDef *t_def, *mm_defs[4];     /* max, pmax, min, pmin */
-
-static void fns_init(void)
-{
-    for (int i = 0; i < NFNS; i++)
-        fn_defs[i] = builtin_find(FNS[i].name);
-    t_def = builtin_find("t");
-    mm_defs[0] = builtin_find("max");
-    mm_defs[1] = builtin_find("pmax");
-    mm_defs[2] = builtin_find("min");
-    mm_defs[3] = builtin_find("pmin");
-}
-
-/* Is call 'n' f(x) with f a fusable builtin and x positional? */
+/* Is call 'n' f(x) with f a fusable builtin (its row's BF_FUSE_VM) and x
+ * positional? */
 static bool fusable_call(const Node *n, VmFn *fn)
 {
     if (!n->call.bi || n->call.nargs != 1 || (n->call.argnames && n->call.argnames[0]))
         return false;
-    pthread_once(&fns_once, fns_init);
-    for (int i = 0; i < NFNS; i++)
-        if (fn_defs[i] == n->call.bi) {
-            *fn = FNS[i].fn;
-            return true;
-        }
-    return false;
+    int k = builtin_fuse(n->call.bi);
+    if (k < 0 || k >= BUILTIN_FUSE_T)
+        return false;
+    *fn = (VmFn)k;
+    return true;
 }
 
-/* max(a, b) / min(a, b) (and pmax, pmin) with two unnamed arguments? */
+/* max(a, b) / min(a, b) (and pmax, pmin: BF_FUSE_MAX/MIN) with two
+ * unnamed arguments? */
 static bool minmax_call(const Node *n, bool *is_max)
 {
     if (!n->call.bi || n->call.nargs != 2 || (n->call.argnames && (n->call.argnames[0] || n->call.argnames[1])))
         return false;
-    pthread_once(&fns_once, fns_init);
-    for (int i = 0; i < 4; i++)
-        if (mm_defs[i] && mm_defs[i] == n->call.bi) {
-            *is_max = i < 2;
-            return true;
-        }
-    return false;
+    int k = builtin_fuse(n->call.bi);
+    if (k != BUILTIN_FUSE_MAX && k != BUILTIN_FUSE_MIN)
+        return false;
+    *is_max = k == BUILTIN_FUSE_MAX;
+    return true;
 }
 
 /* ==================================================================
@@ -903,8 +877,7 @@ static bool is_t_call(const Node *n)
 {
     if (n->kind != N_CALL || !n->call.bi || n->call.nargs != 1 || (n->call.argnames && n->call.argnames[0]))
         return false;
-    pthread_once(&fns_once, fns_init);
-    return n->call.bi == t_def;
+    return builtin_fuse(n->call.bi) == BUILTIN_FUSE_T;
 }
 
 /* One operand of the product: the value of x, or of t(x)'s argument with

@@ -30,15 +30,15 @@ typedef struct FuncDef FuncDef;
 typedef struct Stats Stats;
 
 /* One activation: the variable slots of a function call or of the top level. */
-typedef struct Frame {
+typedef struct CallFrame {
     Value *slots;
     int nslots;
     const FuncDef *fn;      /* NULL for the top level */
     const struct SlotTable *names;  /* slot -> name (for exists(), messages) */
     Loc call_loc;           /* where this frame was called from */
-    struct Frame *parent;
+    struct CallFrame *parent;
     uint64_t dead_outs;     /* outputs of fn the caller never reads (runtime/liveness.h) */
-} Frame;
+} CallFrame;
 
 typedef struct ErrorSlot {
     char *msg;              /* malloc'd message, without position */
@@ -52,7 +52,7 @@ typedef struct ErrorSlot {
 
 typedef struct Interp {
     Program *prog;
-    Frame *frame;           /* current frame */
+    CallFrame *frame;       /* current call frame */
     int depth;              /* user-function call depth */
     ErrorSlot err;
     Rng rng;
@@ -144,7 +144,7 @@ Status eval_call(Interp *I, const Node *n, Value *outs, int nout, bool stmt);
 /* Give the top-level frame room for every slot the program has declared
  * (the REPL grows the table between inputs). ST_ERR (out of memory, error
  * set) leaves the frame as it was: nothing may run in it then. */
-Status exec_sync_top(Interp *I, Frame *top);
+Status exec_sync_top(Interp *I, CallFrame *top);
 /* Set the interrupted error at 'loc'. */
 Status eval_raise_interrupt(Interp *I, const Loc *loc);
 

@@ -25,26 +25,6 @@ typedef struct Scan {
     int depth;
 } Scan;
 
-/* Builtins whose result depends on their arguments alone, with no effect
- * but the result (no output, no files, no random numbers, no clock, no
- * calls back into DML). A call of anything else is not pure. */
-static const char *const pure_builtins[] = {
-    "conv2d", "conv2d_backward_filter", "conv2d_backward_data", "max_pool", "avg_pool",
-    "max_pool_backward", "avg_pool_backward", "bias_add", "bias_multiply",
-    "t", "sum", "colSums", "rowSums", "colMeans", "rowMeans", "colMaxs", "rowMaxs", "colMins", "rowMins",
-    "mean", "min", "max", "abs", "exp", "log", "sqrt", "sigmoid", "tanh", "sign", "round", "floor", "ceil",
-    "nrow", "ncol", "length", "matrix", "as.matrix", "as.scalar", "as.double", "as.integer",
-    "cbind", "rbind", "rowIndexMax", "ifelse", "diag", "rev", "outer", "cumsum", "prod",
-};
-
-static bool pure_builtin(const BuiltinDef *bi)
-{
-    for (size_t i = 0; i < sizeof pure_builtins / sizeof pure_builtins[0]; i++)
-        if (strcmp(bi->name, pure_builtins[i]) == 0)
-            return true;
-    return false;
-}
-
 static void mark(bool *flags, const Scan *sc, int slot)
 {
     if (slot >= 0 && slot < sc->nslots)
@@ -95,9 +75,9 @@ static bool expr_scan(Scan *sc, const Node *e)
     case N_CALL:
         for (int i = 0; i < e->call.nargs; i++)
             pure &= expr_scan(sc, e->call.args[i]);
-        if (e->call.bi && (!strcmp(e->call.bi->name, "exists") || !strcmp(e->call.bi->name, "ls")))
+        if (e->call.bi && (e->call.bi->flags & BF_READS_VARS))
             sc->dynamic = true;
-        pure &= e->call.bi != NULL && !e->call.fn && !e->call.variants && pure_builtin(e->call.bi);
+        pure &= e->call.bi != NULL && !e->call.fn && !e->call.variants && (e->call.bi->flags & BF_PURE);
         break;
     default:    /* literals, constants */
         break;

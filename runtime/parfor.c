@@ -30,7 +30,7 @@ typedef struct Pf Pf;
 typedef struct PfWorker {
     Pf *pf;
     Interp I;
-    Frame frame;
+    CallFrame frame;
     int64_t lo, hi;         /* iterations [lo, hi) */
     pthread_t thread;
     char *buf;              /* buffered print output */
@@ -217,7 +217,7 @@ Status parfor_run(Interp *I, const Node *s, int64_t a, int64_t inc, int64_t coun
     PfWorker *w = calloc((size_t)T, sizeof *w);
     if (!w)
         return err_at(I, &s->loc, "out of memory starting parfor workers");
-    const Frame *cf = I->frame;
+    const CallFrame *cf = I->frame;
     int64_t per = count / T, extra = count % T, lo = 0;
     int started = 0;
     Workers ws;

@@ -433,7 +433,7 @@ static void uses_part(Uses *u, const IndexPart *ip, int depth)
 static bool is_dim_call(const Node *e)
 {
     return e->call.bi && e->call.nargs == 1 && e->call.args[0]->kind == N_IDENT &&
-           (strcmp(e->call.name, "nrow") == 0 || strcmp(e->call.name, "ncol") == 0);
+           (e->call.bi->flags & BF_DIM_ONLY);
 }
 
 static void uses_expr(Uses *u, const Node *e, int depth)
@@ -622,8 +622,7 @@ static const Node *forbidden_call(Node *const *stmts, int n, int depth)
         const Node *s = stmts[i], *hit = NULL;
         switch (s->kind) {
         case N_EXPRSTMT:
-            if (s->expr.e->kind == N_CALL && s->expr.e->call.bi &&
-                (strcmp(s->expr.e->call.name, "stop") == 0 || strcmp(s->expr.e->call.name, "assert") == 0))
+            if (s->expr.e->kind == N_CALL && s->expr.e->call.bi && (s->expr.e->call.bi->flags & BF_CONTROL))
                 hit = s->expr.e;
             break;
         case N_IF:
@@ -673,7 +672,7 @@ Status parfor_check_entry(Interp *I, const Node *s)
 {
     if (!s->loop.check)
         return ST_OK;
-    const Frame *f = I->frame;
+    const CallFrame *f = I->frame;
     for (int j = 0; j < s->loop.nwritten; j++) {
         int slot = s->loop.written[j];
         if (!s->loop.candidate[j] || slot >= f->nslots)

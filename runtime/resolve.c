@@ -366,6 +366,15 @@ static void signature(const FuncDef *f, char *buf, size_t cap)
  * walk (cycles, call fan-out). */
 static bool func_inlinable(const Program *p, const FuncDef *f, int *budget);
 
+/* Is a statement calling 'name' (no namespace) a control statement
+ * (BF_CONTROL: stop, assert)? Such builtins are also BF_STMT_FIRST, so the
+ * name means the builtin whatever user functions exist. */
+static bool is_control_stmt(const char *name)
+{
+    const BuiltinDef *bi = builtin_find(name);
+    return bi && (bi->flags & BF_STMT_FIRST) && (bi->flags & BF_CONTROL);
+}
+
 static bool expr_inlinable(const Program *p, const Module *m, const Node *e, int *budget)
 {
     if (!e)
@@ -429,7 +438,7 @@ static bool func_inlinable(const Program *p, const FuncDef *f, int *budget)
              * upstream (PrintStatement.controlStatement), so a body with one
              * and anything else is not a single block. */
             if (d->nbody > 1 && s->expr.e && s->expr.e->kind == N_CALL && !s->expr.e->call.ns
-                && (strcmp(s->expr.e->call.name, "stop") == 0 || strcmp(s->expr.e->call.name, "assert") == 0))
+                && is_control_stmt(s->expr.e->call.name))
                 return false;
             if (!expr_inlinable(p, f->mod, s->expr.e, budget))
                 return false;
@@ -833,18 +842,18 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
         /* print, stop, assert and write as statements are upstream's
          * print/output statements, made by the parser before any function
          * lookup: a user function of that name does not take them over. */
-        static const char *const stmt_names[] = { "print", "stop", "assert", "write" };
-        if (ctx == CTX_STMT || ctx == CTX_REPL)
-            for (size_t i = 0; i < sizeof stmt_names / sizeof *stmt_names && !bi; i++)
-                if (strcmp(n->call.name, stmt_names[i]) == 0)
-                    bi = builtin_find(n->call.name);
+        if (ctx == CTX_STMT || ctx == CTX_REPL) {
+            bi = builtin_find(n->call.name);
+            if (bi && !(bi->flags & BF_STMT_FIRST))
+                bi = NULL;
+        }
         if (!bi)
             f = module_find_func(r->m, n->call.name);
         if (!f && !bi)
             bi = builtin_find(n->call.name);
         /* Upstream matches only the data generator rand case-insensitively. */
-        if (!f && !bi && strcasecmp(n->call.name, "rand") == 0)
-            bi = builtin_find("rand");
+        if (!f && !bi)
+            bi = builtin_find_any_case(n->call.name);
         Module *bm = !f && !bi ? builtin_module(r, n->call.name, &n->loc) : NULL;
         if (r->err)
             return;
@@ -873,7 +882,7 @@ static void call_bind(Res *r, Node *n, enum CallCtx ctx)
     }
     /* exists(X) asks whether X is bound, so an unbound X is FALSE, not an
      * error: it becomes exists("X"), the lookup by name. */
-    if (bi && strcmp(bi->name, "exists") == 0 && n->call.nargs == 1 && n->call.args[0]->kind == N_IDENT) {
+    if (bi && (bi->flags & BF_NAME_ARG) && n->call.nargs == 1 && n->call.args[0]->kind == N_IDENT) {
         Node *id = n->call.args[0];
         Node *sn = ast_node(r->p->arena, N_STRING, id->loc);
         sn->str.s = id->ident.name;

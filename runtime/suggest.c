@@ -70,7 +70,7 @@ const char *suggest_best(const Suggest *s)
     return s->best[0] ? s->best : NULL;
 }
 
-const char *suggest_variable(const Frame *f, const char *name, char *buf, size_t cap)
+const char *suggest_variable(const CallFrame *f, const char *name, char *buf, size_t cap)
 {
     buf[0] = '\0';
     if (!f || !f->names)

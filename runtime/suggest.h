@@ -25,6 +25,6 @@ const char *suggest_best(const Suggest *s);
 
 /* " (did you mean 'x1'?)" for an undefined variable 'name', from the
  * variables bound in 'f'; "" when none is close. Writes into buf. */
-const char *suggest_variable(const Frame *f, const char *name, char *buf, size_t cap);
+const char *suggest_variable(const CallFrame *f, const char *name, char *buf, size_t cap);
 
 #endif

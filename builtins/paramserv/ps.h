@@ -314,7 +314,7 @@ typedef struct PsLoop {
     int64_t groups;             /* pulls/pushes per epoch */
     PsPart part;                /* owned */
     Interp I;
-    Frame top;
+    CallFrame top;
     PsWorkerStats st;
     PsEvents ev;                /* --trace */
     const char *where;          /* where it runs, for messages ("rank R on HOST"); NULL on a thread */
@@ -420,7 +420,7 @@ typedef struct PsRun {
     _Atomic double prog_last, prog_epoch_t0;
     /* server-thread-only state */
     Interp SI;
-    Frame server_top;           /* the server Interp's bottom frame */
+    CallFrame server_top;       /* the server Interp's bottom frame */
     Value model;                /* the global model (owned) */
     int64_t epoch_pushes_needed;
     PsEpochs epochs;            /* pushes received per epoch */

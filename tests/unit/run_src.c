@@ -61,7 +61,7 @@ RunResult run_src(const RunOpts *o, const char *src, size_t len, char **msg)
     interp_init(&I, p, 42);
     I.sink = o->sink;
     I.out = fopen("/dev/null", "w");
-    Frame top = {0};
+    CallFrame top = {0};
     top.names = &p->top;
     I.frame = &top;
     Watchdog w = {.budget_ms = o->budget_ms};

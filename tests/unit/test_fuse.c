@@ -30,7 +30,7 @@
 typedef struct Env {
     Program *p;
     Interp I;
-    Frame top;
+    CallFrame top;
 } Env;
 
 static int slot_of(Env *e, const char *name)
