@@ -55,12 +55,12 @@ extern const BuiltinDef bi_elementwise_table[]; /* elementwise.c: exp, log, roun
 extern const BuiltinDef bi_aggregate_table[];   /* aggregate.c: sum, mean, var, sd, prod, trace, row and column aggregates, cum* */
 extern const BuiltinDef bi_reorg_table[];       /* reorg.c: t, rev, unique, cbind/append/rbind, removeEmpty, order */
 extern const BuiltinDef bi_linalg_table[];      /* linalg.c: solve, inv, det, cholesky, eigen, lu, qr, svd */
-extern const BuiltinDef bi_io_table[];          /* io.c: read, readMM, write (the formats: io/) */
+extern const BuiltinDef bi_io_table[];          /* readwrite.c: read, readMM, write (the formats: io/) */
 extern const BuiltinDef bi_list_table[];        /* list.c: list, remove */
 extern const BuiltinDef bi_dnn_table[];         /* dnn.c: conv2d and backward, max/avg pooling and backward, bias_add, bias_multiply */
 extern const BuiltinDef bi_dnn_norm_table[];    /* dnn_norm.c: batch_norm2d, backward */
 extern const BuiltinDef bi_dnn_lstm_table[];    /* dnn_lstm.c: lstm, lstm_backward */
-extern const BuiltinDef bi_stats_table[];       /* stats.c: moment, cov, median, quantile, cdf/icdf, pnorm ... qt, aggregate, contains */
+extern const BuiltinDef bi_stats_table[];       /* statistics.c: moment, cov, median, quantile, cdf/icdf, pnorm ... qt, aggregate, contains */
 extern const BuiltinDef bi_paramserv_table[];   /* paramserv/paramserv.c: paramserv */
 extern const BuiltinDef bi_interp_table[];      /* interp_bi.c: exists, eval, evalList */
 extern const BuiltinDef bi_plot_table[];        /* plot.c: plot */
