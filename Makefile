@@ -30,6 +30,12 @@ else
   endif
 endif
 B := build/$(MODE)
+# LeakSanitizer's defaults (tests/sanitizer/lsan_hooks.c): linked into the
+# AddressSanitizer builds only, never into the product.
+SAN_OBJS :=
+ifeq ($(MODE),asan)
+  SAN_OBJS := $(B)/obj/tests/sanitizer/lsan_hooks.o
+endif
 
 BLAS_CFLAGS := $(shell $(PKG_CONFIG) --cflags openblas 2>/dev/null)
 BLAS_LIBS := $(shell $(PKG_CONFIG) --libs openblas 2>/dev/null || echo -lopenblas)
@@ -88,7 +94,7 @@ endif
 .PHONY: all test test-threads unit check-layers check-link-layers install clean bench fuzz fuzz-replay
 all: $(DML)
 
-$(DML): $(OBJS) $(CLI_OBJS)
+$(DML): $(OBJS) $(CLI_OBJS) $(SAN_OBJS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(LIBS) $(KERNEL_LIBS) $(LDFLAGS)
 $(B)/obj/cli/kernel%.o: REQ_CFLAGS += $(KERNEL_CFLAGS)
@@ -129,10 +135,10 @@ $(B)/obj/builtins/paramserv/mpi_comm.o: builtins/paramserv/mpi_comm.c | $(B)/gen
 
 # tests/unit/run_src.c: "load and run a program from a string", shared by
 # the unit tests and the fuzz target.
-$(B)/unit/%: tests/unit/%.c $(B)/unit/run_src.o $(B)/libdml.a
+$(B)/unit/%: tests/unit/%.c $(B)/unit/run_src.o $(B)/libdml.a $(SAN_OBJS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -o $@ $< $(B)/unit/run_src.o $(B)/libdml.a $(LIBS)
+	$(Q)$(CC) $(REQ_CFLAGS) $(CFLAGS) -o $@ $< $(B)/unit/run_src.o $(B)/libdml.a $(SAN_OBJS) $(LIBS)
 
 $(B)/unit/run_src.o: tests/unit/run_src.c | $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
 	@mkdir -p $(dir $@)
@@ -152,11 +158,12 @@ check-link-layers: $(OBJS) $(CLI_OBJS)
 test: $(DML) $(UNIT_BINS) check-layers check-link-layers
 	$(Q)DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
 
-# The threaded tests (paramserv, parfor) are meant for ThreadSanitizer; with no
-# such folder yet this runs the whole suite. OpenBLAS's own threads are not
+# Only the tests that start threads (paramserv, parfor, Open MPI, the unit
+# tests of the thread pool's kernels and of paramserv; tests/run.sh's
+# THREADED), for ThreadSanitizer. OpenBLAS's own threads are not
 # instrumented, so BLAS runs single-threaded here.
 test-threads: $(DML) $(UNIT_BINS)
-	$(Q)OPENBLAS_NUM_THREADS=1 DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
+	$(Q)THREADED=1 OPENBLAS_NUM_THREADS=1 DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
 
 # libFuzzer targets (clang): the DML front end + evaluator, the file
 # parsers of read(), the Open MPI wire format of paramserv and its
@@ -164,15 +171,21 @@ test-threads: $(DML) $(UNIT_BINS)
 # Our warnings too (flex's scanner leaves one static function unused).
 # UBSan findings abort, so the fuzzer (and fuzz-replay) counts them as crashes;
 # recoverable, they were only printed, and -fork discards the children's output.
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fno-sanitize-recover=undefined $(WARN) -Wno-unused-function
+# IO_MAX_BYTES caps the matrix size a file's header may ask for (builtins/io/common.c).
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -I. -I$(B)/gen -pthread -fno-sanitize-recover=undefined $(WARN) -Wno-unused-function \
+               -DIO_MAX_BYTES=268435456
 FUZZ_FLAGS := $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined
 FUZZ_TARGETS := build/fuzz/fuzz_dml build/fuzz/fuzz_csv build/fuzz/fuzz_wire build/fuzz/fuzz_checkpoint \
                 build/fuzz/fuzz_kernel_msg
 FUZZ_TARGETS += build/fuzz/fuzz_frame_csv
 fuzz: $(FUZZ_TARGETS)
-# The whole library, instrumented, for the targets that link all of it:
-# compiled once, one object per source.
+# The whole library, instrumented, compiled once (one object per source) into
+# build/fuzz/libdml.a: every target links the archive, and the linker takes
+# the objects the target needs, so a new dependency between our files needs
+# no edit here.
 FUZZ_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRCS)) $(patsubst $(B)/gen/%.c,build/fuzz/obj/gen/%.o,$(GEN_SRCS))
+FUZZ_LIB := build/fuzz/libdml.a
+FUZZ_LINK := $(FUZZ_LIB) build/fuzz/obj/tests/sanitizer/lsan_hooks.o
 build/fuzz/obj/%.o: %.c | $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $<"
@@ -184,39 +197,31 @@ build/fuzz/obj/gen/%.o: $(B)/gen/%.c $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
 	$(Q)clang $(FUZZ_CFLAGS) -Wno-missing-prototypes -Wno-sign-compare -fsanitize=fuzzer-no-link,address,undefined \
 	    $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -MMD -MP -c -o $@ $<
 -include $(FUZZ_OBJS:.o=.d)
-build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c tests/unit/run_src.c $(FUZZ_OBJS)
+$(FUZZ_LIB): $(FUZZ_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+build/fuzz/fuzz_dml: tests/fuzz/fuzz_dml.c tests/unit/run_src.c $(FUZZ_LINK)
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $^ $(LIBS)
-build/fuzz/fuzz_checkpoint: tests/fuzz/fuzz_checkpoint.c $(FUZZ_OBJS)
+build/fuzz/fuzz_checkpoint: tests/fuzz/fuzz_checkpoint.c $(FUZZ_LINK)
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) $(BLAS_CFLAGS) $(RL_CFLAGS) $(CAIRO_CFLAGS) -o $@ $^ $(LIBS)
-build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(wildcard builtins/io/*.c) builtins/mtd.c base/value.c base/frame.c base/strbuf.c \
-                    base/numparse.c \
-                    runtime/fmt.c runtime/frame_print.c \
-                    base/diag.c
-	@mkdir -p build/fuzz
+# The file parsers of read() and the .mtd reader.
+build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(FUZZ_LINK)
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
+	$(Q)clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
 # Frames in csv and text: quoted fields spanning lines, round trips.
-build/fuzz/fuzz_frame_csv: tests/fuzz/fuzz_frame_csv.c $(wildcard builtins/io/*.c) base/value.c base/frame.c \
-                          base/strbuf.c base/numparse.c base/diag.c runtime/fmt.c runtime/frame_print.c
-	@mkdir -p build/fuzz
+build/fuzz/fuzz_frame_csv: tests/fuzz/fuzz_frame_csv.c $(FUZZ_LINK)
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_FLAGS) -DIO_MAX_BYTES=268435456 -o $@ $^ $(ZLIB_LIBS) -lm -pthread
+	$(Q)clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
 # The decoders alone: no MPI, no interpreter.
-build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c builtins/paramserv/wire.c builtins/paramserv/msg.c builtins/paramserv/params.c base/value.c \
-                     base/numparse.c \
-                     base/frame.c base/strbuf.c
-	@mkdir -p build/fuzz
+build/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c $(FUZZ_LINK)
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_FLAGS) -o $@ $^ -lm -pthread
+	$(Q)clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
 
 # The Jupyter kernel's message decoder alone: no sockets, no interpreter.
-build/fuzz/fuzz_kernel_msg: tests/fuzz/fuzz_kernel_msg.c cli/kernel_msg.c base/diag.c base/strbuf.c base/value.c \
-                           base/frame.c base/numparse.c
-	@mkdir -p build/fuzz
+build/fuzz/fuzz_kernel_msg: tests/fuzz/fuzz_kernel_msg.c cli/kernel_msg.c $(FUZZ_LINK)
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_FLAGS) $(KERNEL_CFLAGS) -o $@ $^ $(KERNEL_LIBS) -lm -pthread
+	$(Q)clang $(FUZZ_FLAGS) $(KERNEL_CFLAGS) -o $@ $^ $(KERNEL_LIBS) $(LIBS)
 
 # CI: every corpus input once (-runs=0), under the fuzzers' ASan+UBSan.
 fuzz-replay: fuzz

@@ -232,8 +232,8 @@ double frame_narrow_double(const FrameCol *c, double d)
     return (double)(float)d;
 }
 
-/* Contract in frame.h. */
-int64_t frame_narrow_int(const FrameCol *c, int64_t v)
+/* An INT32 column's integer wrapped to 32 bits as Java's cast does. */
+static int64_t frame_narrow_int(const FrameCol *c, int64_t v)
 {
     return c->narrow ? (int64_t)(int32_t)(uint32_t)(uint64_t)v : v;
 }

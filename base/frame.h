@@ -86,10 +86,9 @@ bool frame_type_parse(const char *s, size_t n, FrameType *out, bool *narrow);
 /* Marks the columns j with narrow[j] as FP32 / INT32 (narrow may be NULL:
  * nothing); call on a fresh frame, before cells are stored. */
 void frame_set_narrow(FrameBlock *f, const bool *narrow);
-/* Cell (i, j) of an FP32 / INT32 column as stored: a double rounded to
- * float, an integer wrapped to 32 bits as Java's cast does. */
+/* A number of an FP32 column as stored: the double rounded to float (other
+ * columns: unchanged). */
 double frame_narrow_double(const FrameCol *c, double d);
-int64_t frame_narrow_int(const FrameCol *c, int64_t v);
 
 /* Cell (i, j) as a DML scalar: a new reference for strings (a missing
  * string is the empty string), NONE only when a string cannot be allocated. */

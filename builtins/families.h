@@ -15,10 +15,10 @@
     X(aggregate)           /* aggregate.c: sum, mean, var, sd, prod, trace, row and column aggregates, cum* */ \
     X(reorg)               /* reorg.c: t, rev, unique, cbind/append/rbind, removeEmpty, order */ \
     X(linalg)              /* linalg.c: solve, inv, det, cholesky, eigen, lu, qr, svd */ \
-    X(io)                  /* io.c: read, readMM, write (the formats: io/) */ \
+    X(io)                  /* readwrite.c: read, readMM, write (the formats: io/) */ \
     X(list)                /* list.c: list, remove */ \
     X(dnn)                 /* dnn.c: conv2d and backward, max/avg pooling and backward, bias_add, bias_multiply */ \
-    X(stats)               /* stats.c: moment, cov, median, quantile, cdf/icdf, pnorm ... qt, aggregate, contains */ \
+    X(stats)               /* statistics.c: moment, cov, median, quantile, cdf/icdf, pnorm ... qt, aggregate, contains */ \
     X(paramserv)           /* paramserv/paramserv.c: paramserv */ \
     X(interp)              /* interp_bi.c: exists, eval, evalList */ \
     X(plot)                /* plot.c: plot */ \

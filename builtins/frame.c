@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Frame builtins (doc/frames.md): as.frame, typeof, colnames, applySchema.
  * cbind/rbind of frames are in reorg.c's bind (runtime/frame.c does the
- * work), reading and writing in io.c, transform* in transform.c.
+ * work), reading and writing in readwrite.c, transform* in transform.c.
  * Thread-safe: all state comes from the arguments. */
 #include "registry.h"
 

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
- * The .mtd metadata JSON: a small recursive-descent JSON parser (objects,
- * arrays, strings with every escape, numbers, literals; nesting capped so a
- * hostile file cannot exhaust the stack), the mapping of the known keys onto
- * Mtd, and the writer. Thread-safe: all state lives in the parse cursor. */
+ * The .mtd metadata JSON: read by the JSON reader (json.h), the known keys
+ * mapped onto Mtd, and the writer. Thread-safe. */
 #include "mtd.h"
 
 #include <math.h>
@@ -10,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#define JSON_MAX_DEPTH 64
+#include "json.h"
 
 void mtd_init(Mtd *m)
 {
@@ -34,337 +32,34 @@ void mtd_free(Mtd *m)
     mtd_init(m);
 }
 
-/* ================================================================
- * JSON cursor
- * ================================================================ */
-
+/* Where errors are reported: the file's name and the line. */
 typedef struct J {
-    const char *p, *end;
     const char *name;
     int line;
     DiagErr *e;
 } J;
-
-/* One parsed scalar value; strings are malloc'd. */
-typedef enum JKind { J_NULL, J_BOOL, J_NUM, J_STR, J_OTHER } JKind;
-typedef struct JVal {
-    JKind kind;
-    bool b;
-    double num;
-    char *s;
-} JVal;
 
 static bool jfail(J *j, const char *what)
 {
     return diag_fail(j->e, "%s:%d: %s", j->name, j->line, what);
 }
 
-/* Skips blanks and, as upstream's lenient JSON reader does, // and
- * block comments. */
-static void skip_ws(J *j)
+/* The line of byte offset 'off' (1 for the first), counted on from an
+ * earlier offset *pos on line *line, which move to 'off'. */
+static int line_at(const char *text, int64_t off, int64_t *pos, int *line)
 {
-    while (j->p < j->end) {
-        char c = *j->p;
-        if (c == '/' && j->p + 1 < j->end && j->p[1] == '/') {
-            while (j->p < j->end && *j->p != '\n')
-                j->p++;
-            continue;
-        }
-        if (c == '/' && j->p + 1 < j->end && j->p[1] == '*') {
-            j->p += 2;
-            while (j->p < j->end && !(*j->p == '*' && j->p + 1 < j->end && j->p[1] == '/')) {
-                if (*j->p == '\n')
-                    j->line++;
-                j->p++;
-            }
-            j->p = j->p + 2 < j->end ? j->p + 2 : j->end;
-            continue;
-        }
-        if (c == '\n')
-            j->line++;
-        else if (c != ' ' && c != '\t' && c != '\r')
-            return;
-        j->p++;
-    }
-}
-
-static bool at_char(J *j, char c)
-{
-    skip_ws(j);
-    return j->p < j->end && *j->p == c;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-static bool read_hex4(J *j, unsigned *out)
-{
-    if (j->end - j->p < 4)
-        return jfail(j, "truncated \\u escape");
-    unsigned v = 0;
-    for (int k = 0; k < 4; k++) {
-        int h = hexval(j->p[k]);
-        if (h < 0)
-            return jfail(j, "bad \\u escape");
-        v = v * 16 + (unsigned)h;
-    }
-    j->p += 4;
-    *out = v;
-    return true;
-}
-
-static void put_utf8(char *dst, size_t *n, unsigned cp)
-{
-    if (cp < 0x80) {
-        dst[(*n)++] = (char)cp;
-    } else if (cp < 0x800) {
-        dst[(*n)++] = (char)(0xC0 | (cp >> 6));
-        dst[(*n)++] = (char)(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        dst[(*n)++] = (char)(0xE0 | (cp >> 12));
-        dst[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        dst[(*n)++] = (char)(0x80 | (cp & 0x3F));
-    } else {
-        dst[(*n)++] = (char)(0xF0 | (cp >> 18));
-        dst[(*n)++] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        dst[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        dst[(*n)++] = (char)(0x80 | (cp & 0x3F));
-    }
-}
-
-/* A string starting at the opening quote; *out is malloc'd (NULL when the
- * caller only skips it). Decoded text is never longer than the source, so
- * one allocation of the source length suffices. */
-static bool parse_string(J *j, char **out)
-{
-    char quote = *j->p++;     /* the opening quote: " or ' (JSON4J takes both) */
-    const char *s = j->p;
-    const char *q = s;
-    while (q < j->end && *q != quote) {
-        if (*q == '\\')
-            q++;
-        q++;
-    }
-    if (q >= j->end)
-        return jfail(j, "unterminated string");
-    char *dst = out ? malloc((size_t)(q - s) + 1) : NULL;
-    if (out && !dst)
-        return jfail(j, "out of memory");
-    size_t n = 0;
-    while (*j->p != quote) {
-        char c = *j->p++;
-        if ((unsigned char)c < 0x20) {
-            free(dst);
-            return jfail(j, "control character in string");
-        }
-        if (c != '\\') {
-            if (dst)
-                dst[n++] = c;
-            continue;
-        }
-        c = *j->p++;
-        unsigned cp;
-        switch (c) {
-        case '"': case '\'': case '\\': case '/': cp = (unsigned char)c; break;
-        case 'b': cp = '\b'; break;
-        case 'f': cp = '\f'; break;
-        case 'n': cp = '\n'; break;
-        case 'r': cp = '\r'; break;
-        case 't': cp = '\t'; break;
-        case 'u':
-            if (!read_hex4(j, &cp)) {
-                free(dst);
-                return false;
-            }
-            if (cp >= 0xD800 && cp < 0xDC00) {
-                unsigned lo;
-                if (j->end - j->p < 2 || j->p[0] != '\\' || j->p[1] != 'u') {
-                    free(dst);
-                    return jfail(j, "unpaired surrogate in \\u escape");
-                }
-                j->p += 2;
-                if (!read_hex4(j, &lo)) {
-                    free(dst);
-                    return false;
-                }
-                if (lo < 0xDC00 || lo >= 0xE000) {
-                    free(dst);
-                    return jfail(j, "unpaired surrogate in \\u escape");
-                }
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            } else if (cp >= 0xDC00 && cp < 0xE000) {
-                free(dst);
-                return jfail(j, "unpaired surrogate in \\u escape");
-            }
-            if (cp == 0) {
-                free(dst);
-                return jfail(j, "\\u0000 is not allowed in a string");
-            }
-            if (dst)
-                put_utf8(dst, &n, cp);
-            continue;
-        default:
-            free(dst);
-            return jfail(j, "bad escape in string");
-        }
-        if (dst)
-            dst[n++] = (char)cp;
-    }
-    j->p++;     /* the closing quote */
-    if (out) {
-        dst[n] = 0;
-        *out = dst;
-    }
-    return true;
-}
-
-static bool parse_number(J *j, double *out)
-{
-    const char *s = j->p;
-    const char *q = s;
-    if (q < j->end && *q == '-')
-        q++;
-    while (q < j->end && ((*q >= '0' && *q <= '9') || *q == '.' || *q == 'e' || *q == 'E' || *q == '+' || *q == '-'))
-        q++;
-    if (!io_parse_double(s, q, out) || !isfinite(*out))
-        return jfail(j, "bad number");
-    j->p = q;
-    return true;
-}
-
-static bool parse_value(J *j, JVal *v, int depth);
-
-static bool bare_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
-           c == '-' || c == '.' || c == '+';
-}
-
-/* A bare word (JSON4J's non-strict mode reads one as a string) into *out
- * (may be NULL: skipped). */
-static bool parse_bare(J *j, char **out)
-{
-    const char *s = j->p;
-    while (j->p < j->end && bare_char(*j->p))
-        j->p++;
-    if (j->p == s)
-        return jfail(j, "unexpected character");
-    if (out) {
-        size_t n = (size_t)(j->p - s);
-        if (!(*out = malloc(n + 1)))
-            return jfail(j, "out of memory");
-        memcpy(*out, s, n);
-        (*out)[n] = '\0';
-    }
-    return true;
-}
-
-/* An object key: in double or single quotes, or bare (COMPAT.md 8). */
-static bool parse_key(J *j, char **out)
-{
-    skip_ws(j);
-    if (j->p < j->end && (*j->p == '"' || *j->p == '\''))
-        return parse_string(j, out);
-    if (j->p < j->end && bare_char(*j->p))
-        return parse_bare(j, out);
-    return jfail(j, "expected a key");
-}
-
-/* Skips an object or array (already at its opening bracket). */
-static bool skip_container(J *j, int depth)
-{
-    if (depth > JSON_MAX_DEPTH)
-        return jfail(j, "nested too deeply");
-    char close = *j->p == '{' ? '}' : ']';
-    bool obj = close == '}';
-    j->p++;
-    if (at_char(j, close)) {
-        j->p++;
-        return true;
-    }
-    for (;;) {
-        if (obj) {
-            if (!parse_key(j, NULL))
-                return false;
-            if (!at_char(j, ':'))
-                return jfail(j, "expected ':' after the key");
-            j->p++;
-        }
-        JVal v;
-        if (!parse_value(j, &v, depth + 1))
-            return false;
-        free(v.s);
-        if (at_char(j, ',')) {
-            j->p++;
-            if (at_char(j, close)) {    /* a trailing comma, as upstream accepts */
-                j->p++;
-                return true;
-            }
-            continue;
-        }
-        if (at_char(j, close)) {
-            j->p++;
-            return true;
-        }
-        return jfail(j, obj ? "expected ',' or '}'" : "expected ',' or ']'");
-    }
-}
-
-static bool parse_value(J *j, JVal *v, int depth)
-{
-    memset(v, 0, sizeof *v);
-    skip_ws(j);
-    if (j->p >= j->end)
-        return jfail(j, "unexpected end of file");
-    switch (*j->p) {
-    case '"':
-    case '\'':
-        v->kind = J_STR;
-        return parse_string(j, &v->s);
-    case '{':
-    case '[':
-        v->kind = J_OTHER;
-        return skip_container(j, depth);
-    default:
-        if (*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) {
-            v->kind = J_NUM;
-            return parse_number(j, &v->num);
-        }
-        if (bare_char(*j->p)) {     /* true, false, null, or a bare word: a string */
-            if (!parse_bare(j, &v->s))
-                return false;
-            v->kind = J_STR;
-            if (!strcmp(v->s, "true") || !strcmp(v->s, "false")) {
-                v->kind = J_BOOL;
-                v->b = v->s[0] == 't';
-            } else if (!strcmp(v->s, "null")) {
-                v->kind = J_NULL;
-            }
-            if (v->kind != J_STR) {
-                free(v->s);
-                v->s = NULL;
-            }
-            return true;
-        }
-        return jfail(j, "unexpected character");
-    }
+    for (; *pos < off; (*pos)++)
+        *line += text[*pos] == '\n';
+    return *line;
 }
 
 /* ================================================================
  * Known keys
  * ================================================================ */
 
-static bool key_string(J *j, const char *key, JVal *v, char **slot)
+static bool key_string(J *j, const char *key, Js *v, char **slot)
 {
-    if (v->kind != J_STR) {
+    if (v->k != JS_STR) {
         char msg[96];
         snprintf(msg, sizeof msg, "'%s' must be a string", key);
         return jfail(j, msg);
@@ -375,11 +70,11 @@ static bool key_string(J *j, const char *key, JVal *v, char **slot)
     return true;
 }
 
-static bool key_int(J *j, const char *key, JVal *v, int64_t *slot)
+static bool key_int(J *j, const char *key, const Js *v, int64_t *slot)
 {
     double d = v->num;
-    bool ok = v->kind == J_NUM;
-    if (v->kind == J_STR)
+    bool ok = v->k == JS_NUM;
+    if (v->k == JS_STR)
         ok = io_parse_double(v->s, v->s + strlen(v->s), &d);
     if (!ok || d != floor(d) || d < 0 || d > 9.0e18) {
         char msg[96];
@@ -390,13 +85,13 @@ static bool key_int(J *j, const char *key, JVal *v, int64_t *slot)
     return true;
 }
 
-static bool key_double(J *j, const char *key, JVal *v, double *slot)
+static bool key_double(J *j, const char *key, const Js *v, double *slot)
 {
     double d = v->num;
-    bool ok = v->kind == J_NUM;
-    if (v->kind == J_STR)
+    bool ok = v->k == JS_NUM;
+    if (v->k == JS_STR)
         ok = io_parse_double(v->s, v->s + strlen(v->s), &d);
-    if (!ok) {
+    if (!ok || !isfinite(d)) {
         char msg[96];
         snprintf(msg, sizeof msg, "'%s' must be a number", key);
         return jfail(j, msg);
@@ -405,17 +100,17 @@ static bool key_double(J *j, const char *key, JVal *v, double *slot)
     return true;
 }
 
-static bool key_bool(J *j, const char *key, JVal *v, int *slot)
+static bool key_bool(J *j, const char *key, const Js *v, int *slot)
 {
-    if (v->kind == J_BOOL) {
+    if (v->k == JS_BOOL) {
         *slot = v->b;
         return true;
     }
-    if (v->kind == J_STR && (strcmp(v->s, "true") == 0 || strcmp(v->s, "TRUE") == 0)) {
+    if (v->k == JS_STR && (strcmp(v->s, "true") == 0 || strcmp(v->s, "TRUE") == 0)) {
         *slot = 1;
         return true;
     }
-    if (v->kind == J_STR && (strcmp(v->s, "false") == 0 || strcmp(v->s, "FALSE") == 0)) {
+    if (v->k == JS_STR && (strcmp(v->s, "false") == 0 || strcmp(v->s, "FALSE") == 0)) {
         *slot = 0;
         return true;
     }
@@ -424,7 +119,7 @@ static bool key_bool(J *j, const char *key, JVal *v, int *slot)
     return jfail(j, msg);
 }
 
-static bool apply_key(J *j, const char *key, JVal *v, Mtd *m)
+static bool apply_key(J *j, const char *key, Js *v, Mtd *m)
 {
     if (strcmp(key, "data_type") == 0)
         return key_string(j, key, v, &m->data_type);
@@ -436,9 +131,9 @@ static bool apply_key(J *j, const char *key, JVal *v, Mtd *m)
      * (upstream's own files hold an object as description); kept when a
      * string. */
     if (strcmp(key, "description") == 0)
-        return v->kind != J_STR || key_string(j, key, v, &m->description);
+        return v->k != JS_STR || key_string(j, key, v, &m->description);
     if (strcmp(key, "author") == 0)
-        return v->kind != J_STR || key_string(j, key, v, &m->author);
+        return v->k != JS_STR || key_string(j, key, v, &m->author);
     if (strcmp(key, "indSep") == 0)
         return key_string(j, key, v, &m->indsep);
     if (strcmp(key, "schema") == 0)
@@ -446,7 +141,7 @@ static bool apply_key(J *j, const char *key, JVal *v, Mtd *m)
     if (strcmp(key, "sep") == 0)
         return key_string(j, key, v, &m->sep);
     if (strcmp(key, "created") == 0)
-        return v->kind != J_STR || key_string(j, key, v, &m->created);
+        return v->k != JS_STR || key_string(j, key, v, &m->created);
     if (strcmp(key, "rows") == 0)
         return key_int(j, key, v, &m->rows);
     if (strcmp(key, "cols") == 0)
@@ -472,63 +167,36 @@ static bool apply_key(J *j, const char *key, JVal *v, Mtd *m)
 
 bool mtd_parse(const char *buf, size_t len, const char *name, Mtd *m, DiagErr *e)
 {
-    J j = {buf, buf + len, name, 1, e};
+    J j = {name, 1, e};
     /* A UTF-8 byte order mark is tolerated: some editors add one. */
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-        j.p += 3;
-    if (!at_char(&j, '{')) {
-        jfail(&j, j.p >= j.end ? "empty metadata file, expected a JSON object" : "expected a JSON object '{'");
-        goto fail;
-    }
-    j.p++;
-    if (at_char(&j, '}')) {
-        j.p++;
-    } else {
-        for (;;) {
-            char *key = NULL;
-            if (!parse_key(&j, &key))
-                goto fail;
-            if (!at_char(&j, ':')) {
-                free(key);
-                jfail(&j, "expected ':' after the key");
-                goto fail;
-            }
-            j.p++;
-            JVal v;
-            int vline = j.line;
-            if (!parse_value(&j, &v, 1)) {
-                free(key);
-                goto fail;
-            }
-            int after = j.line;
-            j.line = vline;     /* a type error names the value's line */
-            bool ok = apply_key(&j, key, &v, m);
-            j.line = after;
-            free(v.s);
-            free(key);
-            if (!ok)
-                goto fail;
-            if (at_char(&j, ',')) {
-                j.p++;
-                if (at_char(&j, '}')) {     /* a trailing comma, as upstream accepts */
-                    j.p++;
-                    break;
-                }
-                continue;
-            }
-            if (at_char(&j, '}')) {
-                j.p++;
-                break;
-            }
-            jfail(&j, j.p >= j.end ? "unexpected end of file, expected '}'" : "expected ',' or '}'");
-            goto fail;
-        }
+    size_t bom = len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    int64_t first = js_skip_space(buf, len, (int64_t)bom), pos = 0;
+    int line = 1;
+    if ((size_t)first >= len || buf[first] != '{') {
+        j.line = line_at(buf, first, &pos, &line);
+        return jfail(&j, (size_t)first >= len ? "empty metadata file, expected a JSON object"
+                                              : "expected a JSON object '{'");
     }
     /* Upstream's reader stops at the closing brace; what follows is ignored. */
-    return true;
-fail:
-    mtd_free(m);
-    return false;
+    Js o;
+    const char *why;
+    int64_t off;
+    if (!js_parse_n(buf + bom, len - bom, JS_FIRST_VALUE, &o, &why, &off)) {
+        j.line = line_at(buf, (int64_t)bom + off, &pos, &line);
+        jfail(&j, why);
+        mtd_free(m);
+        return false;
+    }
+    bool ok = true;
+    for (int64_t i = 0; ok && i < o.n; i++) {
+        /* a type error names the line of the value's ':' */
+        j.line = line_at(buf, (int64_t)bom + o.item[i].at, &pos, &line);
+        ok = apply_key(&j, o.key[i], &o.item[i], m);
+    }
+    js_free(&o);
+    if (!ok)
+        mtd_free(m);
+    return ok;
 }
 
 /* ================================================================

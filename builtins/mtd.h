@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  * The "<file>.mtd" metadata files that travel with data files: a JSON object
- * read by a small JSON parser of our own and written with the keys in the
+ * read by the JSON reader (json.h) and written with the keys in the
  * order upstream SystemDS writes them (doc/builtins.md, "write"). Pure functions
  * over buffers and FILE*, thread-safe. */
 #ifndef DML_BUILTINS_MTD_H

@@ -26,7 +26,7 @@ enum { P_X, P_FILE, P_XV, P_XCOL, P_TITLE, P_XLAB, P_YLAB, P_NAMES, P_WIDTH, P_H
 /* Largest picture side we draw, in pixels or points; in the terminal, in cells. */
 enum { PLOT_MAX_SIDE = 10000, PLOT_MAX_CELLS = 1000 };
 
-void plot_spec_free(PlotSpec *s)
+static void plot_spec_free(PlotSpec *s)
 {
     if (s->y)
         for (int i = 0; i < s->ns; i++)

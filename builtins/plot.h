@@ -28,7 +28,6 @@ typedef struct PlotSpec {
     const atomic_int *stop; /* drawing stops once it is set (Ctrl-C); may be NULL */
 } PlotSpec;
 
-void plot_spec_free(PlotSpec *s);
 
 /* The data range of the chart, made non-empty and padded by a little so
  * that curves do not run along the frame. */

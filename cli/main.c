@@ -17,7 +17,7 @@
 #include "../runtime/loader.h"
 #include "../runtime/program.h"
 #include "../runtime/resolve.h"
-#include "../runtime/stats.h"
+#include "../runtime/runstats.h"
 #include "cli.h"
 #include "kernel.h"
 #include "repl.h"

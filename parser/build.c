@@ -5,9 +5,29 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dml.tab.h"
+
+/* ==== the parse's first error ==== */
+
+void parse_set_error(ParseCtx *ctx, const char *kind, int line, int col, bool incomplete,
+                     const char *fmt, ...)
+{
+    if (ctx->failed)
+        return;
+    ctx->failed = true;
+    ctx->incomplete = incomplete;
+    Loc loc = {.file = ctx->file, .line = line, .col = col, .end_line = line, .end_col = col};
+    char msg[DIAG_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diag_fail_at(&ctx->err, &loc, "%s: %s", kind, msg);
+}
 
 /* Makes room for one more element of size 'sz' in an arena array; false
  * when out of memory (the arena is then failed and the parse stops). */

@@ -16,6 +16,11 @@
 
 typedef struct ParseCtx ParseCtx;   /* parser/dml.y */
 
+/* Records the parse's first error, "kind: message" at line:col (later ones
+ * are ignored). Called by the grammar, the builders below and parse.c. */
+void parse_set_error(ParseCtx *ctx, const char *kind, int line, int col, bool incomplete,
+                     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
 /* Growable arrays for the grammar's lists. They live in the arena: a grown
  * array abandons its old copy there, which costs at most twice the space
  * and never leaks. */

@@ -108,9 +108,6 @@ struct ParseCtx {
 };
 
 int dml_yylex(DML_YYSTYPE *lval, DML_YYLTYPE *lloc, ParseCtx *ctx);
-/* Records the first error (later ones are ignored). */
-void parse_set_error(ParseCtx *ctx, const char *kind, int line, int col, bool incomplete,
-                     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 }
 
 %code {
@@ -458,22 +455,6 @@ ipart
 %%
 
 /* ==== error reporting ==== */
-
-void parse_set_error(ParseCtx *ctx, const char *kind, int line, int col, bool incomplete,
-                     const char *fmt, ...)
-{
-    if (ctx->failed)
-        return;
-    ctx->failed = true;
-    ctx->incomplete = incomplete;
-    Loc loc = {.file = ctx->file, .line = line, .col = col, .end_line = line, .end_col = col};
-    char msg[DIAG_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    diag_fail_at(&ctx->err, &loc, "%s: %s", kind, msg);
-}
 
 /* Bison calls this only for "memory exhausted": the parse stack deeper
  * than YYMAXDEPTH, or out of memory (ours, or its stack's allocation, which

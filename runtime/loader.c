@@ -77,31 +77,9 @@ static bool try_path(char *out, size_t cap, const char *dir, const char *rel)
  * fallback), the sourcing file's folder, each folder of DML_PATH, then the
  * stdlib installed with dml (a leading "scripts/" is dropped there, so
  * upstream's source("scripts/nn/...") finds our stdlib too). */
-bool loader_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap)
-{
-    if (path[0] == '/')
-        return try_path(out, cap, NULL, path);
-    if (try_path(out, cap, NULL, path))
-        return true;
-    if (try_path(out, cap, "scripts", path))
-        return true;
-    if (from_dir && strcmp(from_dir, ".") != 0 && try_path(out, cap, from_dir, path))
-        return true;
-    const char *env = getenv("DML_PATH");
-    if (env && *env) {
-        char *copy = strdup(env), *save = NULL;
-        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-            if (*d && try_path(out, cap, d, path)) {
-                free(copy);
-                return true;
-            }
-        }
-        free(copy);
-    }
-    return loader_find_stdlib(p, path, out, cap);
-}
-
-bool loader_find_stdlib(const Program *p, const char *path, char *out, size_t cap)
+/* Find 'path' in the stdlib folders only (DML_STDLIB, next to the executable,
+ * under the install prefix). */
+static bool loader_find_stdlib(const Program *p, const char *path, char *out, size_t cap)
 {
     const char *rel = path;
     while (rel[0] == '.' && rel[1] == '/')
@@ -129,6 +107,31 @@ bool loader_find_stdlib(const Program *p, const char *path, char *out, size_t ca
 #endif
     return false;
 }
+
+bool loader_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap)
+{
+    if (path[0] == '/')
+        return try_path(out, cap, NULL, path);
+    if (try_path(out, cap, NULL, path))
+        return true;
+    if (try_path(out, cap, "scripts", path))
+        return true;
+    if (from_dir && strcmp(from_dir, ".") != 0 && try_path(out, cap, from_dir, path))
+        return true;
+    const char *env = getenv("DML_PATH");
+    if (env && *env) {
+        char *copy = strdup(env), *save = NULL;
+        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+            if (*d && try_path(out, cap, d, path)) {
+                free(copy);
+                return true;
+            }
+        }
+        free(copy);
+    }
+    return loader_find_stdlib(p, path, out, cap);
+}
+
 
 bool loader_find_data(const Program *p, const char *path, char *out, size_t cap)
 {

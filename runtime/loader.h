@@ -18,9 +18,6 @@
 char *loader_read_file(const char *path, size_t *len, DiagErr *err);
 /* Find the file for source("path"); writes the path to read into out. */
 bool loader_find_source(const Program *p, const char *path, const char *from_dir, char *out, size_t cap);
-/* Find 'path' in the stdlib folders only (DML_STDLIB, next to the executable,
- * under the install prefix). */
-bool loader_find_stdlib(const Program *p, const char *path, char *out, size_t cap);
 /* read("data/..."): when the relative path 'path' starts with "data/" and
  * is not there in the working directory, the embedded data installed with
  * dml (share/dml/data, or the source tree's data/ next to a build) is used,

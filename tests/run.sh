@@ -12,6 +12,11 @@
 #   TEST_TIMEOUT  seconds per script test (default 60, 600 under RUNNER)
 #   UNIT_TIMEOUT  seconds per unit-test binary (default 300, 1800 under RUNNER)
 #   SKIP_MPI      set to skip the Open MPI tests (tests/mpi/run_mpi_tests.sh)
+#   THREADED      set to run only the tests that start threads (make
+#                 test-threads, for ThreadSanitizer): the unit tests in
+#                 THREADED_UNITS, the script tests of paramserv and of every
+#                 .dml that mentions parfor or paramserv, paramserv's suites
+#                 and Open MPI's
 # Unit binaries print "N passed, N failed"; one that exits non-zero without
 # such a line counts as 1 failed. Script tests are run by `dml test tests/`.
 
@@ -54,11 +59,26 @@ add_counts() {
     return 0
 }
 
+# The unit tests that start threads: kernels split by runtime/pool.c (fuse,
+# sparse), OpenBLAS's thread count (ops), parsing and heavy hitters on
+# several threads, paramserv's pieces.
+THREADED_UNITS="test_fuse test_sparse test_ops test_parse test_hitters test_sink
+test_ps_checkpoint test_ps_msg test_ps_readset test_ps_sum"
+
+# in_threaded NAME: true when NAME is one of THREADED_UNITS.
+in_threaded() {
+    for u in $THREADED_UNITS; do
+        [ "$u" = "$1" ] && return 0
+    done
+    return 1
+}
+
 # ---- C unit tests -------------------------------------------------------
 if [ -d "$UNIT_DIR" ]; then
     for bin in "$UNIT_DIR"/test_*; do
         [ -f "$bin" ] && [ -x "$bin" ] || continue
         name=$(basename "$bin")
+        [ -n "${THREADED:-}" ] && ! in_threaded "$name" && continue
         if [ -n "$TIMEOUT" ]; then
             $TIMEOUT "$UNIT_TIMEOUT" $RUNNER "$bin" >"$tmp/unit.out" 2>&1
         else
@@ -99,7 +119,12 @@ if [ ! -x "$DML" ]; then
 else
     set -- "$DML" test -j "$JOBS" --timeout "$TEST_TIMEOUT"
     [ -n "$RUNNER" ] && set -- "$@" --wrap "$RUNNER"
-    set -- "$@" tests/
+    if [ -n "${THREADED:-}" ]; then
+        set -- "$@" tests/paramserv/ $(grep -l -E 'parfor|paramserv' tests/*/*.dml tests/*/*/*.dml \
+            | grep -v -e '^tests/paramserv/' -e '^tests/mpi/')
+    else
+        set -- "$@" tests/
+    fi
     # Stream the runner's report, keeping its final counts line aside.
     : >"$tmp/scripts.last"
     { "$@" 2>&1; echo "exit:$?" >"$tmp/scripts.rc"; } | while IFS= read -r line || [ -n "$line" ]; do
@@ -123,7 +148,7 @@ else
 fi
 
 # ---- DML builtins through $SYSTEMDS_ROOT (needs the environment) --------
-if [ -x "$DML" ] && [ -f tests/compat/root_lookup.sh ]; then
+if [ -x "$DML" ] && [ -f tests/compat/root_lookup.sh ] && [ -z "${THREADED:-}" ]; then
     last=$(DML="$DML" RUNNER="$RUNNER" sh tests/compat/root_lookup.sh 2>&1 | tee "$tmp/root.out" | tail -n 1)
     if add_counts "$last"; then
         [ "$f" -ne 0 ] && sed -n '1,30p' "$tmp/root.out"
@@ -155,7 +180,7 @@ run_suite() {
 
 if [ -x "$DML" ]; then
     # the REPL in a real terminal (tmux)
-    [ -f tests/repl/run_repl_tests.sh ] && [ -z "${SKIP_REPL:-}" ] && run_suite repl tests/repl/run_repl_tests.sh
+    [ -f tests/repl/run_repl_tests.sh ] && [ -z "${SKIP_REPL:-}${THREADED:-}" ] && run_suite repl tests/repl/run_repl_tests.sh
     # paramserv's progress line on a pseudo-terminal (script)
     [ -f tests/paramserv/progress.sh ] && run_suite paramserv/progress tests/paramserv/progress.sh
     # paramserv's dispatch="DYNAMIC" and DML_PS_SLOW on threads
@@ -167,11 +192,11 @@ if [ -x "$DML" ]; then
     # paramserv on Open MPI (mpirun with 2-4 ranks)
     [ -f tests/mpi/run_mpi_tests.sh ] && [ -z "${SKIP_MPI:-}" ] && run_suite mpi tests/mpi/run_mpi_tests.sh 80
     # the Jupyter kernel (jupyter_kernel_test, the example notebook under nbclient)
-    [ -f tests/jupyter/run_jupyter_tests.sh ] && run_suite jupyter tests/jupyter/run_jupyter_tests.sh 80
+    [ -f tests/jupyter/run_jupyter_tests.sh ] && [ -z "${THREADED:-}" ] && run_suite jupyter tests/jupyter/run_jupyter_tests.sh 80
     # the command line itself (help, dml test, an installed layout)
-    [ -f tests/cli/run_cli_tests.sh ] && run_suite cli tests/cli/run_cli_tests.sh
+    [ -f tests/cli/run_cli_tests.sh ] && [ -z "${THREADED:-}" ] && run_suite cli tests/cli/run_cli_tests.sh
     # all-or-nothing writes, Ctrl-C, plot temporaries (issue 28)
-    [ -f tests/robust/run_robust_tests.sh ] && run_suite robust tests/robust/run_robust_tests.sh
+    [ -f tests/robust/run_robust_tests.sh ] && [ -z "${THREADED:-}" ] && run_suite robust tests/robust/run_robust_tests.sh
 fi
 
 echo "$total_pass passed, $total_fail failed"

@@ -75,7 +75,8 @@ static uint64_t phys_mem_bytes(void)
 #endif
 }
 
-bool io_is_gzip(const char *buf, size_t len)
+/* True when buf starts with the gzip magic bytes 1f 8b. */
+static bool io_is_gzip(const char *buf, size_t len)
 {
     return len >= 2 && (unsigned char)buf[0] == 0x1f && (unsigned char)buf[1] == 0x8b;
 }

@@ -55,8 +55,6 @@ void io_buf_free(IoBuf *b);
  * Errors: "cannot open 'f.csv': No such file or directory", read errors,
  * corrupt gzip data. */
 bool io_read_file(const char *path, IoBuf *out, DiagErr *e);
-/* True when buf starts with the gzip magic bytes 1f 8b. */
-bool io_is_gzip(const char *buf, size_t len);
 /* Inflates a gzip stream (several members are concatenated) into *out.
  * 'name' is used in messages. */
 bool io_gunzip(const char *buf, size_t len, const char *name, IoBuf *out, DiagErr *e);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../runtime/stats.h"
+#include "../../runtime/runstats.h"
 #include "ps.h"
 
 /* Appends the paramserv block of --stats (PARAMSERV.md 8, plus our own

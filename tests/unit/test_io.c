@@ -6,6 +6,7 @@
  * writer, and the atomic-write helpers (a failed write leaves no file).
  * Prints "N passed, N failed"; exits non-zero on failure. */
 #include "../../builtins/io/io_formats.h"
+#include "../../builtins/json.h"
 #include "../../builtins/mtd.h"
 
 #include <dirent.h>
@@ -804,6 +805,52 @@ static void test_mtd(void)
     mtd_free(&m);
 }
 
+/* ---- the one JSON reader (builtins/json.c): .mtd files and transform
+ * specs take the same leniencies ---- */
+static void test_json(void)
+{
+    Js v;
+    const char *why = NULL;
+    int64_t off = -1;
+    /* a surrogate pair makes one code point; an unknown escape is the character */
+    CHECK(js_parse("[\"\\ud83d\\ude00\", '\\q\\'', bare, 1.5, -2, true, null,]", &v, &why, &off));
+    CHECK(v.k == JS_ARR && v.n == 7);
+    CHECK(v.item[0].k == JS_STR && !strcmp(v.item[0].s, "\xF0\x9F\x98\x80"));
+    CHECK(v.item[1].k == JS_STR && !strcmp(v.item[1].s, "q'"));
+    CHECK(v.item[2].k == JS_STR && !strcmp(v.item[2].s, "bare"));
+    CHECK(v.item[3].k == JS_NUM && v.item[3].num == 1.5 && v.item[4].k == JS_NUM && v.item[4].num == -2);
+    CHECK(v.item[5].k == JS_BOOL && v.item[5].b && v.item[6].k == JS_NULL);
+    js_free(&v);
+    /* each item's offset: just after its ':' */
+    CHECK(js_parse("{a: 1,\n 'b' : [2]}", &v, &why, &off));
+    CHECK(v.k == JS_OBJ && v.n == 2 && v.item[0].at == 3 && v.item[1].at == 13);
+    CHECK(js_get(&v, "b") && js_get(&v, "b")->k == JS_ARR && !js_get(&v, "c"));
+    js_free(&v);
+    /* the first value only, or the whole text */
+    CHECK(!js_parse("{} x", &v, &why, &off) && !strcmp(why, "text after the end") && off == 3);
+    CHECK(js_parse_n("{} x", 4, JS_FIRST_VALUE, &v, &why, &off) && v.k == JS_OBJ);
+    js_free(&v);
+    /* failures: a phrase and the offset where reading stopped */
+    CHECK(!js_parse("[1 2]", &v, &why, &off) && !strcmp(why, "expected ',' or ']'") && off == 3);
+    CHECK(!js_parse("{a: 1", &v, &why, &off) && !strcmp(why, "unexpected end of file, expected '}'") && off == 5);
+    CHECK(!js_parse("\"\\ud800x\"", &v, &why, &off) && !strcmp(why, "unpaired surrogate in \\u escape"));
+    CHECK(!js_parse("\"\\u0000\"", &v, &why, &off) && !strcmp(why, "\\u0000 is not allowed in a string"));
+    CHECK(!js_parse_n("\"a\0b\"", 5, 0, &v, &why, &off) && !strcmp(why, "NUL byte in string"));
+    CHECK(!js_parse("/* open", &v, &why, &off) && !strcmp(why, "unexpected end of file"));
+    /* a .mtd takes the same: an unknown escape, a surrogate pair */
+    Mtd m;
+    DiagErr e = {0};
+    mtd_init(&m);
+    const char *t = "{description: 'a\\qb', author: \"\\ud83d\\ude00\"}";
+    CHECK(mtd_parse(t, strlen(t), "x.mtd", &m, &e) && m.description && !strcmp(m.description, "aqb") &&
+          m.author && !strcmp(m.author, "\xF0\x9F\x98\x80"));
+    mtd_free(&m);
+    /* a number that is no finite double is refused where one is needed */
+    t = "{\"default\": 1e999}";
+    CHECK(!mtd_parse(t, strlen(t), "x.mtd", &m, &e));
+    CHECK_ERR(e, "x.mtd:1: 'default' must be a number");
+}
+
 int main(void)
 {
     char dir[] = "/tmp/dml_test_io.XXXXXX";
@@ -820,6 +867,7 @@ int main(void)
     test_idx(dir);
     test_files(dir);
     test_mtd();
+    test_json();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

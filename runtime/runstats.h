@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Run statistics (--stats): builtins append report sections, main prints
  * them after the run. Owned and written by the main thread only. */
-#ifndef DML_RUNTIME_STATS_H
-#define DML_RUNTIME_STATS_H
+#ifndef DML_RUNTIME_RUNSTATS_H
+#define DML_RUNTIME_RUNSTATS_H
 
 #include "../base/strbuf.h"
 
