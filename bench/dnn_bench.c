@@ -17,7 +17,7 @@
  *
  * Build and run from the repository root:
  *   cc -O2 -std=gnu11 -I. $(pkg-config --cflags openblas) -o /tmp/dnn_bench \
- *      bench/dnn_bench.c builtins/dnn_kernels.c $(pkg-config --libs openblas || echo -lopenblas) -lm
+ *      bench/dnn_bench.c builtins/dnn_kernels.c builtins/dnn_winograd.c $(pkg-config --libs openblas || echo -lopenblas) -lm
  *   OPENBLAS_CORETYPE=SkylakeX /tmp/dnn_bench [images-per-dgemm (default: the kernels' choice)]
  * blas_dgemm comes from bench/kernel_shim.h, so it needs nothing else from the tree. */
 #include <cblas.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * What the standalone kernel benchmarks (dnn_bench.c, lenet_kernels.c) share:
  * the blas_dgemm that runtime/blas.c provides inside dml, so that they link
- * builtins/dnn_kernels.c and nothing else of the tree, and the filler of
+ * builtins/dnn_kernels.c, builtins/dnn_winograd.c and nothing else of the tree, and the filler of
  * their input arrays. Include it from exactly one file of each program. */
 #ifndef DML_BENCH_KERNEL_SHIM_H
 #define DML_BENCH_KERNEL_SHIM_H
@@ -21,6 +21,21 @@ void blas_dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, doubl
     cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
                 (blasint)m, (blasint)n, (blasint)k, alpha, A, (blasint)lda, B, (blasint)ldb, beta,
                 C, (blasint)ldc);
+}
+
+/* The single-precision Winograd (builtins/dnn_winograd.c) links these;
+ * the benchmarks run in double precision. */
+void blas_sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
+                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                (blasint)m, (blasint)n, (blasint)k, alpha, A, (blasint)lda, B, (blasint)ldb, beta,
+                C, (blasint)ldc);
+}
+
+bool blas_single(void)
+{
+    return false;
 }
 
 /* n doubles in [-0.5, 0.5) from a fixed LCG, so every run sees the same data;

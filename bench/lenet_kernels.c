@@ -10,7 +10,7 @@
  *
  * Build and run from the repository root:
  *   cc -O2 -std=gnu11 -I. $(pkg-config --cflags openblas) -o /tmp/lenet_kernels \
- *      bench/lenet_kernels.c builtins/dnn_kernels.c $(pkg-config --libs openblas || echo -lopenblas) -lm
+ *      bench/lenet_kernels.c builtins/dnn_kernels.c builtins/dnn_winograd.c $(pkg-config --libs openblas || echo -lopenblas) -lm
  *   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /tmp/lenet_kernels [reps (default 7)]
  * blas_dgemm comes from bench/kernel_shim.h (as dnn_bench.c). */
 #include <cblas.h>

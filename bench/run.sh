@@ -17,8 +17,8 @@ REPS=${BENCH_REPS:-3}
 B=build/bench
 mkdir -p "$B"
 cc -O2 -o "$B/blas_bench" bench/blas_bench.c $(pkg-config --cflags --libs openblas 2>/dev/null || echo -lopenblas) -lm
-cc -O2 -std=gnu11 -I. -o "$B/lenet_kernels" bench/lenet_kernels.c builtins/dnn_kernels.c \
-    $(pkg-config --cflags --libs openblas 2>/dev/null || echo -lopenblas) -lm
+cc -O2 -std=gnu11 -I. -o "$B/lenet_kernels" bench/lenet_kernels.c builtins/dnn_kernels.c builtins/dnn_winograd.c \
+    $(pkg-config --cflags --libs openblas 2>/dev/null || echo -lopenblas) -lm -lpthread
 
 PY=""
 for p in /usr/bin/python3 python3; do
@@ -266,7 +266,7 @@ ew_row() { # ew_row LABEL CONFIG
     echo
     echo "One worker's kernels for one batch, one BLAS thread (as each of paramserv's k=2 workers"
     echo "on 2 cores), thread CPU time, best of 7 (\`$B/lenet_kernels\`, built from"
-    echo "bench/lenet_kernels.c and builtins/dnn_kernels.c):"
+    echo "bench/lenet_kernels.c, builtins/dnn_kernels.c and dnn_winograd.c):"
     echo
     echo '```'
     "$B/lenet_kernels"

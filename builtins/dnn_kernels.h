@@ -22,7 +22,7 @@
  * of images handed to one dgemm (their im2col columns side by side, or their
  * Winograd tiles); 0 lets the kernels choose (tests and benchmarks set it).
  * 'winograd' picks the convolution algorithm: 0 lets the kernels choose
- * (Winograd F(4x4,5x5) for deep 5x5 stride-1 layers, see dnn_kernels.c),
+ * (Winograd F(4x4,5x5) for deep 5x5 stride-1 layers, see dnn_winograd.c),
  * -1 always im2col + dgemm, 1 Winograd wherever dnn_winograd_fits(). */
 typedef struct DnnGeom {
     int64_t N, C, H, W;

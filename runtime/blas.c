@@ -150,6 +150,28 @@ void blas_dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, doubl
                 beta, C, (int)(ldc > 0 ? ldc : 1));
 }
 
+/* Contract in blas.h: float operands, sgemm whatever the precision
+ * setting. Beyond int's range a plain loop (float accumulation, as sgemm). */
+void blas_sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
+                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    if (m <= 0 || n <= 0)
+        return;
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                float acc = 0;
+                for (int64_t l = 0; l < k; l++)
+                    acc += (transA ? A[l * lda + i] : A[i * lda + l]) * (transB ? B[j * ldb + l] : B[l * ldb + j]);
+                C[i * ldc + j] = beta == 0 ? alpha * acc : alpha * acc + beta * C[i * ldc + j];
+            }
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)k, alpha, A, (int)(lda > 0 ? lda : 1), B, (int)(ldb > 0 ? ldb : 1),
+                beta, C, (int)(ldc > 0 ? ldc : 1));
+}
+
 /* Row-major y[m] = alpha * op(A) x + beta * y, A stored m x n (lda). */
 void blas_dgemv(bool transA, int64_t m, int64_t n, double alpha, const double *A, int64_t lda,
                 const double *x, double beta, double *y)

@@ -12,10 +12,15 @@
 void blas_dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
                 const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                 double *C, int64_t ldc);
+/* The same in float: sgemm on float operands whatever the precision
+ * (the single-precision convolutions, builtins/dnn_winograd.c). */
+void blas_sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
+                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 /* Precision of the heavy products: "double" (the default) or "single"
  * (--precision / DML_PRECISION; upstream's sysds.floating.point.precision).
  * In single precision blas_dgemm rounds its operands to float and
- * multiplies with sgemm (float accumulation) from 2^15 multiply-adds up;
+ * multiplies with sgemm (float accumulation) from 2^15 multiply-adds up,
+ * and Winograd's conv2d passes compute in float (builtins/dnn_winograd.c);
  * storage, scalars and everything else stay double. Returns false for any
  * other name. Call before any thread starts. */
 bool blas_precision_set(const char *name);
