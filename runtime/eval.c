@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binops.h"
 #include "builtin_api.h"
 #include "hitters.h"
 #include "fuse.h"
@@ -24,37 +25,38 @@ Status eval_raise_interrupt(Interp *I, const Loc *loc)
 
 /* ---- binary operators, with inline fast paths for scalar arithmetic ---- */
 
+/* The scalar fast paths (binops.h, column 'fast'); false: take the general path. */
+#define FAST_DD_add(OP, EXPR) case OP: *out = val_double(EXPR); return true;
+#define FAST_DD_sub FAST_DD_add
+#define FAST_DD_mul FAST_DD_add
+#define FAST_DD_fdiv FAST_DD_add
+#define FAST_DD_cmp(OP, EXPR) case OP: *out = val_bool(EXPR); return true;
+#define FAST_DD_none(OP, EXPR)
+#define FAST_DD(OP, KIND, EXPR, FAST) FAST_DD_##FAST(OP, EXPR)
+
 static inline __attribute__((always_inline)) bool fast_dd(BinOp op, double x, double y, Value *out)
 {
     switch (op) {
-    case OP_ADD: *out = val_double(x + y); return true;
-    case OP_SUB: *out = val_double(x - y); return true;
-    case OP_MUL: *out = val_double(x * y); return true;
-    case OP_DIV: *out = val_double(x / y); return true;
-    case OP_LT: *out = val_bool(x < y); return true;
-    case OP_LE: *out = val_bool(x <= y); return true;
-    case OP_GT: *out = val_bool(x > y); return true;
-    case OP_GE: *out = val_bool(x >= y); return true;
-    case OP_EQ: *out = val_bool(x == y); return true;
-    case OP_NE: *out = val_bool(x != y); return true;
+    BINOPS(FAST_DD)
     default: return false;
     }
 }
+
+#define FAST_II_OVF(OP, F) \
+    case OP: if (__builtin_##F##_overflow(x, y, &r)) return false; *out = val_int(r); return true;
+#define FAST_II_add(OP, EXPR) FAST_II_OVF(OP, add)
+#define FAST_II_sub(OP, EXPR) FAST_II_OVF(OP, sub)
+#define FAST_II_mul(OP, EXPR) FAST_II_OVF(OP, mul)
+#define FAST_II_fdiv(OP, EXPR) case OP: *out = val_double((double)x / (double)y); return true;
+#define FAST_II_cmp(OP, EXPR) case OP: *out = val_bool(EXPR); return true;
+#define FAST_II_none(OP, EXPR)
+#define FAST_II(OP, KIND, EXPR, FAST) FAST_II_##FAST(OP, EXPR)
 
 static inline __attribute__((always_inline)) bool fast_ii(BinOp op, int64_t x, int64_t y, Value *out)
 {
     int64_t r;
     switch (op) {
-    case OP_ADD: if (__builtin_add_overflow(x, y, &r)) return false; *out = val_int(r); return true;
-    case OP_SUB: if (__builtin_sub_overflow(x, y, &r)) return false; *out = val_int(r); return true;
-    case OP_MUL: if (__builtin_mul_overflow(x, y, &r)) return false; *out = val_int(r); return true;
-    case OP_DIV: *out = val_double((double)x / (double)y); return true;
-    case OP_LT: *out = val_bool(x < y); return true;
-    case OP_LE: *out = val_bool(x <= y); return true;
-    case OP_GT: *out = val_bool(x > y); return true;
-    case OP_GE: *out = val_bool(x >= y); return true;
-    case OP_EQ: *out = val_bool(x == y); return true;
-    case OP_NE: *out = val_bool(x != y); return true;
+    BINOPS(FAST_II)
     default: return false;
     }
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binops.h"
 #include "builtin_api.h"
 #include "hitters.h"
 #include "matrix.h"
@@ -404,10 +405,15 @@ static inline __attribute__((always_inline)) v4d bool4(v4i m)
 static inline double cell1(BinOp op, bool pow2, double x, double y)
 {
     switch (op) {
-    case OP_ADD: return x + y;
-    case OP_SUB: return x - y;
-    case OP_MUL: return x * y;
-    case OP_DIV: return x / y;
+#define CELL1_ARITH(OP, EXPR) case OP: return EXPR;
+#define CELL1_CMP(OP, EXPR)
+#define CELL1_CALL(OP, EXPR)
+#define CELL1_CASE(OP, KIND, EXPR, FAST) CELL1_##KIND(OP, EXPR)
+    BINOPS(CELL1_CASE)
+#undef CELL1_CASE
+#undef CELL1_CALL
+#undef CELL1_CMP
+#undef CELL1_ARITH
     case OP_POW: return pow2 && y == 2.0 ? x * x : ops_apply_d(op, x, y);
     default: return ops_apply_d(op, x, y);
     }
@@ -417,25 +423,14 @@ static inline double cell1(BinOp op, bool pow2, double x, double y)
  * vector form. */
 static inline __attribute__((always_inline)) v4d cell4(BinOp op, v4d x, v4d y)
 {
-    const v4d z = {0};
+    const v4d Z = {0};
     switch (op) {
-    case OP_ADD: return x + y;
-    case OP_SUB: return x - y;
-    case OP_MUL: return x * y;
-    case OP_DIV: return x / y;
-    case OP_LT: return bool4(x < y);
-    case OP_LE: return bool4(x <= y);
-    case OP_GT: return bool4(x > y);
-    case OP_GE: return bool4(x >= y);
-    case OP_EQ: return bool4(x == y);
-    case OP_NE: return bool4(x != y);
-    case OP_AND: return bool4((x != z) & (y != z));
-    case OP_OR: return bool4((x != z) | (y != z));
-    default: return z;
+#define CELL4_CASE(OP, KIND, EXPR, FAST) BINOP_VEC_##KIND(OP, EXPR, bool4)
+    BINOPS(CELL4_CASE)
+#undef CELL4_CASE
+    default: return Z;
     }
 }
-
-static inline bool has_vec(BinOp op) { return op <= OP_DIV || (op >= OP_LT && op <= OP_OR); }
 
 /* o = x op y over L cells; at most one of x, y is a scalar (p NULL).
  * Compiled twice, for AVX2 and for the base ISA (bin_avx2, bin_base), one
@@ -448,9 +443,13 @@ static inline __attribute__((always_inline)) void bin_body(BinOp op, bool pow2, 
         op = OP_MUL;
         y.p = x.p;
     }
-    if (has_vec(op)) {
+    if (binop_has_simd(op)) {
         v4d xs = {x.s, x.s, x.s, x.s};
         v4d ys = {y.s, y.s, y.s, y.s};
+#define LOOP_ARITH(OPC) LOOP(OPC)
+#define LOOP_CMP(OPC) LOOP(OPC)
+#define LOOP_CALL(OPC)
+#define LOOP_CASE(OPC, KIND, EXPR, FAST) LOOP_##KIND(OPC)
 #define LOOP(OPC) \
         case OPC: \
             if (x.p && y.p) for (; i + 4 <= L; i += 4) st4(o + i, cell4(OPC, ld4(x.p + i), ld4(y.p + i))); \
@@ -458,11 +457,14 @@ static inline __attribute__((always_inline)) void bin_body(BinOp op, bool pow2, 
             else for (; i + 4 <= L; i += 4) st4(o + i, cell4(OPC, xs, ld4(y.p + i))); \
             break;
         switch (op) {
-        LOOP(OP_ADD) LOOP(OP_SUB) LOOP(OP_MUL) LOOP(OP_DIV) LOOP(OP_LT) LOOP(OP_LE) LOOP(OP_GT)
-        LOOP(OP_GE) LOOP(OP_EQ) LOOP(OP_NE) LOOP(OP_AND) LOOP(OP_OR)
+        BINOPS(LOOP_CASE)
         default: break;
         }
 #undef LOOP
+#undef LOOP_CASE
+#undef LOOP_CALL
+#undef LOOP_CMP
+#undef LOOP_ARITH
     }
     for (; i < L; i++)
         o[i] = cell1(op, false, x.p ? x.p[i] : x.s, y.p ? y.p[i] : y.s);

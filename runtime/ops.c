@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../base/numparse.h"
+#include "binops.h"
 #include "fmt.h"
 #include "matrix.h"
 
@@ -102,22 +103,17 @@ static inline double mod_d(double x, double y)
  * the loops below, so the switch folds away. */
 static inline __attribute__((always_inline)) double cell(BinOp op, double x, double y)
 {
+    const double Z = 0.0;
     switch (op) {
-    case OP_ADD: return x + y;
-    case OP_SUB: return x - y;
-    case OP_MUL: return x * y;
-    case OP_DIV: return x / y;
-    case OP_POW: return java_pow(x, y);
-    case OP_INTDIV: return intdiv_d(x, y);
-    case OP_MOD: return mod_d(x, y);
-    case OP_LT: return x < y ? 1.0 : 0.0;
-    case OP_LE: return x <= y ? 1.0 : 0.0;
-    case OP_GT: return x > y ? 1.0 : 0.0;
-    case OP_GE: return x >= y ? 1.0 : 0.0;
-    case OP_EQ: return x == y ? 1.0 : 0.0;
-    case OP_NE: return x != y ? 1.0 : 0.0;
-    case OP_AND: return ((x != 0) & (y != 0)) ? 1.0 : 0.0;
-    case OP_OR: return ((x != 0) | (y != 0)) ? 1.0 : 0.0;
+#define CELL_ARITH(OP, EXPR) case OP: return EXPR;
+#define CELL_CALL CELL_ARITH
+#define CELL_CMP(OP, EXPR) case OP: return (EXPR) ? 1.0 : 0.0;
+#define CELL_CASE(OP, KIND, EXPR, FAST) CELL_##KIND(OP, EXPR)
+    BINOPS(CELL_CASE)
+#undef CELL_CASE
+#undef CELL_CMP
+#undef CELL_CALL
+#undef CELL_ARITH
     default: return NAN;
     }
 }
@@ -153,31 +149,16 @@ static inline v2d v_bool(v2i m)
     return (v2d)(m & (v2i)one);
 }
 
-/* Operators with a direct SIMD form; the others (pow, %/%, %%) call libm
- * per cell and go through the scalar loop. */
-static inline __attribute__((always_inline)) bool op_has_simd(BinOp op)
-{
-    return op <= OP_DIV || (op >= OP_LT && op <= OP_OR);
-}
 
 /* Two cells at once; same results as cell(), NaN rules included (ordered
  * compares are false on NaN, != is true). */
 static inline __attribute__((always_inline)) v2d vcell(BinOp op, v2d x, v2d y)
 {
-    const v2d z = {0.0, 0.0};
+    const v2d Z = {0.0, 0.0};
     switch (op) {
-    case OP_ADD: return x + y;
-    case OP_SUB: return x - y;
-    case OP_MUL: return x * y;
-    case OP_DIV: return x / y;
-    case OP_LT: return v_bool(x < y);
-    case OP_LE: return v_bool(x <= y);
-    case OP_GT: return v_bool(x > y);
-    case OP_GE: return v_bool(x >= y);
-    case OP_EQ: return v_bool(x == y);
-    case OP_NE: return v_bool(x != y);
-    case OP_AND: return v_bool((x != z) & (y != z));
-    case OP_OR: return v_bool((x != z) | (y != z));
+#define VCELL_CASE(OP, KIND, EXPR, FAST) BINOP_VEC_##KIND(OP, EXPR, v_bool)
+    BINOPS(VCELL_CASE)
+#undef VCELL_CASE
     default: {
         v2d r = {cell(op, x[0], y[0]), cell(op, x[1], y[1])};
         return r;
@@ -185,18 +166,13 @@ static inline __attribute__((always_inline)) v2d vcell(BinOp op, v2d x, v2d y)
     }
 }
 
-/* The cell-wise operators, for stamping out one loop per operator. */
-#define CELL_OPS(X) \
-    X(OP_ADD) X(OP_SUB) X(OP_MUL) X(OP_DIV) X(OP_POW) X(OP_INTDIV) X(OP_MOD) \
-    X(OP_LT) X(OP_LE) X(OP_GT) X(OP_GE) X(OP_EQ) X(OP_NE) X(OP_AND) X(OP_OR)
-
 /* One loop for constant operator OPC: pairs through vcell(), the odd cell
  * (and the libm operators) through cell(). XV/YV are the operand pairs at
  * index i, XS/YS the single operands. */
 #define CELL_LOOP(OPC, XV, YV, XS, YS) \
     do { \
         int64_t i = 0; \
-        if (op_has_simd(OPC)) \
+        if (binop_has_simd(OPC)) \
             for (; i + 2 <= n; i += 2) \
                 v_store(o + i, vcell(OPC, XV, YV)); \
         for (; i < n; i++) \
@@ -208,9 +184,9 @@ static inline __attribute__((always_inline)) v2d vcell(BinOp op, v2d x, v2d y)
 static void k_mm(BinOp op, const double *a, const double *b, double *o, int64_t n)
 {
     switch (op) {
-#define CASE(OPC) \
+#define CASE(OPC, KIND, EXPR, FAST) \
     case OPC: CELL_LOOP(OPC, v_load(a + i), v_load(b + i), a[i], b[i]); break;
-        CELL_OPS(CASE)
+        BINOPS(CASE)
 #undef CASE
     default: break;
     }
@@ -227,9 +203,9 @@ static void k_ms(BinOp op, const double *a, double s, double *o, int64_t n)
     }
     const v2d sv = {s, s};
     switch (op) {
-#define CASE(OPC) \
+#define CASE(OPC, KIND, EXPR, FAST) \
     case OPC: CELL_LOOP(OPC, v_load(a + i), sv, a[i], s); break;
-        CELL_OPS(CASE)
+        BINOPS(CASE)
 #undef CASE
     default: break;
     }
@@ -240,9 +216,9 @@ static void k_sm(BinOp op, double s, const double *b, double *o, int64_t n)
 {
     const v2d sv = {s, s};
     switch (op) {
-#define CASE(OPC) \
+#define CASE(OPC, KIND, EXPR, FAST) \
     case OPC: CELL_LOOP(OPC, sv, v_load(b + i), s, b[i]); break;
-        CELL_OPS(CASE)
+        BINOPS(CASE)
 #undef CASE
     default: break;
     }

@@ -17,7 +17,7 @@ cd "${1:-.}" || exit 2
 
 LAYERS="base parser lexer runtime builtins cli"
 # header:folder -- the header may be included only from files in folder/.
-PRIVATE="runtime/eval.h:runtime builtins/io/internal.h:builtins/io cli/testrun_int.h:cli"
+PRIVATE="runtime/eval.h:runtime runtime/resolve_int.h:runtime builtins/io/internal.h:builtins/io cli/testrun_int.h:cli"
 
 # Headers made at build time (build/<mode>/gen) and the layer of their source.
 GENERATED="dml.tab.h:parser dml.lex.h:lexer"
