@@ -632,6 +632,85 @@ static Status bi_mdedup(Interp *I, const BArgs *a, Value *out)
 
 /* ---- dedup(X, gloveMatrix, vocab, similarityMeasure="cosine", threshold=0.8) ---- */
 
+/* Row i's vector emb[i*d, (i+1)*d): the mean of the rows of E of its
+ * tokens found in vd (vrow maps vd's index to E's row), and its norm nrm[i]
+ * (0 for a row without known tokens). emb and nrm start zeroed. */
+static Status mean_word_vectors(Interp *I, const FrameBlock *f, const Dict *vd, const int64_t *vrow,
+                                const Matrix *E, double *emb, double *nrm)
+{
+    int64_t n = f->rows, d = E->cols;
+    Status st = ST_OK;
+    for (int64_t i = 0; st == ST_OK && i < n; i++) {
+        Dict toks = {0};
+        int64_t *seq = NULL, ns = 0, cap = 0, used = 0;
+        for (int64_t j = 0; st == ST_OK && j < f->cols; j++) {
+            bool missing;
+            char *s = cell_dup(f, i, j, &missing);
+            if (!missing && (!s || !tokenize_row(s, &toks, &seq, &ns, &cap)))
+                st = err_set(I, "dedup(): out of memory");
+            free(s);
+        }
+        for (int64_t p = 0; st == ST_OK && p < ns; p++) {
+            int64_t k = dict_find(vd, toks.key[seq[p]]);
+            if (k < 0)
+                continue;
+            used++;
+            for (int64_t c = 0; c < d; c++)
+                emb[i * d + c] += E->data[vrow[k] * d + c];
+        }
+        for (int64_t c = 0; c < d; c++) {
+            if (used)
+                emb[i * d + c] /= (double)used;
+            nrm[i] += emb[i * d + c] * emb[i * d + c];
+        }
+        nrm[i] = sqrt(nrm[i]);
+        free(seq);
+        dict_free(&toks);
+    }
+    return st;
+}
+
+/* The rows i of f without dup[i], in order, as a new frame *U (names and
+ * column types kept). */
+static Status frame_rows_kept(Interp *I, const FrameBlock *f, const bool *dup, FrameBlock **U)
+{
+    int64_t n = f->rows, keep = 0;
+    for (int64_t i = 0; i < n; i++)
+        keep += !dup[i];
+    FrameType *types = malloc(sizeof *types * (size_t)(f->cols ? f->cols : 1));
+    if (!types)
+        return err_set(I, "dedup(): out of memory");
+    for (int64_t j = 0; j < f->cols; j++)
+        types[j] = f->col[j].type;
+    *U = frame_alloc(I, keep, f->cols, types);
+    free(types);
+    if (!*U)
+        return ST_ERR;
+    for (int64_t j = 0; j < f->cols; j++) {
+        if (f->names && f->names[j] && !frame_set_name(*U, j, f->names[j]))
+            return err_set(I, "dedup(): out of memory");
+        const FrameCol *src = &f->col[j];
+        FrameCol *dst = &(*U)->col[j];
+        dst->narrow = src->narrow;
+        for (int64_t i = 0, r = 0; i < n; i++) {
+            if (dup[i])
+                continue;
+            switch (src->type) {
+            case FT_STRING:
+                dst->s[r] = src->s[i];
+                if (dst->s[r])
+                    val_retain(val_str_take(dst->s[r]));
+                break;
+            case FT_DOUBLE: dst->d[r] = src->d[i]; break;
+            case FT_INT: dst->i[r] = src->i[i]; break;
+            case FT_BOOL: dst->b[r] = src->b[i]; break;
+            }
+            r++;
+        }
+    }
+    return ST_OK;
+}
+
 /* Near-duplicate rows by word vectors: a row's vector is the mean of the
  * vectors (rows of gloveMatrix) of its tokens found in vocab (tokens as
  * cooccurrenceMatrix makes them, over all the row's cells); rows i != j are
@@ -682,37 +761,11 @@ static Status bi_dedup(Interp *I, const BArgs *a, Value *out)
     double *nrm = emb ? calloc((size_t)(n + 1), sizeof *nrm) : NULL;
     if (st == ST_OK && (!emb || !nrm))
         st = err_set(I, "dedup(): out of memory");
-    for (int64_t i = 0; st == ST_OK && i < n; i++) {
-        Dict toks = {0};
-        int64_t *seq = NULL, ns = 0, cap = 0, used = 0;
-        for (int64_t j = 0; st == ST_OK && j < f->cols; j++) {
-            bool missing;
-            char *s = cell_dup(f, i, j, &missing);
-            if (!missing && (!s || !tokenize_row(s, &toks, &seq, &ns, &cap)))
-                st = err_set(I, "dedup(): out of memory");
-            free(s);
-        }
-        for (int64_t p = 0; st == ST_OK && p < ns; p++) {
-            int64_t k = dict_find(&vd, toks.key[seq[p]]);
-            if (k < 0)
-                continue;
-            used++;
-            for (int64_t c = 0; c < d; c++)
-                emb[i * d + c] += E->data[vrow[k] * d + c];
-        }
-        for (int64_t c = 0; c < d; c++) {
-            if (used)
-                emb[i * d + c] /= (double)used;
-            nrm[i] += emb[i * d + c] * emb[i * d + c];
-        }
-        nrm[i] = sqrt(nrm[i]);
-        free(seq);
-        dict_free(&toks);
-    }
+    if (st == ST_OK)
+        st = mean_word_vectors(I, f, &vd, vrow, E, emb, nrm);
     Matrix *M = st == ST_OK ? mat_alloc_zero(I, n, n) : NULL;
     if (st == ST_OK && !M)
         st = ST_ERR;
-    int64_t keep = 0;
     bool *dup = st == ST_OK ? calloc((size_t)(n + 1), sizeof *dup) : NULL;
     if (st == ST_OK && !dup)
         st = err_set(I, "dedup(): out of memory");
@@ -729,43 +782,8 @@ static Status bi_dedup(Interp *I, const BArgs *a, Value *out)
             }
         }
     FrameBlock *U = NULL;
-    if (st == ST_OK) {
-        for (int64_t i = 0; i < n; i++)
-            keep += !dup[i];
-        FrameType *types = malloc(sizeof *types * (size_t)(f->cols ? f->cols : 1));
-        if (!types)
-            st = err_set(I, "dedup(): out of memory");
-        for (int64_t j = 0; types && j < f->cols; j++)
-            types[j] = f->col[j].type;
-        if (types && !(U = frame_alloc(I, keep, f->cols, types)))
-            st = ST_ERR;
-        free(types);
-        /* the kept rows, in order, cell by cell */
-        for (int64_t j = 0; U && j < f->cols; j++) {
-            if (f->names && f->names[j] && !frame_set_name(U, j, f->names[j])) {
-                st = err_set(I, "dedup(): out of memory");
-                break;
-            }
-            const FrameCol *src = &f->col[j];
-            FrameCol *dst = &U->col[j];
-            dst->narrow = src->narrow;
-            for (int64_t i = 0, r = 0; i < n; i++) {
-                if (dup[i])
-                    continue;
-                switch (src->type) {
-                case FT_STRING:
-                    dst->s[r] = src->s[i];
-                    if (dst->s[r])
-                        val_retain(val_str_take(dst->s[r]));
-                    break;
-                case FT_DOUBLE: dst->d[r] = src->d[i]; break;
-                case FT_INT: dst->i[r] = src->i[i]; break;
-                case FT_BOOL: dst->b[r] = src->b[i]; break;
-                }
-                r++;
-            }
-        }
-    }
+    if (st == ST_OK)
+        st = frame_rows_kept(I, f, dup, &U);
     free(dup);
     free(emb);
     free(nrm);

@@ -142,6 +142,104 @@ static void put_centred(StrBuf *b, const char *text, int indent, int width)
     sb_putn(b, "\n", 1);
 }
 
+/* The canvas rows, each after its y-axis cell: a tick label and '┤' on the
+ * rows in tick_row (the tick's index, -1 for none), else '│'; lw is the
+ * widest label. */
+static void put_canvas_rows(StrBuf *b, const Canvas *c, const PlotTicks *yt, const int *tick_row, int lw,
+                            bool color)
+{
+    char lab[64];
+    for (int i = 0; i < c->h; i++) {
+        if (tick_row[i] >= 0) {
+            plot_tick_label(yt, plot_tick_value(yt, tick_row[i]), lab, sizeof lab);
+            put_spaces(b, lw - (int)strlen(lab));
+            sb_puts(b, lab);
+            sb_puts(b, " \xe2\x94\xa4");        /* ┤ */
+        } else {
+            put_spaces(b, lw + 1);
+            sb_puts(b, "\xe2\x94\x82");         /* │ */
+        }
+        int cur = -1;
+        for (int j = 0; j < c->w; j++) {
+            long cell = (long)i * c->w + j;
+            int o = c->bits[cell] ? c->owner[cell] : -1;
+            if (color && o >= 0 && o != cur) {
+                sb_puts(b, ansi[o % 10]);
+                cur = o;
+            }
+            put_cell(b, c->bits[cell]);
+        }
+        if (color && cur >= 0)
+            sb_puts(b, ANSI_RESET);
+        sb_putn(b, "\n", 1);
+    }
+}
+
+/* The x axis with its tick marks, then the labels centred under them (a
+ * label that would overlap the previous one is left out). False when out
+ * of memory. */
+static bool put_x_axis(StrBuf *b, const Canvas *c, const PlotRange *r, const PlotTicks *xt, int lw, int cols)
+{
+    int w = c->w;
+    char *under = malloc((size_t)w + 2);
+    char *labels = malloc((size_t)cols + (size_t)w + 64);
+    if (!under || !labels) {
+        free(under);
+        free(labels);
+        return false;
+    }
+    memset(under, 0, (size_t)w + 2);
+    int lablen = lw + 2 + w + 2;
+    memset(labels, ' ', (size_t)lablen);
+    int used_to = 0;    /* first free column of the label line */
+    char lab[64];
+    for (int k = 0; k < xt->count; k++) {
+        double v = plot_tick_value(xt, k);
+        long col = dot_x(c, r, v) / 2;
+        if (col < 0 || col >= w)
+            continue;
+        under[col] = 1;
+        plot_tick_label(xt, v, lab, sizeof lab);
+        int n = (int)strlen(lab);
+        int at = lw + 2 + (int)col - n / 2;
+        if (at < used_to || at + n > lablen)
+            continue;
+        memcpy(labels + at, lab, (size_t)n);
+        used_to = at + n + 1;
+    }
+    put_spaces(b, lw + 1);
+    sb_puts(b, "\xe2\x94\x94");         /* └ */
+    for (int j = 0; j < w; j++)
+        sb_puts(b, under[j] ? "\xe2\x94\xac" : "\xe2\x94\x80");     /* ┬ ─ */
+    sb_putn(b, "\n", 1);
+    int end = lablen;
+    while (end > 0 && labels[end - 1] == ' ')
+        end--;
+    sb_putn(b, labels, (size_t)end);
+    sb_putn(b, "\n", 1);
+    free(under);
+    free(labels);
+    return true;
+}
+
+/* One line: each series' line sample ('━━', in its colour) and name. */
+static void put_legend(StrBuf *b, const PlotSpec *s, int indent, bool color)
+{
+    put_spaces(b, indent);
+    for (int k = 0; k < s->ns; k++) {
+        if (k)
+            sb_puts(b, "   ");
+        if (color)
+            sb_puts(b, ansi[k % 10]);
+        sb_puts(b, "\xe2\x94\x81\xe2\x94\x81");     /* ━━ */
+        if (color)
+            sb_puts(b, ANSI_RESET);
+        sb_putn(b, " ", 1);
+        sb_puts(b, s->names[k]);
+    }
+    sb_putn(b, "\n", 1);
+}
+
 void plot_term_render(const PlotSpec *s, int cols, int rows, bool color, StrBuf *b)
 {
     PlotRange r;
@@ -166,7 +264,8 @@ void plot_term_render(const PlotSpec *s, int cols, int rows, bool color, StrBuf 
     plot_x_ticks(s, &r, w / 9 > 2 ? w / 9 : 2, &xt);   /* a label per ~9 columns */
 
     Canvas c = {w, h, calloc((size_t)w * h, 1), malloc((size_t)w * h)};
-    if (!c.bits || !c.owner) {
+    int *tick_row = c.bits && c.owner ? malloc((size_t)h * sizeof *tick_row) : NULL;
+    if (!tick_row) {
         free(c.bits);
         free(c.owner);
         b->oom = true;
@@ -177,13 +276,6 @@ void plot_term_render(const PlotSpec *s, int cols, int rows, bool color, StrBuf 
         draw_series(&c, s, &r, k);
 
     /* The text row of each y tick (-1: none; two ticks in a row keep the first). */
-    int *tick_row = malloc((size_t)h * sizeof *tick_row);
-    if (!tick_row) {
-        free(c.bits);
-        free(c.owner);
-        b->oom = true;
-        return;
-    }
     for (int i = 0; i < h; i++)
         tick_row[i] = -1;
     for (int k = 0; k < yt.count; k++) {
@@ -198,90 +290,15 @@ void plot_term_render(const PlotSpec *s, int cols, int rows, bool color, StrBuf 
         sb_puts(b, s->ylab);
         sb_putn(b, "\n", 1);
     }
-    for (int i = 0; i < h; i++) {
-        if (tick_row[i] >= 0) {
-            plot_tick_label(&yt, plot_tick_value(&yt, tick_row[i]), lab, sizeof lab);
-            put_spaces(b, lw - (int)strlen(lab));
-            sb_puts(b, lab);
-            sb_puts(b, " \xe2\x94\xa4");        /* ┤ */
-        } else {
-            put_spaces(b, lw + 1);
-            sb_puts(b, "\xe2\x94\x82");         /* │ */
-        }
-        int cur = -1;
-        for (int j = 0; j < w; j++) {
-            long cell = (long)i * w + j;
-            int o = c.bits[cell] ? c.owner[cell] : -1;
-            if (color && o >= 0 && o != cur) {
-                sb_puts(b, ansi[o % 10]);
-                cur = o;
-            }
-            put_cell(b, c.bits[cell]);
-        }
-        if (color && cur >= 0)
-            sb_puts(b, ANSI_RESET);
-        sb_putn(b, "\n", 1);
-    }
-
-    /* The x axis with its tick marks, then the labels centred under them. */
-    char *under = malloc((size_t)w + 2);
-    char *labels = malloc((size_t)cols + (size_t)w + 64);
-    if (!under || !labels) {
-        free(under);
-        free(labels);
-        free(tick_row);
-        free(c.bits);
-        free(c.owner);
+    put_canvas_rows(b, &c, &yt, tick_row, lw, color);
+    if (!put_x_axis(b, &c, &r, &xt, lw, cols)) {
         b->oom = true;
-        return;
+    } else {
+        if (*s->xlab)
+            put_centred(b, s->xlab, lw + 2, w);
+        if (s->legend)
+            put_legend(b, s, lw + 2, color);
     }
-    memset(under, 0, (size_t)w + 2);
-    int lablen = lw + 2 + w + 2;
-    memset(labels, ' ', (size_t)lablen);
-    int used_to = 0;    /* first free column of the label line */
-    for (int k = 0; k < xt.count; k++) {
-        double v = plot_tick_value(&xt, k);
-        long col = dot_x(&c, &r, v) / 2;
-        if (col < 0 || col >= w)
-            continue;
-        under[col] = 1;
-        plot_tick_label(&xt, v, lab, sizeof lab);
-        int n = (int)strlen(lab);
-        int at = lw + 2 + (int)col - n / 2;
-        if (at < used_to || at + n > lablen)
-            continue;
-        memcpy(labels + at, lab, (size_t)n);
-        used_to = at + n + 1;
-    }
-    put_spaces(b, lw + 1);
-    sb_puts(b, "\xe2\x94\x94");         /* └ */
-    for (int j = 0; j < w; j++)
-        sb_puts(b, under[j] ? "\xe2\x94\xac" : "\xe2\x94\x80");     /* ┬ ─ */
-    sb_putn(b, "\n", 1);
-    int end = lablen;
-    while (end > 0 && labels[end - 1] == ' ')
-        end--;
-    sb_putn(b, labels, (size_t)end);
-    sb_putn(b, "\n", 1);
-    if (*s->xlab)
-        put_centred(b, s->xlab, lw + 2, w);
-    if (s->legend) {
-        put_spaces(b, lw + 2);
-        for (int k = 0; k < s->ns; k++) {
-            if (k)
-                sb_puts(b, "   ");
-            if (color)
-                sb_puts(b, ansi[k % 10]);
-            sb_puts(b, "\xe2\x94\x81\xe2\x94\x81");     /* ━━ */
-            if (color)
-                sb_puts(b, ANSI_RESET);
-            sb_putn(b, " ", 1);
-            sb_puts(b, s->names[k]);
-        }
-        sb_putn(b, "\n", 1);
-    }
-    free(under);
-    free(labels);
     free(tick_row);
     free(c.bits);
     free(c.owner);

@@ -567,15 +567,11 @@ static Status write_list(Interp *I, const List *l, const char *path, const Write
     return res;
 }
 
-/* Writes one matrix or scalar (or list) x to 'path' plus its .mtd. */
-static Status write_value(Interp *I, Value x, const char *path, const WriteOpts *o, int depth)
+/* The format and separators of write(x, ...) for x's kind: an error
+ * naming what is supported when they do not fit. */
+static Status check_write_format(Interp *I, Value x, const WriteOpts *o)
 {
-    char eb[64];
     const char *fmt = o->fmt;
-    if (x.kind == VAL_LIST)
-        return write_list(I, x.l, path, o, depth);
-    if (x.kind == VAL_NONE)
-        return err_set(I, "write(): nothing to write");
     bool is_matrix = x.kind == VAL_MATRIX, is_frame = x.kind == VAL_FRAME;
     bool svm = !strcmp(fmt, "libsvm");
     bool frame_text = is_frame && !strcmp(fmt, "text");
@@ -595,43 +591,91 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
     const char *svm_sep = o->sep_given ? o->sep : ",";
     if (is_matrix && svm && (!*svm_sep || !*o->indsep))
         return err_set(I, "write(): the libsvm separators sep and indSep must not be empty");
+    return ST_OK;
+}
+
+/* The .mtd record of x written as o says. Its strings point into the stack
+ * or the arguments, except *schema (a frame's, malloc'd; NULL when out of
+ * memory): the caller detaches them before mtd_free. */
+static void write_metadata(Mtd *md, Value x, const WriteOpts *o, const char *svm_sep, char **schema)
+{
+    const char *fmt = o->fmt;
+    bool is_matrix = x.kind == VAL_MATRIX, is_frame = x.kind == VAL_FRAME;
+    md->data_type = (char *)(is_matrix ? "matrix" : is_frame ? "frame" : "scalar");
+    md->value_type = (char *)(is_matrix ? "double" : is_frame ? NULL : scalar_vtype(x.kind));
+    md->format = (char *)(is_matrix || is_frame ? fmt : "text");
+    md->description = (char *)o->desc;
+    *schema = NULL;
+    if (is_frame) {
+        md->rows = x.f->rows;
+        md->cols = x.f->cols;
+        if (strcmp(fmt, "text")) {
+            md->header = o->header;
+            md->sep = (char *)o->sep;
+        }
+        md->schema = *schema = schema_string(x.f);
+    }
+    if (is_matrix) {
+        md->rows = x.m->rows;
+        md->cols = x.m->cols;
+        md->nnz = io_nnz(x.m);
+        if (!strcmp(fmt, "binary"))
+            md->rows_in_block = md->cols_in_block = 1000;
+        if (!strcmp(fmt, "csv")) {
+            md->header = o->header;
+            md->sep = (char *)o->sep;
+        }
+        if (!strcmp(fmt, "libsvm")) {
+            md->sep = (char *)svm_sep;
+            md->indsep = (char *)o->indsep;
+        }
+    }
+    md->author = md->created = NULL;
+}
+
+/* x's data in o's format to f; false when the stream reports an error
+ * (errno tells which). */
+static bool write_data(FILE *f, Value x, const WriteOpts *o, const char *svm_sep)
+{
+    const char *fmt = o->fmt;
+    if (x.kind == VAL_FRAME && !strcmp(fmt, "text"))
+        return io_write_frame_text(f, x.f);
+    if (x.kind == VAL_FRAME) {
+        IoCsvWriteOpts co = {o->header, o->sep, false};
+        return io_write_frame_csv(f, x.f, &co);
+    }
+    if (x.kind != VAL_MATRIX)
+        return io_write_scalar(f, x);
+    if (!strcmp(fmt, "text"))
+        return io_write_text(f, x.m);
+    if (!strcmp(fmt, "csv")) {
+        IoCsvWriteOpts co = {o->header, o->sep, o->sparse};
+        return io_write_csv(f, x.m, &co);
+    }
+    if (!strcmp(fmt, "mm"))
+        return io_write_mm(f, x.m);
+    if (!strcmp(fmt, "binary"))
+        return io_write_binary(f, x.m);
+    return io_write_libsvm_sep(f, x.m, svm_sep, o->indsep);
+}
+
+/* Writes one matrix or scalar (or list) x to 'path' plus its .mtd. */
+static Status write_value(Interp *I, Value x, const char *path, const WriteOpts *o, int depth)
+{
+    char eb[64];
+    if (x.kind == VAL_LIST)
+        return write_list(I, x.l, path, o, depth);
+    if (x.kind == VAL_NONE)
+        return err_set(I, "write(): nothing to write");
+    TRY(check_write_format(I, x, o));
+    const char *svm_sep = o->sep_given ? o->sep : ",";
 
     Mtd md;
     mtd_init(&md);
-    /* The metadata strings point into the stack or the arguments; they are
-     * detached before mtd_free below, which frees only what mtd_stamp made. */
-    md.data_type = (char *)(is_matrix ? "matrix" : is_frame ? "frame" : "scalar");
-    md.value_type = (char *)(is_matrix ? "double" : is_frame ? NULL : scalar_vtype(x.kind));
-    md.format = (char *)(is_matrix || is_frame ? fmt : "text");
-    md.description = (char *)o->desc;
-    char *schema = NULL;
-    if (is_frame) {
-        md.rows = x.f->rows;
-        md.cols = x.f->cols;
-        if (!frame_text) {
-            md.header = o->header;
-            md.sep = (char *)o->sep;
-        }
-        md.schema = schema = schema_string(x.f);
-    }
-    if (is_matrix) {
-        md.rows = x.m->rows;
-        md.cols = x.m->cols;
-        md.nnz = io_nnz(x.m);
-        if (!strcmp(fmt, "binary"))
-            md.rows_in_block = md.cols_in_block = 1000;
-        if (!strcmp(fmt, "csv")) {
-            md.header = o->header;
-            md.sep = (char *)o->sep;
-        }
-        if (svm) {
-            md.sep = (char *)svm_sep;
-            md.indsep = (char *)o->indsep;
-        }
-    }
-    md.author = md.created = NULL;
+    char *schema;
+    write_metadata(&md, x, o, svm_sep, &schema);
     Status st = ST_OK;
-    if (!mtd_stamp(&md) || (is_frame && !schema))
+    if (!mtd_stamp(&md) || (x.kind == VAL_FRAME && !schema))
         st = err_set(I, "write(): out of memory");
     char *mtd_path = mtd_path_of(path);
     if (st == ST_OK && !mtd_path)
@@ -643,26 +687,8 @@ static Status write_value(Interp *I, Value x, const char *path, const WriteOpts 
     if (ok)
         ok = io_tmp_open(path, &data, &e);
     if (ok) {
-        bool wrote;
         errno = 0;
-        if (frame_text) {
-            wrote = io_write_frame_text(data.f, x.f);
-        } else if (is_frame) {
-            IoCsvWriteOpts co = {o->header, o->sep, false};
-            wrote = io_write_frame_csv(data.f, x.f, &co);
-        } else if (!is_matrix)
-            wrote = io_write_scalar(data.f, x);
-        else if (!strcmp(fmt, "text"))
-            wrote = io_write_text(data.f, x.m);
-        else if (!strcmp(fmt, "csv")) {
-            IoCsvWriteOpts co = {o->header, o->sep, o->sparse};
-            wrote = io_write_csv(data.f, x.m, &co);
-        } else if (!strcmp(fmt, "mm"))
-            wrote = io_write_mm(data.f, x.m);
-        else if (!strcmp(fmt, "binary"))
-            wrote = io_write_binary(data.f, x.m);
-        else
-            wrote = io_write_libsvm_sep(data.f, x.m, svm_sep, o->indsep);
+        bool wrote = write_data(data.f, x, o, svm_sep);
         int err = errno;
         if (!wrote) {
             diag_fail(&e, "cannot write '%s': %s", path, io_strerror(err ? err : EIO, eb, sizeof eb));

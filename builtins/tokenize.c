@@ -46,6 +46,79 @@ static void tk_spec_free(TkSpec *t)
     free(t->ids);
 }
 
+static void ere_put(char *o, size_t *k, const char *rep)
+{
+    size_t rl = strlen(rep);
+    memcpy(o + *k, rep, rl);
+    *k += rl;
+}
+
+/* A bracket class [...] at j[*i], copied as it is (POSIX reads it alike)
+ * when it has no escapes, nested classes or '&&'; *i moves to its ']'. */
+static bool ere_bracket(const char *j, size_t n, size_t *i, char *o, size_t *k, const char **why)
+{
+    size_t e = *i + 1;
+    if (e < n && j[e] == '^')
+        e++;
+    if (e < n && j[e] == ']') {
+        *why = "a ']' first in [...]";
+        return false;
+    }
+    while (e < n && j[e] != ']') {
+        if (j[e] == '\\' || j[e] == '[' || (j[e] == '&' && e + 1 < n && j[e + 1] == '&')) {
+            *why = "escapes, nested classes or '&&' inside [...]";
+            return false;
+        }
+        e++;
+    }
+    if (e >= n) {
+        *why = "an unclosed '['";
+        return false;
+    }
+    memcpy(o + *k, j + *i, e - *i + 1);
+    *k += e - *i + 1;
+    *i = e;
+    return true;
+}
+
+/* The escape of character e (after a backslash): a class (\s \d \w and
+ * their complements), a control character (\t \n \r \f), or an escaped
+ * punctuation character taken literally. */
+static bool ere_escape(char e, char *o, size_t *k, const char **why)
+{
+    switch (e) {
+    case 's': ere_put(o, k, "[ \t\n\v\f\r]"); return true;
+    case 'S': ere_put(o, k, "[^ \t\n\v\f\r]"); return true;
+    case 'd': ere_put(o, k, "[0-9]"); return true;
+    case 'D': ere_put(o, k, "[^0-9]"); return true;
+    case 'w': ere_put(o, k, "[a-zA-Z_0-9]"); return true;
+    case 'W': ere_put(o, k, "[^a-zA-Z_0-9]"); return true;
+    case 't': ere_put(o, k, "\t"); return true;
+    case 'n': ere_put(o, k, "\n"); return true;
+    case 'r': ere_put(o, k, "\r"); return true;
+    case 'f': ere_put(o, k, "\f"); return true;
+    default: break;
+    }
+    if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z') || (e >= '0' && e <= '9')) {
+        *why = "escapes other than \\s \\S \\d \\D \\w \\W \\t \\n \\r \\f";
+        return false;
+    }
+    if ((unsigned char)e >= 0x80) {
+        *why = "a backslash before a non-ASCII character";
+        return false;
+    }
+    /* an escaped punctuation character: itself, literally */
+    if (e == '^' || e == '\\') {
+        o[(*k)++] = '\\';
+        o[(*k)++] = e;
+    } else {
+        o[(*k)++] = '[';
+        o[(*k)++] = e;
+        o[(*k)++] = ']';
+    }
+    return true;
+}
+
 /* Java regex -> POSIX ERE for the subset whose matches agree: literals,
  * '.', bracket classes without escapes, the greedy quantifiers * + ? {m,n}
  * after an atom, and the escapes \s \S \d \D \w \W \t \n \r \f and
@@ -66,8 +139,6 @@ static char *java_to_ere(const char *j, const char **why)
     bool after_quant = false;
     for (size_t i = 0; i < n; i++) {
         char c = j[i];
-        const char *rep = NULL;
-        bool quant = false;
         switch (c) {
         case '(': case ')': case '|':
             *why = "groups and alternation ('(', ')', '|')";
@@ -78,8 +149,9 @@ static char *java_to_ere(const char *j, const char **why)
             goto refuse;
         case '.':
             /* Java's '.' matches no line terminator: \n \r U+0085 U+2028 U+2029 */
-            rep = "[^\n\r\xC2\x85\xE2\x80\xA8\xE2\x80\xA9]";
-            break;
+            ere_put(o, &k, "[^\n\r\xC2\x85\xE2\x80\xA8\xE2\x80\xA9]");
+            after_quant = false;
+            continue;
         case '*': case '+': case '?':
             if (k == 0) {
                 *why = "a quantifier with nothing before it";
@@ -89,8 +161,9 @@ static char *java_to_ere(const char *j, const char **why)
                 *why = "lazy or possessive quantifiers";
                 goto refuse;
             }
-            quant = true;
-            break;
+            o[k++] = c;
+            after_quant = true;
+            continue;
         case '{': {
             size_t e = i + 1;
             while (e < n && (j[e] == ',' || (j[e] >= '0' && j[e] <= '9')))
@@ -105,81 +178,25 @@ static char *java_to_ere(const char *j, const char **why)
             after_quant = true;
             continue;
         }
-        case '[': {
-            size_t e = i + 1;
-            if (e < n && j[e] == '^')
-                e++;
-            if (e < n && j[e] == ']') {
-                *why = "a ']' first in [...]";
+        case '[':
+            if (!ere_bracket(j, n, &i, o, &k, why))
                 goto refuse;
-            }
-            while (e < n && j[e] != ']') {
-                if (j[e] == '\\' || j[e] == '[' || (j[e] == '&' && e + 1 < n && j[e + 1] == '&')) {
-                    *why = "escapes, nested classes or '&&' inside [...]";
-                    goto refuse;
-                }
-                e++;
-            }
-            if (e >= n) {
-                *why = "an unclosed '['";
-                goto refuse;
-            }
-            memcpy(o + k, j + i, e - i + 1);
-            k += e - i + 1;
-            i = e;
             after_quant = false;
             continue;
-        }
-        case '\\': {
+        case '\\':
             if (i + 1 >= n) {
                 *why = "a trailing backslash";
                 goto refuse;
             }
-            char e = j[++i];
-            switch (e) {
-            case 's': rep = "[ \t\n\v\f\r]"; break;
-            case 'S': rep = "[^ \t\n\v\f\r]"; break;
-            case 'd': rep = "[0-9]"; break;
-            case 'D': rep = "[^0-9]"; break;
-            case 'w': rep = "[a-zA-Z_0-9]"; break;
-            case 'W': rep = "[^a-zA-Z_0-9]"; break;
-            case 't': rep = "\t"; break;
-            case 'n': rep = "\n"; break;
-            case 'r': rep = "\r"; break;
-            case 'f': rep = "\f"; break;
-            default:
-                if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z') || (e >= '0' && e <= '9')) {
-                    *why = "escapes other than \\s \\S \\d \\D \\w \\W \\t \\n \\r \\f";
-                    goto refuse;
-                }
-                /* an escaped punctuation character: itself, literally */
-                if (e == '^' || e == '\\') {
-                    o[k++] = '\\';
-                    o[k++] = e;
-                } else if ((unsigned char)e >= 0x80) {
-                    *why = "a backslash before a non-ASCII character";
-                    goto refuse;
-                } else {
-                    o[k++] = '[';
-                    o[k++] = e;
-                    o[k++] = ']';
-                }
-                after_quant = false;
-                continue;
-            }
-            break;
-        }
+            if (!ere_escape(j[++i], o, &k, why))
+                goto refuse;
+            after_quant = false;
+            continue;
         default:
-            break;
-        }
-        if (rep) {
-            size_t rl = strlen(rep);
-            memcpy(o + k, rep, rl);
-            k += rl;
-        } else {
             o[k++] = c;
+            after_quant = false;
+            continue;
         }
-        after_quant = quant;
     }
     o[k] = '\0';
     return o;

@@ -103,6 +103,91 @@ static int parse_opts(int argc, char **argv, Opts *o)
     return 0;
 }
 
+/* Stops the running tests among tests[from, to) that are past their
+ * deadline or print too much; true when it stopped one. Else *wait becomes
+ * the time to the nearest deadline, if sooner. */
+static bool kill_overdue(Test *tests, size_t from, size_t to, double *wait)
+{
+    double now = clock_now_sec();
+    bool killed = false;
+    for (size_t i = from; i < to; i++) {
+        Test *t = &tests[i];
+        if (t->state != T_RUNNING || t->timed_out || t->too_much_output)
+            continue;
+        double left = t->deadline - now;
+        if (left <= 0 || tr_output_too_large(t)) {
+            tr_test_kill(t, left <= 0);
+            killed = true;
+        } else if (left < *wait) {
+            *wait = left;
+        }
+    }
+    return killed;
+}
+
+/* Runs the n tests, o->jobs at a time, printing each one's report in path
+ * order as soon as it and those before it are done; counts them in
+ * *passed and *failed. */
+static void run_tests(Test *tests, size_t n, RunCtx *c, const Opts *o, int *passed, int *failed)
+{
+    /* SIGCHLD blocked and waited for with sigtimedwait: no handler, no
+     * global flag. The old mask and disposition are restored at the end. */
+    struct sigaction dfl, old_chld;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGCHLD, &dfl, &old_chld);
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &c->child_mask);
+    fflush(stdout);
+
+    size_t next = 0, printed = 0, running = 0;
+    while (printed < n) {
+        while (running < (size_t)o->jobs && next < n) {
+            tr_test_start(&tests[next], c, o->timeout);
+            if (tests[next].state == T_RUNNING)
+                running++;
+            else
+                tr_test_judge(&tests[next], o);
+            next++;
+        }
+        running -= (size_t)tr_reap(tests, next, printed, o);
+        /* Print finished tests in path order. */
+        while (printed < next && tests[printed].state == T_DONE) {
+            Test *t = &tests[printed];
+            if (t->report.len)
+                fwrite(t->report.p, 1, t->report.len, stdout);
+            fflush(stdout);
+            if (t->passed)
+                (*passed)++;
+            else
+                (*failed)++;
+            free(t->report.p);
+            t->report = (StrBuf){0};
+            printed++;
+        }
+        if (printed == n || running == 0)
+            continue;
+        double wait = POLL_MAX_S;
+        if (kill_overdue(tests, printed, next, &wait))
+            continue;
+        struct timespec ts;
+        ts.tv_sec = (time_t)wait;
+        ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
+        if (ts.tv_sec == 0 && ts.tv_nsec < 1000000)
+            ts.tv_nsec = 1000000;
+        sigtimedwait(&chld, NULL, &ts);
+    }
+
+    /* Drop a SIGCHLD still pending from our children before unblocking. */
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&chld, NULL, &zero) > 0) {
+    }
+    sigprocmask(SIG_SETMASK, &c->child_mask, NULL);
+    sigaction(SIGCHLD, &old_chld, NULL);
+}
+
 int testrun_main(const char *self_exe, int argc, char **argv)
 {
     Opts o;
@@ -137,76 +222,8 @@ int testrun_main(const char *self_exe, int argc, char **argv)
     if (n == 0)
         fprintf(stderr, "dml test: no tests found\n");
 
-    /* SIGCHLD blocked and waited for with sigtimedwait: no handler, no
-     * global flag. The old mask and disposition are restored at the end. */
-    struct sigaction dfl, old_chld;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigaction(SIGCHLD, &dfl, &old_chld);
-    sigset_t chld;
-    sigemptyset(&chld);
-    sigaddset(&chld, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &chld, &c.child_mask);
-    fflush(stdout);
-
-    size_t next = 0, printed = 0, running = 0;
     int passed = 0, failed = 0;
-    while (printed < n) {
-        while (running < (size_t)o.jobs && next < n) {
-            tr_test_start(&tests[next], &c, o.timeout);
-            if (tests[next].state == T_RUNNING)
-                running++;
-            else
-                tr_test_judge(&tests[next], &o);
-            next++;
-        }
-        running -= (size_t)tr_reap(tests, next, printed, &o);
-        /* Print finished tests in path order. */
-        while (printed < next && tests[printed].state == T_DONE) {
-            Test *t = &tests[printed];
-            if (t->report.len)
-                fwrite(t->report.p, 1, t->report.len, stdout);
-            fflush(stdout);
-            if (t->passed)
-                passed++;
-            else
-                failed++;
-            free(t->report.p);
-            t->report = (StrBuf){0};
-            printed++;
-        }
-        if (printed == n || running == 0)
-            continue;
-        double now = clock_now_sec(), wait = POLL_MAX_S;
-        bool killed = false;
-        for (size_t i = printed; i < next; i++) {
-            Test *t = &tests[i];
-            if (t->state != T_RUNNING || t->timed_out || t->too_much_output)
-                continue;
-            double left = t->deadline - now;
-            if (left <= 0 || tr_output_too_large(t)) {
-                tr_test_kill(t, left <= 0);
-                killed = true;
-            } else if (left < wait) {
-                wait = left;
-            }
-        }
-        if (killed)
-            continue;
-        struct timespec ts;
-        ts.tv_sec = (time_t)wait;
-        ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
-        if (ts.tv_sec == 0 && ts.tv_nsec < 1000000)
-            ts.tv_nsec = 1000000;
-        sigtimedwait(&chld, NULL, &ts);
-    }
-
-    /* Drop a SIGCHLD still pending from our children before unblocking. */
-    struct timespec zero = {0, 0};
-    while (sigtimedwait(&chld, NULL, &zero) > 0) {
-    }
-    sigprocmask(SIG_SETMASK, &c.child_mask, NULL);
-    sigaction(SIGCHLD, &old_chld, NULL);
+    run_tests(tests, n, &c, &o, &passed, &failed);
 
     /* Files that look like tests but have no expectation would otherwise
      * vanish silently; helpers (sourced files, libraries) land here too. */

@@ -256,6 +256,75 @@ static void fail_head(Test *t, const char *fmt, ...)
     sb_printf(&t->report, "FAIL %s: %s\n", t->path, msg);
 }
 
+/* A finished test's output beside what it should have printed. */
+typedef struct Outcome {
+    const char *out, *err;          /* what it printed */
+    size_t olen, elen;
+    const char *exp_out, *exp_err;  /* its X.out and X.err, when it has them */
+    size_t exp_olen;
+    size_t el, al;                  /* first lines of X.err and of stderr */
+    const char *out_path, *err_path;
+    int status;
+    bool out_ok, err_ok;
+} Outcome;
+
+/* --update: rewrites the golden files when only their content differs (a
+ * wrong exit status or a crash is never "updated away"); a file named
+ * explicitly without golden output gets a new X.out. True when they were
+ * written. */
+static bool update_golden(const Test *t, const Outcome *u)
+{
+    bool ok = true;
+    if (!u->out_ok || (!t->has_out && !t->has_err && !tr_has_marker(t->path))) {
+        ok = tr_write_file(u->out_path, u->out, u->olen);
+        printf("%s %s\n", ok ? "updated" : "cannot write", u->out_path);
+    }
+    if (!u->err_ok && ok) {
+        StrBuf line = {0};
+        sb_putn(&line, u->err, u->al);
+        sb_puts(&line, "\n");
+        ok = line.p && !line.oom && tr_write_file(u->err_path, line.p, line.len);
+        printf("%s %s\n", ok ? "updated" : "cannot write", u->err_path);
+        free(line.p);
+    }
+    return ok;
+}
+
+/* The failure's report: what differs (exit status, stderr's first line,
+ * stdout) with excerpts and a diff. */
+static void report_mismatch(Test *t, Report *r, const Outcome *u)
+{
+    if (u->status != t->want_status) {
+        fail_head(t, "exit status %d, expected %d", u->status, t->want_status);
+        if (!t->has_err || u->status == 0)
+            rep_excerpt(r, "stderr:", u->err, u->elen, 8);
+        else if (!u->err_ok) {
+            rep_excerpt(r, "stderr:", u->err, u->elen, 3);
+        }
+        if (!u->out_ok)
+            rep_diff(r, u->exp_out, u->exp_olen, u->out, u->olen);
+        else if (!t->has_out && u->olen > 0 && u->status != 0)
+            rep_excerpt(r, "stdout:", u->out, u->olen, 5);
+    } else if (!u->err_ok) {
+        fail_head(t, "first line of stderr differs from %s", u->err_path);
+        StrBuf eb = {0}, ab = {0};
+        sb_puts(&eb, "expected: ");
+        sb_putn(&eb, u->exp_err, u->el);
+        sb_puts(&ab, "actual:   ");
+        sb_putn(&ab, u->err, u->al);
+        rep_text(r, eb.p ? eb.p : "");
+        rep_text(r, ab.p ? ab.p : "");
+        free(eb.p);
+        free(ab.p);
+        if (!u->out_ok)
+            rep_diff(r, u->exp_out, u->exp_olen, u->out, u->olen);
+    } else if (!u->out_ok) {
+        fail_head(t, "stdout differs from %s", u->out_path);
+        rep_diff(r, u->exp_out, u->exp_olen, u->out, u->olen);
+        rep_excerpt(r, "stderr:", u->err, u->elen, 5);
+    }
+}
+
 /* Reads the captured output and decides pass/fail; fills t->report. */
 void tr_test_judge(Test *t, const Opts *o)
 {
@@ -313,61 +382,15 @@ void tr_test_judge(Test *t, const Opts *o)
     }
 
     bool status_ok = status == t->want_status;
-    bool out_ok = !t->has_out || (olen == exp_olen && memcmp(out, exp_out, olen) == 0);
-    size_t el = t->has_err ? first_line_len(exp_err, exp_elen) : 0;
-    size_t al = first_line_len(err, elen);
-    bool err_ok = !t->has_err || (el == al && memcmp(exp_err, err, el) == 0);
-
-    /* --update: rewrite the golden files when only their content differs
-     * (a wrong exit status or a crash is never "updated away"); a file
-     * named explicitly without golden output gets a new X.out. */
-    if (o->update && status_ok && (!out_ok || !err_ok || (!t->has_out && !t->has_err))) {
-        bool ok = true;
-        if (!out_ok || (!t->has_out && !t->has_err && !tr_has_marker(t->path))) {
-            ok = tr_write_file(out_path, out, olen);
-            printf("%s %s\n", ok ? "updated" : "cannot write", out_path);
-        }
-        if (!err_ok && ok) {
-            StrBuf line = {0};
-            sb_putn(&line, err, al);
-            sb_puts(&line, "\n");
-            ok = line.p && !line.oom && tr_write_file(err_path, line.p, line.len);
-            printf("%s %s\n", ok ? "updated" : "cannot write", err_path);
-            free(line.p);
-        }
-        if (ok)
-            goto done2;
-    }
-
-    if (!status_ok) {
-        fail_head(t, "exit status %d, expected %d", status, t->want_status);
-        if (!t->has_err || status == 0)
-            rep_excerpt(&r, "stderr:", err, elen, 8);
-        else if (!err_ok) {
-            rep_excerpt(&r, "stderr:", err, elen, 3);
-        }
-        if (!out_ok)
-            rep_diff(&r, exp_out, exp_olen, out, olen);
-        else if (!t->has_out && olen > 0 && status != 0)
-            rep_excerpt(&r, "stdout:", out, olen, 5);
-    } else if (!err_ok) {
-        fail_head(t, "first line of stderr differs from %s", err_path);
-        StrBuf eb = {0}, ab = {0};
-        sb_puts(&eb, "expected: ");
-        sb_putn(&eb, exp_err, el);
-        sb_puts(&ab, "actual:   ");
-        sb_putn(&ab, err, al);
-        rep_text(&r, eb.p ? eb.p : "");
-        rep_text(&r, ab.p ? ab.p : "");
-        free(eb.p);
-        free(ab.p);
-        if (!out_ok)
-            rep_diff(&r, exp_out, exp_olen, out, olen);
-    } else if (!out_ok) {
-        fail_head(t, "stdout differs from %s", out_path);
-        rep_diff(&r, exp_out, exp_olen, out, olen);
-        rep_excerpt(&r, "stderr:", err, elen, 5);
-    }
+    Outcome u = {out, err, olen, elen, exp_out, exp_err, exp_olen, 0, 0, out_path, err_path, status, false, false};
+    u.out_ok = !t->has_out || (olen == exp_olen && memcmp(out, exp_out, olen) == 0);
+    u.el = t->has_err ? first_line_len(exp_err, exp_elen) : 0;
+    u.al = first_line_len(err, elen);
+    u.err_ok = !t->has_err || (u.el == u.al && memcmp(exp_err, err, u.el) == 0);
+    bool updated = o->update && status_ok && (!u.out_ok || !u.err_ok || (!t->has_out && !t->has_err)) &&
+                   update_golden(t, &u);
+    if (!updated)
+        report_mismatch(t, &r, &u);
 done2:
     free(exp_out);
     free(exp_err);

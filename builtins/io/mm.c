@@ -18,163 +18,175 @@ static bool next_data_line(Lines *L, const char **ls, const char **le)
 
 enum { SYM_GENERAL, SYM_SYMMETRIC, SYM_SKEW };
 
+/* The banner "%%MatrixMarket matrix <format> <field> <symmetry>". */
+typedef struct MmHeader {
+    bool array;         /* format array (else coordinate) */
+    bool pattern;       /* field pattern: entries without values */
+    int sym;            /* SYM_* */
+} MmHeader;
+
+static bool parse_banner(Lines *L, const char *name, MmHeader *h, DiagErr *e)
+{
+    const char *ls, *le, *ts[6], *te[6];
+    char sn[64];
+    if (!next_line(L, &ls, &le) || split_blanks(ls, le, ts, te, 6) < 1 || !tok_is(ts[0], te[0], "%%matrixmarket"))
+        return diag_fail(e, "%s:1: missing '%%%%MatrixMarket' header", name);
+    int nt = split_blanks(ls, le, ts, te, 6);
+    if (nt != 5 || !tok_is(ts[1], te[1], "matrix"))
+        return diag_fail(e, "%s:1: expected '%%%%MatrixMarket matrix <format> <field> <symmetry>'", name);
+    if (tok_is(ts[2], te[2], "coordinate"))
+        h->array = false;
+    else if (tok_is(ts[2], te[2], "array"))
+        h->array = true;
+    else
+        return diag_fail(e, "%s:1: unsupported MatrixMarket format '%s'", name, io_snippet(ts[2], te[2], sn, sizeof sn));
+    h->pattern = false;
+    if (tok_is(ts[3], te[3], "pattern"))
+        h->pattern = true;
+    else if (!tok_is(ts[3], te[3], "real") && !tok_is(ts[3], te[3], "integer") && !tok_is(ts[3], te[3], "double"))
+        return diag_fail(e, "%s:1: unsupported MatrixMarket field '%s'", name, io_snippet(ts[3], te[3], sn, sizeof sn));
+    if (h->pattern && h->array)
+        return diag_fail(e, "%s:1: a 'pattern' matrix must be in coordinate format", name);
+    if (tok_is(ts[4], te[4], "general"))
+        h->sym = SYM_GENERAL;
+    else if (tok_is(ts[4], te[4], "symmetric"))
+        h->sym = SYM_SYMMETRIC;
+    else if (tok_is(ts[4], te[4], "skew-symmetric"))
+        h->sym = SYM_SKEW;
+    else
+        return diag_fail(e, "%s:1: unsupported MatrixMarket symmetry '%s'", name,
+                         io_snippet(ts[4], te[4], sn, sizeof sn));
+    return true;
+}
+
+/* The size line: "rows cols" (array) or "rows cols nnz" (coordinate) into
+ * sz, checked against the rows and cols asked for (-1: any). */
+static bool parse_size_line(Lines *L, const char *name, const MmHeader *h, int64_t rows, int64_t cols,
+                            int64_t sz[3], DiagErr *e)
+{
+    const char *ls, *le, *ts[3], *te[3];
+    char sn[64];
+    if (!next_data_line(L, &ls, &le))
+        return diag_fail(e, "%s: missing the size line", name);
+    int want = h->array ? 2 : 3;
+    int nt = split_blanks(ls, le, ts, te, 3);
+    if (nt != want)
+        return diag_fail(e, "%s:%lld: expected the size line '%s', found %d fields", name, (long long)L->lineno,
+                         h->array ? "rows cols" : "rows cols nnz", nt);
+    for (int k = 0; k < want; k++)
+        if (!io_parse_i64(ts[k], te[k], &sz[k]) || sz[k] < 0)
+            return diag_fail(e, "%s:%lld: '%s' is not a valid size", name, (long long)L->lineno,
+                             io_snippet(ts[k], te[k], sn, sizeof sn));
+    if (!io_dim_agrees(name, "rows", rows, sz[0], e) || !io_dim_agrees(name, "columns", cols, sz[1], e))
+        return false;
+    if (h->sym != SYM_GENERAL && sz[0] != sz[1])
+        return diag_fail(e, "%s:%lld: a symmetric matrix must be square, not %lld x %lld", name,
+                         (long long)L->lineno, (long long)sz[0], (long long)sz[1]);
+    return true;
+}
+
+/* Array format: the values column-major; symmetric storage lists only the
+ * lower triangle (skew: strictly lower). Counts the values read in *got. */
+static bool read_array_values(Lines *L, const char *name, int sym, Matrix *m, int64_t expect, int64_t *got,
+                              DiagErr *e)
+{
+    const char *ls, *le, *ts[1], *te[1];
+    char sn[64];
+    int64_t rows = m->rows, cols = m->cols;
+    int64_t i = sym == SYM_SKEW ? 1 : 0, j = 0;
+    while (*got < expect && next_data_line(L, &ls, &le)) {
+        int nt = split_blanks(ls, le, ts, te, 1);
+        double v;
+        if (nt != 1)
+            return diag_fail(e, "%s:%lld: expected 1 value, found %d", name, (long long)L->lineno, nt);
+        if (!io_parse_double(ts[0], te[0], &v))
+            return diag_fail(e, "%s:%lld: '%s' is not a number", name, (long long)L->lineno,
+                             io_snippet(ts[0], te[0], sn, sizeof sn));
+        m->data[i * cols + j] = v;
+        if (sym == SYM_SYMMETRIC)
+            m->data[j * cols + i] = v;
+        else if (sym == SYM_SKEW)
+            m->data[j * cols + i] = -v;
+        (*got)++;
+        if (++i == rows) {
+            j++;
+            i = sym == SYM_GENERAL ? 0 : sym == SYM_SYMMETRIC ? j : j + 1;
+        }
+    }
+    return true;
+}
+
+/* Coordinate format: "i j v" lines (pattern: "i j", the value 1), 1-based.
+ * Counts the entries read in *got. */
+static bool read_coordinate_entries(Lines *L, const char *name, const MmHeader *h, Matrix *m, int64_t expect,
+                                    int64_t *got, DiagErr *e)
+{
+    const char *ls, *le, *ts[3], *te[3];
+    char sn[64];
+    int64_t rows = m->rows, cols = m->cols;
+    int nf = h->pattern ? 2 : 3;
+    while (*got < expect && next_data_line(L, &ls, &le)) {
+        int nt = split_blanks(ls, le, ts, te, 3);
+        if (nt != nf)
+            return diag_fail(e, "%s:%lld: expected %d fields '%s', found %d", name, (long long)L->lineno, nf,
+                             h->pattern ? "i j" : "i j v", nt);
+        int64_t i, j;
+        double v = 1.0;
+        if (!io_parse_index(ts[0], te[0], &i) || !io_parse_index(ts[1], te[1], &j))
+            return diag_fail(e, "%s:%lld: indices must be integers", name, (long long)L->lineno);
+        if (!h->pattern && !io_parse_double(ts[2], te[2], &v))
+            return diag_fail(e, "%s:%lld: '%s' is not a number", name, (long long)L->lineno,
+                             io_snippet(ts[2], te[2], sn, sizeof sn));
+        if (i < 1 || i > rows)
+            return diag_fail(e, "%s:%lld: row index %lld out of range 1..%lld", name, (long long)L->lineno,
+                             (long long)i, (long long)rows);
+        if (j < 1 || j > cols)
+            return diag_fail(e, "%s:%lld: column index %lld out of range 1..%lld", name, (long long)L->lineno,
+                             (long long)j, (long long)cols);
+        m->data[(i - 1) * cols + (j - 1)] = v;
+        if (h->sym == SYM_SYMMETRIC)
+            m->data[(j - 1) * cols + (i - 1)] = v;
+        else if (h->sym == SYM_SKEW && i != j)
+            m->data[(j - 1) * cols + (i - 1)] = -v;
+        (*got)++;
+    }
+    return true;
+}
+
 Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, DiagErr *e)
 {
     Lines L = {buf, buf + len, 0};
-    const char *ls, *le, *ts[6], *te[6];
-    char sn[64];
-    if (!next_line(&L, &ls, &le) || split_blanks(ls, le, ts, te, 6) < 1 || !tok_is(ts[0], te[0], "%%matrixmarket")) {
-        diag_fail(e, "%s:1: missing '%%%%MatrixMarket' header", name);
-        return NULL;
-    }
-    int nt = split_blanks(ls, le, ts, te, 6);
-    if (nt != 5 || !tok_is(ts[1], te[1], "matrix")) {
-        diag_fail(e, "%s:1: expected '%%%%MatrixMarket matrix <format> <field> <symmetry>'", name);
-        return NULL;
-    }
-    bool array;
-    if (tok_is(ts[2], te[2], "coordinate"))
-        array = false;
-    else if (tok_is(ts[2], te[2], "array"))
-        array = true;
-    else {
-        diag_fail(e, "%s:1: unsupported MatrixMarket format '%s'", name, io_snippet(ts[2], te[2], sn, sizeof sn));
-        return NULL;
-    }
-    bool pattern = false;
-    if (tok_is(ts[3], te[3], "pattern"))
-        pattern = true;
-    else if (!tok_is(ts[3], te[3], "real") && !tok_is(ts[3], te[3], "integer") && !tok_is(ts[3], te[3], "double")) {
-        diag_fail(e, "%s:1: unsupported MatrixMarket field '%s'", name, io_snippet(ts[3], te[3], sn, sizeof sn));
-        return NULL;
-    }
-    if (pattern && array) {
-        diag_fail(e, "%s:1: a 'pattern' matrix must be in coordinate format", name);
-        return NULL;
-    }
-    int sym;
-    if (tok_is(ts[4], te[4], "general"))
-        sym = SYM_GENERAL;
-    else if (tok_is(ts[4], te[4], "symmetric"))
-        sym = SYM_SYMMETRIC;
-    else if (tok_is(ts[4], te[4], "skew-symmetric"))
-        sym = SYM_SKEW;
-    else {
-        diag_fail(e, "%s:1: unsupported MatrixMarket symmetry '%s'", name, io_snippet(ts[4], te[4], sn, sizeof sn));
-        return NULL;
-    }
-    if (!next_data_line(&L, &ls, &le)) {
-        diag_fail(e, "%s: missing the size line", name);
-        return NULL;
-    }
-    int want = array ? 2 : 3;
+    MmHeader h = {false, false, SYM_GENERAL};
     int64_t sz[3] = {0, 0, 0};
-    nt = split_blanks(ls, le, ts, te, 3);
-    if (nt != want) {
-        diag_fail(e, "%s:%lld: expected the size line '%s', found %d fields", name, (long long)L.lineno,
-                array ? "rows cols" : "rows cols nnz", nt);
-        return NULL;
-    }
-    for (int k = 0; k < want; k++)
-        if (!io_parse_i64(ts[k], te[k], &sz[k]) || sz[k] < 0) {
-            diag_fail(e, "%s:%lld: '%s' is not a valid size", name, (long long)L.lineno,
-                    io_snippet(ts[k], te[k], sn, sizeof sn));
-            return NULL;
-        }
-    if (!io_dim_agrees(name, "rows", rows, sz[0], e) || !io_dim_agrees(name, "columns", cols, sz[1], e))
+    if (!parse_banner(&L, name, &h, e) || !parse_size_line(&L, name, &h, rows, cols, sz, e))
         return NULL;
     rows = sz[0];
     cols = sz[1];
-    if (sym != SYM_GENERAL && rows != cols) {
-        diag_fail(e, "%s:%lld: a symmetric matrix must be square, not %lld x %lld", name, (long long)L.lineno,
-                (long long)rows, (long long)cols);
-        return NULL;
-    }
     Matrix *m = io_matrix_zero(rows, cols, name, e);
     if (!m)
         return NULL;
     int64_t expect, got = 0;
-    if (array) {
-        /* Column-major; symmetric storage lists only the lower triangle
-         * (skew: strictly lower). */
-        expect = sym == SYM_GENERAL ? rows * cols : sym == SYM_SYMMETRIC ? rows * (rows + 1) / 2 : rows * (rows - 1) / 2;
-        int64_t i = 0, j = 0;
-        if (sym == SYM_SKEW)
-            i = 1;
-        while (got < expect && next_data_line(&L, &ls, &le)) {
-            nt = split_blanks(ls, le, ts, te, 1);
-            double v;
-            if (nt != 1) {
-                diag_fail(e, "%s:%lld: expected 1 value, found %d", name, (long long)L.lineno, nt);
-                goto fail;
-            }
-            if (!io_parse_double(ts[0], te[0], &v)) {
-                diag_fail(e, "%s:%lld: '%s' is not a number", name, (long long)L.lineno,
-                        io_snippet(ts[0], te[0], sn, sizeof sn));
-                goto fail;
-            }
-            m->data[i * cols + j] = v;
-            if (sym == SYM_SYMMETRIC)
-                m->data[j * cols + i] = v;
-            else if (sym == SYM_SKEW)
-                m->data[j * cols + i] = -v;
-            got++;
-            if (++i == rows) {
-                j++;
-                i = sym == SYM_GENERAL ? 0 : sym == SYM_SYMMETRIC ? j : j + 1;
-            }
-        }
+    bool ok;
+    if (h.array) {
+        expect = h.sym == SYM_GENERAL     ? rows * cols
+                 : h.sym == SYM_SYMMETRIC ? rows * (rows + 1) / 2
+                                          : rows * (rows - 1) / 2;
+        ok = read_array_values(&L, name, h.sym, m, expect, &got, e);
     } else {
         expect = sz[2];
-        while (got < expect && next_data_line(&L, &ls, &le)) {
-            int nf = pattern ? 2 : 3;
-            nt = split_blanks(ls, le, ts, te, 3);
-            if (nt != nf) {
-                diag_fail(e, "%s:%lld: expected %d fields '%s', found %d", name, (long long)L.lineno, nf,
-                        pattern ? "i j" : "i j v", nt);
-                goto fail;
-            }
-            int64_t i, j;
-            double v = 1.0;
-            if (!io_parse_index(ts[0], te[0], &i) || !io_parse_index(ts[1], te[1], &j)) {
-                diag_fail(e, "%s:%lld: indices must be integers", name, (long long)L.lineno);
-                goto fail;
-            }
-            if (!pattern && !io_parse_double(ts[2], te[2], &v)) {
-                diag_fail(e, "%s:%lld: '%s' is not a number", name, (long long)L.lineno,
-                        io_snippet(ts[2], te[2], sn, sizeof sn));
-                goto fail;
-            }
-            if (i < 1 || i > rows) {
-                diag_fail(e, "%s:%lld: row index %lld out of range 1..%lld", name, (long long)L.lineno,
-                        (long long)i, (long long)rows);
-                goto fail;
-            }
-            if (j < 1 || j > cols) {
-                diag_fail(e, "%s:%lld: column index %lld out of range 1..%lld", name, (long long)L.lineno,
-                        (long long)j, (long long)cols);
-                goto fail;
-            }
-            m->data[(i - 1) * cols + (j - 1)] = v;
-            if (sym == SYM_SYMMETRIC)
-                m->data[(j - 1) * cols + (i - 1)] = v;
-            else if (sym == SYM_SKEW && i != j)
-                m->data[(j - 1) * cols + (i - 1)] = -v;
-            got++;
-        }
+        ok = read_coordinate_entries(&L, name, &h, m, expect, &got, e);
     }
-    if (got < expect) {
-        diag_fail(e, "%s: expected %lld entries, found %lld", name, (long long)expect, (long long)got);
-        goto fail;
-    }
-    if (next_data_line(&L, &ls, &le)) {
-        diag_fail(e, "%s:%lld: more entries than the %lld declared", name, (long long)L.lineno, (long long)expect);
-        goto fail;
+    const char *ls, *le;
+    if (ok && got < expect)
+        ok = diag_fail(e, "%s: expected %lld entries, found %lld", name, (long long)expect, (long long)got);
+    if (ok && next_data_line(&L, &ls, &le))
+        ok = diag_fail(e, "%s:%lld: more entries than the %lld declared", name, (long long)L.lineno,
+                       (long long)expect);
+    if (!ok) {
+        mat_release(m);
+        return NULL;
     }
     return m;
-fail:
-    mat_release(m);
-    return NULL;
 }
 
 bool io_write_mm(FILE *f, const Matrix *m)
