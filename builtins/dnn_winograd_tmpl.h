@@ -9,6 +9,7 @@
  *                 exponent field (all ones: Inf or NaN)
  *     WG_GEMM     blas_dgemm or blas_sgemm
  *     WG_FILTERS(g, Wt, turn, U)  the transformed filters into U (WG_T)
+ *     WG_CHECK_FILTERS  1 when they may leave WG_T's range (float), else 0
  * The operands and results stay double: the planes are rounded to WG_T as
  * wg_split copies them (the one pass over them the tiles need anyway), the
  * outputs widened as the output transform stores them. For double every
@@ -488,6 +489,22 @@ static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *
         return -1;
     }
     WG_FILTERS(g, Wt, turn, U);
+#if WG_CHECK_FILTERS
+    /* a filter beyond WG_T's range (Inf once rounded): im2col */
+    bool ok = true;
+    for (int64_t i = 0; i < 64 * Ci * Co; i++) {
+        WG_UINT u;
+        memcpy(&u, &U[i], sizeof u);
+        ok &= (u & WG_EXP) != WG_EXP;
+    }
+    if (!ok) {
+        free(U);
+        free(V);
+        free(M);
+        free(w.pad);
+        return 1;
+    }
+#endif
     const int64_t inper = Ci * w.Hi * w.Wi, outper = Co * w.Ho * w.Wo;
     int rc = 0;
     for (int64_t n0 = 0; n0 < g->N; n0 += nb) {

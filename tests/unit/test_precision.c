@@ -157,8 +157,8 @@ static void test_conv(int64_t N, int64_t C, int64_t HW, int64_t F, int winograd,
 }
 
 /* Single-precision Winograd at conv2's shape: the same bits twice; an Inf
- * in the planes, or a cell beyond float's range (Inf once rounded), sends
- * the call to im2col: the result is single im2col's bits, without the NaN
+ * in the planes, or a cell of the planes or filters beyond float's range
+ * (Inf once rounded), sends the call to im2col: the result is single im2col's bits, without the NaN
  * that Inf - Inf in the transforms would give. */
 static void test_conv_edges(void)
 {
@@ -184,8 +184,22 @@ static void test_conv_edges(void)
         check_report_(bad == 0, __FILE__, __LINE__, "single conv2d with %s in a plane: %lld NaN cells",
                       k == 0 ? "Inf" : "1e300", (long long)bad);
     }
+    /* the same for a filter beyond float's range, forward and data gradient */
+    X[333] = 0.5;
+    W[77] = 1e300;
+    g.winograd = 1;
+    CHECK(dnn_conv2d(&g, X, W, a) == 0);
+    g.winograd = -1;
+    CHECK(dnn_conv2d(&g, X, W, b) == 0);
+    CHECK(memcmp(a, b, (size_t)no * sizeof *a) == 0);
+    double *D = filled(no), *dx1 = malloc((size_t)nx * sizeof *dx1), *dx2 = malloc((size_t)nx * sizeof *dx2);
+    g.winograd = 1;
+    CHECK(dnn_conv2d_backward_data(&g, W, D, dx1) == 0);
+    g.winograd = -1;
+    CHECK(dnn_conv2d_backward_data(&g, W, D, dx2) == 0);
+    CHECK(memcmp(dx1, dx2, (size_t)nx * sizeof *dx1) == 0);
     CHECK(blas_precision_set("double"));
-    free(X), free(W), free(a), free(b);
+    free(X), free(W), free(a), free(b), free(D), free(dx1), free(dx2);
 }
 
 int main(void)
