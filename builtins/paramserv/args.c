@@ -330,6 +330,10 @@ static Status read_kinds(Interp *I, const BArgs *a, PsConfig *c, const char **st
 static Status check_values(Interp *I, const BArgs *a, PsConfig *c, const char **str)
 {
     TRY(ps_pick_transport(I, c->mode, &c->tp));
+    /* Without k=, as many workers as the transport has: every worker rank
+     * under mpirun (N-1), else one per core (read_kinds). */
+    if (!arg_given(a, PS_A_K) && c->tp->default_k)
+        c->k = c->tp->default_k();
     for (int i = 0; i < PS_NPARAMS; i++) {
         if (params[i].kind != PK_ENUM)
             continue;
