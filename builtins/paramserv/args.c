@@ -278,11 +278,13 @@ static Status check_val_args(Interp *I, const BArgs *a)
  * option as given (NULL when not). */
 static Status read_kinds(Interp *I, const BArgs *a, PsConfig *c, const char **str)
 {
-    for (int i = 0; i < PS_NPARAMS; i++)
-        if (params[i].need)
-            TRY(need(I, a, i, params[i].name, params[i].need == 2));
+    /* Each argument's presence and then its data type, in the table's
+     * order, as upstream checks them: a model given as a matrix is named
+     * before a missing features= or upd=. */
     for (int i = 0; i < PS_NPARAMS; i++) {
         int kind = params[i].kind;
+        if (params[i].need)
+            TRY(need(I, a, i, params[i].name, params[i].need == 2));
         if ((kind != PK_LIST && kind != PK_MATRIX) || !arg_given(a, i))
             continue;
         TRY(want_kind(I, a, i, params[i].name, kind == PK_LIST ? VAL_LIST : VAL_MATRIX));
@@ -330,6 +332,10 @@ static Status read_kinds(Interp *I, const BArgs *a, PsConfig *c, const char **st
 static Status check_values(Interp *I, const BArgs *a, PsConfig *c, const char **str)
 {
     TRY(ps_pick_transport(I, c->mode, &c->tp));
+    /* Without k=, as many workers as the transport has: every worker rank
+     * under mpirun (N-1), else one per core (read_kinds). */
+    if (!arg_given(a, PS_A_K) && c->tp->default_k)
+        c->k = c->tp->default_k();
     for (int i = 0; i < PS_NPARAMS; i++) {
         if (params[i].kind != PK_ENUM)
             continue;
@@ -369,7 +375,14 @@ static Status check_values(Interp *I, const BArgs *a, PsConfig *c, const char **
  * list of strings, say, with a bad utype) expect the option's message. */
 static Status check_data(Interp *I, PsConfig *c)
 {
-    TRY(ps_check_model(I, c->model, "model"));
+    /* Upstream's copy of the model refuses only nested lists and frames; a
+     * string or other scalar entry goes through to the functions. */
+    for (int64_t i = 0; i < c->model->n; i++) {
+        ValKind k = c->model->items[i].kind;
+        if (k == VAL_LIST || k == VAL_FRAME)
+            return err_set(I, "Copy list: does not support list or frame. (model entry %lld is a %s)",
+                           (long long)i + 1, val_kind_name(k));
+    }
     if (c->model->n == 0)
         return err_set(I, "paramserv: the model list is empty");
     if (c->X->rows != c->Y->rows)
@@ -434,15 +447,17 @@ Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
     TRY(check_val_args(I, a));
 
     /* Then the functions, and last the data. */
+    /* Every function is found before any signature is looked at (upstream
+     * names a namespace never sourced first). */
     bool hyper = c->hyper != NULL;
     TRY(resolve_fn(I, c->upd_spec, "upd", &c->upd));
-    TRY(check_upd(I, c->upd, c->upd_spec, hyper));
     TRY(resolve_fn(I, c->agg_spec, "agg", &c->agg));
-    TRY(check_agg(I, c->agg, c->agg_spec, hyper));
-    if (c->val_spec) {
+    if (c->val_spec)
         TRY(resolve_fn(I, c->val_spec, "val", &c->val));
+    TRY(check_upd(I, c->upd, c->upd_spec, hyper));
+    TRY(check_agg(I, c->agg, c->agg_spec, hyper));
+    if (c->val_spec)
         TRY(check_val(I, c->val, c->val_spec, hyper));
-    }
     TRY(check_data(I, c));
     if (!c->val && c->Xv && c->verbose)
         diag_note(&I->sink, DIAG_WARNING, "[paramserv] warning: val_features and val_labels are given but no val "
@@ -468,6 +483,14 @@ Status ps_check_agg_result(Interp *I, const PsConfig *c, const List *model, Valu
         return err_set(I, "agg function '%s' returned a list of length %lld for a model of %lld matrices",
                        fn, (long long)r->n, (long long)model->n);
     for (int64_t i = 0; i < r->n; i++) {
+        if (model->items[i].kind != VAL_MATRIX) {
+            /* A scalar in the model (upstream allows them): a scalar back. */
+            ValKind k = r->items[i].kind;
+            if (k == VAL_MATRIX || k == VAL_LIST || k == VAL_FRAME)
+                return err_set(I, "agg function '%s' returned a %s as model entry %lld, which is a %s", fn,
+                               val_kind_name(k), (long long)i + 1, val_kind_name(model->items[i].kind));
+            continue;
+        }
         const Matrix *want = model->items[i].m;
         if (r->items[i].kind != VAL_MATRIX)
             return err_set(I, "agg function '%s' returned a %s as model entry %lld, which is a "

@@ -158,6 +158,10 @@ static char *make_sig(const PsConfig *c)
     sb_init(&b);
     sb_printf(&b, "model=");
     for (int64_t i = 0; i < c->model->n; i++) {
+        if (c->model->items[i].kind != VAL_MATRIX) {
+            sb_printf(&b, "%s%s", i ? "," : "", val_kind_name(c->model->items[i].kind));
+            continue;
+        }
         const Matrix *m = c->model->items[i].m;
         sb_printf(&b, "%s%lldx%lld", i ? "," : "", (long long)m->rows, (long long)m->cols);
     }
@@ -363,6 +367,12 @@ int ps_open_tmp(const char *path, char **tmp)
 
 Status ps_ckpt_prepare(Interp *I, PsConfig *c)
 {
+    /* A checkpoint holds matrices; a scalar in the model (allowed
+     * otherwise, as upstream allows it) cannot be saved. */
+    for (int64_t i = 0; i < c->model->n; i++)
+        if (c->model->items[i].kind != VAL_MATRIX)
+            return err_set(I, "paramserv: checkpointing saves models of matrices, but model entry %lld is a %s",
+                           (long long)i + 1, val_kind_name(c->model->items[i].kind));
     struct stat sb;
     if (stat(c->ckpt_path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return err_set(I, "paramserv: cannot write checkpoint '%s': %s", c->ckpt_path, strerror(EISDIR));

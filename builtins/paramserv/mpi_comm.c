@@ -7,6 +7,7 @@
  * chunks of a message follow its header. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -470,6 +471,26 @@ static double env_double(const char *name, double dflt)
     return *end || v <= 0 ? dflt : v;
 }
 
+/* DML_MPI_TIMEOUT: a positive, finite number of seconds, or unset (60).
+ * Anything else ("5s", "0", "abc", "nan") is refused at start-up rather
+ * than replaced by the default or read as "never"; set but empty is unset. */
+static bool timeout_from_env(double *out)
+{
+    const char *s = getenv("DML_MPI_TIMEOUT");
+    if (!s || !*s)
+        return true;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || errno == ERANGE || !isfinite(v) || v <= 0) {
+        snprintf(M.err, sizeof M.err,
+                 "DML_MPI_TIMEOUT='%.40s' is not a positive number of seconds (e.g. DML_MPI_TIMEOUT=60)", s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 /* Said at once through the front end's sink: an Abort may follow. A
  * worker rank names itself (its message reaches the user among mpirun's). */
 static int start_failed(const DiagSink *sink)
@@ -615,7 +636,16 @@ bool ps_mpi_launch(const DiagSink *sink, int *status)
     /* MPI counts are ints: a chunk is at most 1 GiB whatever is asked. */
     double chunk = env_double("DML_MPI_CHUNK", 64.0 * 1024 * 1024);
     M.chunk = chunk < 1 ? 1 : chunk > 1073741824.0 ? 1073741824 : (size_t)chunk;
-    M.timeout = env_double("DML_MPI_TIMEOUT", 60);
+    M.timeout = 60;
+    if (!timeout_from_env(&M.timeout)) {
+        /* Every rank reads the same environment (mpirun forwards it):
+         * rank 0 says what is wrong, every rank leaves with 1. */
+        if (M.rank == 0)
+            start_failed(sink);
+        M.Finalize();
+        teardown();
+        return true;
+    }
     M.host_mem = host_memory();
     /* A sender spins (mpi_sends_moving) only where each of this host's
      * ranks has a core of its own; on an oversubscribed host the spinning

@@ -366,6 +366,8 @@ typedef struct PsTransportOps {
     /* The workers cannot report each batch as it is done: the server counts
      * a push's batches for the progress line. */
     bool progress_by_push;
+    /* k when paramserv is called without k= (NULL: one worker per core). */
+    int (*default_k)(void);
     /* Whether c can run here (k workers); the error names why not. */
     Status (*check)(Interp *I, const PsConfig *c);
     /* Sets up run->k workers over the partitions parts[0..k) (their

@@ -12,6 +12,21 @@
 #include "../../runtime/clock.h"
 #include "ps.h"
 
+/* The workers SBP's check counts: the partitions, except that under
+ * DISJOINT_CONTIGUOUS upstream makes a block only where it starts before
+ * the last row (n=2, k=3: one block, so one backup worker is refused).
+ * dml trains on every row (doc/paramserv.md), but refuses the SBP calls
+ * upstream refuses. */
+static int64_t sbp_effective(const PsConfig *c, int64_t np)
+{
+    int64_t n = c->X->rows;
+    if (c->scheme != PS_SCHEME_DC || c->k <= 1 || n < 1)
+        return np;
+    int64_t step = (n + c->k - 1) / c->k;
+    int64_t up = (n - 1 + step - 1) / step;
+    return up < np ? up : np;
+}
+
 Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
 {
     double t0 = clock_now_sec(), cpu0 = ps_process_cpu();
@@ -25,7 +40,7 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
     if (np < c->k && c->verbose)
         diag_note(&I->sink, DIAG_WARNING, "[paramserv] warning: there are only %lld partitions of data for %lld "
                   "workers; using %lld workers\n", (long long)np, (long long)c->k, (long long)np);
-    if (c->utype == PS_UTYPE_SBP && np <= c->backup) {
+    if (c->utype == PS_UTYPE_SBP && sbp_effective(c, np) <= c->backup) {
         ps_parts_free(parts, np);
         return err_set(I, "Effective number of workers is smaller or equal to the number of backup workers. Change "
                        "partitioning scheme to OVERLAP_RESHUFFLE, decrease number of backup workers or increase "

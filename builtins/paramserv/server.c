@@ -333,6 +333,8 @@ static Status check_push(PsRun *run, const PsMsg *msg)
         return err_set(I, "%lld %s pushed for a model of %lld entries", (long long)g->n, what,
                        (long long)m->n);
     for (int64_t i = 0; i < g->n; i++) {
+        if (m->items[i].kind != VAL_MATRIX)
+            continue;       /* a scalar in the model: agg decides */
         const Matrix *a = g->items[i].m, *b = m->items[i].m;
         if (a->rows != b->rows || a->cols != b->cols)
             return err_set(I, "%s %lld is %lldx%lld but model entry %lld is %lldx%lld", one, (long long)i + 1,

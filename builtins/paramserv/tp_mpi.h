@@ -24,6 +24,9 @@
  * can come (a failure elsewhere), so it polls less. Between calls a worker
  * rank polls every 10 ms. */
 #define SERVE_IDLE_MAX_US 1000
+/* A pause longer than this in a waiting loop (the process stopped, or busy
+ * elsewhere) is not counted as the peer's silence. */
+#define WATCH_GAP_SEC 1.0
 #define AWAIT_IDLE_MAX_US 1000
 #define COMPUTE_IDLE_MAX_US 5000
 #define BETWEEN_IDLE_MAX_US 10000

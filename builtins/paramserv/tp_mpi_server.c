@@ -58,10 +58,17 @@ bool ps_mpi_launched(void)
     return mpi_up();
 }
 
-/* Worker ranks of this job (mpirun -np N: N-1); 0 outside mpirun. */
+/* A call of this transport is running on rank 0 (run->tps set): an agg
+ * (or anything else on rank 0) that calls paramserv meanwhile gets local
+ * threads, since the worker ranks are busy with the outer call. */
+static atomic_int mpi_calls;
+
+/* Worker ranks this rank may serve (mpirun -np N: N-1 on rank 0); 0
+ * outside mpirun, on a worker rank (an upd calling paramserv runs it on
+ * that rank's threads) and inside a running MPI call. */
 static int ps_mpi_workers(void)
 {
-    return mpi_up() ? mpi_size() - 1 : 0;
+    return mpi_up() && mpi_rank() == 0 && atomic_load(&mpi_calls) == 0 ? mpi_size() - 1 : 0;
 }
 
 static char *ps_mpi_where(int rank)
@@ -83,6 +90,10 @@ Status ps_pick_transport(Interp *I, const char *mode, const PsTransportOps **tp)
         return ST_OK;
     }
     if (strcmp(mode, "REMOTE_MPI") == 0 || strcmp(mode, "REMOTE_SPARK") == 0) {
+        if (!mpi && mpi_up() && (mpi_rank() != 0 || atomic_load(&mpi_calls) > 0))
+            return err_set(I, "Paramserv function: mode '%s' inside a running REMOTE_MPI call: the worker ranks "
+                           "serve the outer call (omit mode= or use mode=\"LOCAL\" to train on this rank's "
+                           "threads)", mode);
         if (!mpi)
             return err_set(I, "Paramserv function: not support ps execution mode '%s' outside mpirun (launch the "
                            "script with 'mpirun -np N dml run ...', N >= 2, or use mode=\"LOCAL\")", mode);
@@ -453,6 +464,7 @@ static void mpi_serve(PsRun *run)
     /* The bridge: models out, pushes in, until every worker is done. */
     int ndone = 0;
     MpiIdle idle = mpi_idle_init(SERVE_IDLE_MAX_US);
+    double watched = clock_now_sec();
     while (ndone < n && !atomic_load(&run->abort)) {
         double t1 = clock_now_sec();
         bool busy = send_models(run, need, nneed);
@@ -476,6 +488,16 @@ static void mpi_serve(PsRun *run)
             break;
         }
         double now = clock_now_sec();
+        /* Silence counts only while this loop was watching: after a gap in
+         * rank 0's own running (SIGSTOP, a suspended job, a long agg) the
+         * workers' heartbeats may still be on their way, so the gap is
+         * not held against them. The queue was drained just above. */
+        double gap = now - watched;
+        watched = now;
+        if (gap > WATCH_GAP_SEC)
+            for (int i = 0; i < n; i++)
+                if (seen[i] >= 0)
+                    seen[i] += gap;
         for (int i = 0; i < n; i++) {
             if (!S->done[i] && seen[i] >= 0 && now - seen[i] > mpi_timeout()) {
                 char msg[512];
@@ -570,6 +592,7 @@ static Status mpi_init(PsRun *run, PsPart *parts)
     if (!S)
         return err_set(run->caller, "out of memory");
     run->tps = S;
+    atomic_fetch_add(&mpi_calls, 1);
     S->parts = calloc((size_t)k, sizeof *S->parts);
     S->mailbox = calloc((size_t)k, sizeof *S->mailbox);
     S->full = calloc((size_t)k, sizeof *S->full);
@@ -658,12 +681,14 @@ static void mpi_free(PsRun *run)
     free(S->sent);
     free(S);
     run->tps = NULL;
+    atomic_fetch_sub(&mpi_calls, 1);
 }
 
 const PsTransportOps ps_tp_mpi = {
     .name = "Open MPI",
     .own_budgets = true,
     .progress_by_push = true,
+    .default_k = ps_mpi_workers,
     .check = mpi_check,
     .init = mpi_init,
     .deliver = mpi_deliver,

@@ -493,7 +493,7 @@ static bool serve_call(MpiMsg *call, const Value *part)
  * on an MPI error. */
 static bool recv_part(Value *part)
 {
-    double t0 = clock_now_sec();
+    double waited = 0, last = clock_now_sec();
     MpiIdle idle = mpi_idle_init(0);
     for (;;) {
         if (!mpi_progress())
@@ -510,7 +510,11 @@ static bool recv_part(Value *part)
             mpi_msg_free(&m);
             return true;
         }
-        double waited = clock_now_sec() - t0;
+        /* Only time this rank was running counts (see WATCH_GAP_SEC). */
+        double now = clock_now_sec();
+        if (now - last <= WATCH_GAP_SEC)
+            waited += now - last;
+        last = now;
         if (waited > mpi_timeout())
             return true;
         mpi_idle_spun(&idle, waited, AWAIT_IDLE_MAX_US);

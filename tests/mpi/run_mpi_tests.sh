@@ -328,6 +328,27 @@ fails "a worker's stop() names worker, rank, host, epoch, batch" 3 \
 if grep -q "^  in gradients()" "$tmp/err"; then ok "the worker's DML stack comes along"; else bad "the worker's DML stack comes along"; fi
 fails "k beyond the worker ranks names both numbers" 3 \
     '^k_too_many.dml:5:5: paramserv: k=3 workers, but this job has only 2 worker ranks' k_too_many.dml
+# An upd (or agg) calling paramserv without mode= trains on its own rank's
+# threads (issue 28: it hung the job); asking for the ranks there fails.
+DML_MPI_TIMEOUT=5 runs "paramserv inside upd and agg runs on that rank's threads" 3 "nested ok 2" nested.dml
+DML_MPI_TIMEOUT=5 fails "REMOTE_MPI inside upd names worker, epoch and batch" 3 \
+    '^nested_remote.dml:16:5: paramserv: worker 1 \(rank 1 on .*\) failed in epoch 1, batch 1: nested_remote.dml:9:7: Paramserv function: mode .REMOTE_MPI. inside a running REMOTE_MPI call' \
+    nested_remote.dml
+# Without k=, one worker per worker rank (README: k defaults to N-1).
+if mpi 4 self,vader default_k.dml --stats >"$tmp/out" 2>"$tmp/err" &&
+    grep -q "^Paramserv total num workers:	3\.$" "$tmp/out" && grep -q "^  worker 3 rank 3 on " "$tmp/out" &&
+    [ "$(grep -c "^  worker [0-9]* rank" "$tmp/out")" -eq 3 ]; then
+    ok "k defaults to the N-1 worker ranks"
+else
+    grep Paramserv "$tmp/out"
+    bad "k defaults to the N-1 worker ranks"
+fi
+# A malformed DML_MPI_TIMEOUT stops the job at start-up.
+for v in 5s 0 abc nan -1 inf; do
+    DML_MPI_TIMEOUT=$v fails "DML_MPI_TIMEOUT=$v is an error at start-up" 3 \
+        "^dml: DML_MPI_TIMEOUT='$v' is not a positive number of seconds" default_k.dml
+done
+
 cp "$DML" "$tmp/dml-other" && printf 'x' >>"$tmp/dml-other"
 $GUARD $MPIRUN -np 2 "$DML" run bits.dml : -np 1 "$tmp/dml-other" run bits.dml >"$tmp/out" 2>"$tmp/err"
 rc=$?
@@ -440,6 +461,59 @@ signal_rank "a SIGKILLed worker rank ends the job, naming the rank" KILL \
     "process rank 2 with PID .* exited on signal 9"
 DML_MPI_TIMEOUT=3 signal_rank "a stopped worker rank is found by DML_MPI_TIMEOUT" STOP \
     "paramserv: worker 2 \(rank 2 on .*\) sent nothing for 3 s \(DML_MPI_TIMEOUT\)"
+
+# suspend NAME SECS RANKS...: stop those ranks of long.dml (DML_MPI_TIMEOUT=5)
+# for SECS, continue them, and expect the job to train on, blaming no rank
+# (issue 28: rank 0 judged the silence before reading the heartbeats queued
+# while it was stopped). long.dml never ends: the job is killed after 8 s
+# more of training, more than the timeout.
+suspend() {
+    name=$1 secs=$2
+    shift 2
+    tag="$tmp/suspend$secs"
+    DML_MPI_TIMEOUT=5 DML_MPI_TEST_TAG=$tag mpi 3 self,vader long.dml >"$tmp/out" 2>"$tmp/err" &
+    job=$!
+    i=0
+    until grep -q "epoch 1/" "$tmp/err" 2>/dev/null || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+    pids=""
+    for r in 0 1 2; do
+        p=""
+        i=0
+        while [ -z "$p" ] && [ $i -lt 20 ] && kill -0 "$job" 2>/dev/null; do
+            p=$(rank_pid "$tag" "$r")
+            [ -n "$p" ] || sleep 0.5
+            i=$((i + 1))
+        done
+        pids="$pids $p"
+    done
+    stop=""
+    for r in "$@"; do stop="$stop $(echo $pids | cut -d' ' -f$((r + 1)))"; done
+    if [ "$(echo $pids | wc -w)" -ne 3 ]; then
+        kill "$job" 2>/dev/null
+        for p in $pids; do kill -KILL "$p" 2>/dev/null; done
+        wait "$job"
+        bad "$name (ranks not found)"
+        return
+    fi
+    kill -STOP $stop
+    sleep "$secs"
+    kill -CONT $stop
+    sleep 8
+    alive=no
+    kill -0 "$job" 2>/dev/null && alive=yes
+    kill "$job" 2>/dev/null
+    for p in $pids; do kill -KILL "$p" 2>/dev/null; done
+    wait "$job"
+    if [ $alive = yes ] && ! grep -q "sent nothing" "$tmp/err"; then
+        ok "$name"
+    else
+        echo "     (the job was alive 8 s after SIGCONT: $alive)"
+        bad "$name"
+    fi
+    : >"$tmp/err"
+}
+suspend "every rank stopped for 10 s and continued: no rank blamed" 10 0 1 2
+suspend "rank 0 stopped for 15 s and continued: no worker blamed" 15 0
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
