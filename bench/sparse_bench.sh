@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Sparse kernels side by side (issue 31): dml's (runtime/sparse_ops.c),
+# Sparse kernels side by side (issue 31): dml's (runtime/sparse_ops.c, sparse_mm.c),
 # SuiteSparse:GraphBLAS (when libgraphblas-dev is installed), scipy.sparse
 # and R's Matrix, on 1 and 2 threads, in ROUNDS interleaved rounds; each
 # line is the median of REPS repetitions. Not part of `make bench` yet.
