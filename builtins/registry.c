@@ -112,6 +112,8 @@ void builtin_registry_install(void)
         .find = registry_find,
         .find_any_case = registry_find_any_case,
         .suggest_function = help_suggest_function,
+        .arg_names_error = bi_arg_names_error,
+        .unknown_param_error = bi_unknown_param_error,
     };
     builtin_table_install(&table);
 }

@@ -54,4 +54,11 @@ Status bi_alloc_outs(Interp *I, const OutShape *shape, int n, Value *res, Matrix
 BUILTIN_FAMILIES(BI_DECLARE_FAMILY)
 #undef BI_DECLARE_FAMILY
 
+/* The argument-name rules some builtins keep from upstream (arg_rules.c):
+ * the runtime's BuiltinTable.arg_names_error and .unknown_param_error,
+ * installed by builtin_registry_install. */
+const char *bi_arg_names_error(const BuiltinDef *bi, int n, const char *const *names, int *at, char *buf,
+                               size_t cap);
+const char *bi_unknown_param_error(const BuiltinDef *bi, const char *an, char *buf, size_t cap);
+
 #endif

@@ -47,6 +47,19 @@ const char *builtin_suggest_function(const Module *m, const char *name, char *bu
     return table(__func__)->suggest_function(m, name, buf, cap);
 }
 
+const char *builtin_arg_names_error(const BuiltinDef *bi, int n, const char *const *names, int *at, char *buf, size_t cap)
+{
+    const BuiltinTable *t = table(__func__);
+    *at = -1;
+    return t->arg_names_error ? t->arg_names_error(bi, n, names, at, buf, cap) : NULL;
+}
+
+const char *builtin_unknown_param_error(const BuiltinDef *bi, const char *an, char *buf, size_t cap)
+{
+    const BuiltinTable *t = table(__func__);
+    return t->unknown_param_error ? t->unknown_param_error(bi, an, buf, cap) : NULL;
+}
+
 int builtin_nparams(const BuiltinDef *def)
 {
     const char *p = def->params;

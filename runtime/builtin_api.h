@@ -111,6 +111,18 @@ typedef struct BuiltinTable {
     /* " (did you mean rowSums?)" for an undefined function 'name' called in
      * module 'm', or "" when nothing is close; written into buf. */
     const char *(*suggest_function)(const Module *m, const char *name, char *buf, size_t cap);
+    /* A builtin's own rules for its arguments' names, beyond binding them
+     * to its parameters (upstream's parser makes seq, matrix and rand
+     * DataExpressions, with rules and messages of their own): NULL when
+     * names[0..n) (NULL for an unnamed argument) follow them, else the
+     * message, written into buf; *at is the argument it is about, or -1
+     * for the whole call. May be NULL: no such rules. */
+    const char *(*arg_names_error)(const BuiltinDef *bi, int n, const char *const *names, int *at, char *buf,
+                                   size_t cap);
+    /* The message for an argument named 'an' that is no parameter of bi,
+     * where the builtin has a wording of its own; NULL: the generic one.
+     * May be NULL. */
+    const char *(*unknown_param_error)(const BuiltinDef *bi, const char *an, char *buf, size_t cap);
 } BuiltinTable;
 
 /* Installs the table for the whole process ('t' must outlive it). Called
@@ -125,6 +137,10 @@ const BuiltinDef *builtin_find(const char *name);
 const BuiltinDef *builtin_find_any_case(const char *name);
 /* The installed table's suggest_function(). */
 const char *builtin_suggest_function(const Module *m, const char *name, char *buf, size_t cap);
+/* The installed table's arg_names_error() (NULL when it has none). */
+const char *builtin_arg_names_error(const BuiltinDef *bi, int n, const char *const *names, int *at, char *buf, size_t cap);
+/* The installed table's unknown_param_error() (NULL when it has none). */
+const char *builtin_unknown_param_error(const BuiltinDef *bi, const char *an, char *buf, size_t cap);
 
 /* Number of parameters in def->params. */
 int builtin_nparams(const BuiltinDef *def);

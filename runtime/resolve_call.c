@@ -270,52 +270,17 @@ static void bind_user_call(Res *r, Node *n, FuncDef *f, enum CallCtx ctx)
         res_err(r, &n->loc, "Assignment statement cannot return multiple values");
 }
 
-/* The arguments' names for seq, matrix and rand, which upstream's parser
- * makes DataExpressions: their own rules and messages, checked in
- * upstream's order. False (an error set) when the call breaks them. */
-static bool data_args_ok(Res *r, const Node *n, const BuiltinDef *bi)
+/* The builtin's own rules for its arguments' names, if it has any
+ * (builtin_api.h: seq, matrix and rand keep upstream's). False (an error
+ * set) when the call breaks them. */
+static bool arg_names_ok(Res *r, const Node *n, const BuiltinDef *bi)
 {
-    int unnamed = 0;
-    for (int i = 0; i < n->call.nargs; i++)
-        unnamed += n->call.argnames[i] == NULL;
-    const int nargs = n->call.nargs, named = nargs - unnamed;
-    const char *msg = NULL;
-    if (strcmp(bi->name, "seq") == 0) {
-        /* from/to/incr bind by name, but only when every argument is named */
-        msg = nargs < 2 ? "for seq statement, must specify at least from and to parameters"
-              : named && named < nargs ? "for seq statement, cannot mix named and unnamed parameters"
-              : nargs > 3 ? "for seq statement, cannot specify more than 3 parameters"
-                          : NULL;
-        for (int i = 0; !msg && i < nargs; i++) {
-            const char *an = n->call.argnames[i];
-            if (an && strcmp(an, "from") != 0 && strcmp(an, "to") != 0 && strcmp(an, "incr") != 0) {
-                res_err(r, &n->call.args[i]->loc,
-                        "unsupported parameter %s. Legal parameters for seq are from, to, incr",
-                        an);
-                return false;
-            }
-        }
-    } else if (strcmp(bi->name, "matrix") == 0 && nargs > 0) {
-        /* all positional (data, rows, cols[, byrow]), or data first
-         * (unnamed or data=) and the rest named */
-        const char *an0 = n->call.argnames[0];
-        if (unnamed > 1)
-            msg = unnamed < nargs ? "for matrix statement, cannot mix named and unnamed parameters, only data "
-                                    "parameter can be unnammed"
-                  : unnamed < 3 ? "for matrix statement, must specify at least 3 arguments: data, rows, cols"
-                                : NULL;
-        else if (an0 && strcmp(an0, "data") != 0)
-            msg = "matrix method must have data parameter as first parameter or unnamed parameter";
-        else if (unnamed == 1 && an0)
-            msg = "for matrix statement, cannot mix named and unnamed parameters, only data parameter can be unnammed";
-    } else if (strcmp(bi->name, "rand") == 0 && unnamed > 0) {
-        msg = "for rand statement, all arguments must be named parameters";     /* COMPAT.md 7 */
-    }
-    if (msg) {
-        res_err(r, &n->loc, "%s", msg);
-        return false;
-    }
-    return true;
+    char buf[256];
+    int at;
+    const char *msg = builtin_arg_names_error(bi, n->call.nargs, n->call.argnames, &at, buf, sizeof buf);
+    if (msg)
+        res_err(r, at >= 0 ? &n->call.args[at]->loc : &n->loc, "%s", msg);
+    return !msg;
 }
 
 /* 'name' in capitals, as upstream's messages write a builtin's name. */
@@ -410,6 +375,12 @@ static bool named_only_ok(Res *r, const Node *n, const BuiltinDef *bi)
 static void unknown_param(Res *r, const Node *n, const BuiltinDef *bi, int i, const char *an)
 {
     const Loc *loc = &n->call.args[i]->loc;
+    char own[512];
+    const char *msg = builtin_unknown_param_error(bi, an, own, sizeof own);
+    if (msg) {
+        res_err(r, loc, "%s", msg);
+        return;
+    }
     char list[512], pbuf[64];
     size_t o = 0;
     list[0] = '\0';
@@ -417,15 +388,7 @@ static void unknown_param(Res *r, const Node *n, const BuiltinDef *bi, int i, co
     for (int j = 0; j < np && o + 70 < sizeof list; j++)
         o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", j ? ", " : "",
                               builtin_param_name(bi, j, pbuf, sizeof pbuf));
-    if (strcmp(bi->name, "toString") == 0)  /* upstream's validateCastAsString */
-        res_err(r, loc, "Invalid parameter %s for toString, valid parameters are [target, "
-                "rows, cols, decimal, sparse, sep, linesep]", an);
-    else if (strcmp(bi->name, "rand") == 0)  /* upstream's own wording for rand (COMPAT.md 7) */
-        res_err(r, loc, "unexpected parameter \"%s\". Legal parameters for Rand "
-                "statement are (capitalization-sensitive): rows, cols, min, max, sparsity, seed, pdf, "
-                "lambda", an);
-    else
-        res_err(r, loc, "Invalid parameters for %s: unknown argument '%s' (expected: %s)", n->call.name, an, list);
+    res_err(r, loc, "Invalid parameters for %s: unknown argument '%s' (expected: %s)", n->call.name, an, list);
 }
 
 /* Maps each argument of a BIND_POS/BIND_NAMED call to its parameter
@@ -500,7 +463,7 @@ static void bind_builtin_call(Res *r, Node *n, const BuiltinDef *bi, enum CallCt
     }
     if ((bi->flags & BF_NAMED_ONLY) && !named_only_ok(r, n, bi))
         return;
-    if (!data_args_ok(r, n, bi))
+    if (!arg_names_ok(r, n, bi))
         return;
     bind_builtin_args(r, n, bi);
 }

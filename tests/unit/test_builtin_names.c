@@ -29,13 +29,6 @@ static const struct Allowed {
     {"runtime/index.c", "frame", "what is indexed, in messages"},
     {"runtime/resolve.c", "log", "parfor's option log="},
     {"runtime/upstream_dml_builtins.h", "*", "the names of upstream's DML-bodied builtins"},
-    /* Not yet in the row (no hook field): upstream's argument rules and
-     * messages for seq, matrix and rand, and toString's and rand's wording
-     * for an unknown parameter. */
-    {"runtime/resolve_call.c", "seq", "data_args_ok"},
-    {"runtime/resolve_call.c", "matrix", "data_args_ok"},
-    {"runtime/resolve_call.c", "rand", "data_args_ok, unknown_param"},
-    {"runtime/resolve_call.c", "toString", "unknown_param"},
 };
 
 enum { MAX_NAMES = 1024 };
