@@ -59,8 +59,7 @@ CAIRO_LIBS := $(shell $(PKG_CONFIG) --libs cairo 2>/dev/null || echo -lcairo)
 KERNEL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libzmq jansson libcrypto 2>/dev/null)
 KERNEL_LIBS := $(shell $(PKG_CONFIG) --libs libzmq jansson libcrypto 2>/dev/null || echo -lzmq -ljansson -lcrypto)
 
-WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wwrite-strings \
-        -Wno-unused-parameter
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wwrite-strings
 # make WERROR=1: warnings are errors (CI builds this way, .ci/run).
 ifeq ($(WERROR),1)
   WARN += -Werror

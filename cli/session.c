@@ -177,7 +177,7 @@ Status session_run_expr(Session *s, const Node *e, SessionShowFn show, void *ctx
         if (nout && !outs) {
             st = err_set(I, "out of memory");
         } else {
-            st = eval_call(I, e, outs, nout, true);
+            st = eval_call(I, e, outs, nout);
             for (int i = 0; i < nout; i++) {
                 if (st == ST_OK && outs[i].kind != VAL_NONE)
                     show(ctx, outs[i]);

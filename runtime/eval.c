@@ -290,7 +290,7 @@ Status eval_expr(Interp *I, const Node *n, Value *out)
             if (fuse_eval(I, n, out, &st))
                 return st;
         }
-        return eval_call(I, n, out, 1, false);
+        return eval_call(I, n, out, 1);
     case N_INDEX:
         return index_get(I, n, out);
     case N_EXPRLIST:
@@ -631,9 +631,8 @@ static Status call_variant(Interp *I, const Node *n, Value *outs, int nout)
     return call_user_take(I, n, cv->fn[v], cv->argmap[v], first, outs, nout);
 }
 
-Status eval_call(Interp *I, const Node *n, Value *outs, int nout, bool stmt)
+Status eval_call(Interp *I, const Node *n, Value *outs, int nout)
 {
-    (void)stmt;
     if (n->call.variants)
         return call_variant(I, n, outs, nout);
     if (n->call.fn)

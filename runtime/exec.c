@@ -85,7 +85,7 @@ static Status exec_multi(Interp *I, const Node *s)
     if (!outs)
         return err_at(I, &s->loc, "out of memory");
     memset(outs, 0, sizeof *outs * (size_t)n);
-    Status st = eval_call(I, s->multi.call, outs, n, false);
+    Status st = eval_call(I, s->multi.call, outs, n);
     if (st == ST_OK)
         for (int i = 0; i < n; i++)
             slot_set_take(I, s->multi.targets[i].slot, outs[i]);
@@ -198,7 +198,7 @@ static Status exec_stmt(Interp *I, const Node *s)
     case N_EXPRSTMT: {
         const Node *e = s->expr.e;
         if (e->kind == N_CALL)
-            return eval_call(I, e, NULL, 0, true);
+            return eval_call(I, e, NULL, 0);
         Value v;
         TRY(eval_expr(I, e, &v));
         val_release(v);

@@ -300,10 +300,10 @@ typedef struct ListTarget {
     Value key;
 } ListTarget;
 
-static Status list_target(Interp *I, const Lhs *l, const List *L, const Loc *loc, ListTarget *t)
+/* A column index (L[j, 1]) is ignored (COMPAT.md 11). */
+static Status list_target(Interp *I, const Lhs *l, const List *L, ListTarget *t)
 {
     t->key = val_none();
-    (void)loc;              /* a column index is ignored (COMPAT.md 11) */
     if (l->rows.kind == IX_ALL) {
         t->lo = 0;
         t->hi = L->n - 1;
@@ -410,7 +410,7 @@ Status index_set_take(Interp *I, const Lhs *l, Value v, bool accum, const Loc *l
             return err_at(I, loc, "+= is not supported on list elements");
         }
         ListTarget t;
-        if (list_target(I, l, slot->l, loc, &t) != ST_OK) {
+        if (list_target(I, l, slot->l, &t) != ST_OK) {
             val_release(t.key);
             val_release(v);
             return ST_ERR;

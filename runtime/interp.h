@@ -137,10 +137,10 @@ Status exec_block(Interp *I, Node *const *stmts, int n);
  * written to outs (nout may be less than the function's output count). */
 Status eval_function(Interp *I, const FuncDef *fn, const Value *args, const char *const *names,
                    int nargs, Value *outs, int nout, const Loc *call_loc);
-/* Call 'n' (an N_CALL) and write up to 'nout' owned results to outs; with
- * 'stmt' set, a call used as a statement (its results may be discarded and
- * statement-only builtins are allowed). */
-Status eval_call(Interp *I, const Node *n, Value *outs, int nout, bool stmt);
+/* Call 'n' (an N_CALL) and write up to 'nout' owned results to outs (0: a
+ * call used as a statement, its results discarded; where a call may stand
+ * was settled when the program was resolved). */
+Status eval_call(Interp *I, const Node *n, Value *outs, int nout);
 /* Give the top-level frame room for every slot the program has declared
  * (the REPL grows the table between inputs). ST_ERR (out of memory, error
  * set) leaves the frame as it was: nothing may run in it then. */

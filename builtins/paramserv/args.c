@@ -353,7 +353,7 @@ static Status check_values(Interp *I, const BArgs *a, PsConfig *c, const char **
         int64_t v = *field_i64(c, i);
         if (p->lo <= p->hi && (v < p->lo || v > p->hi))
             return err_set(I, p->msg, (long long)v);
-        if (i == PS_A_K)
+        if (i == PS_A_K && c->tp->check)
             TRY(c->tp->check(I, c));
         if (i == PS_A_BACKUP && c->utype == PS_UTYPE_SBP && (c->backup < 0 || c->backup >= c->k))
             return err_set(I, "Invalid number of backup workers (with #workers=%lld): #backup-workers=%lld",

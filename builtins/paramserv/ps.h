@@ -368,7 +368,8 @@ typedef struct PsTransportOps {
     bool progress_by_push;
     /* k when paramserv is called without k= (NULL: one worker per core). */
     int (*default_k)(void);
-    /* Whether c can run here (k workers); the error names why not. */
+    /* Whether c can run here (k workers); the error names why not. NULL:
+     * any call can. */
     Status (*check)(Interp *I, const PsConfig *c);
     /* Sets up run->k workers over the partitions parts[0..k) (their
      * matrices taken) and labels run->w[i].where; an error in I. */

@@ -81,11 +81,6 @@ static const PsPortOps local_port = {
 
 /* ---- the server's side ---- */
 
-static Status local_check(Interp *I, const PsConfig *c)
-{
-    return ST_OK;
-}
-
 static Status local_init(PsRun *run, PsPart *parts)
 {
     Interp *I = run->caller;
@@ -168,6 +163,7 @@ static void local_wake(PsRun *run)
 
 static void local_stats_cpu(PsRun *run, StrBuf *b, double cpu, const PsWorkerStats *sum)
 {
+    (void)sum;  /* the workers are threads of this process: cpu counts them */
     sb_printf(b, "Paramserv CPU time:\t\t%.3f secs (server and %d worker threads, user + system).\n", cpu, run->k);
     sb_printf(b, "Paramserv threads per worker:\t%d (budget %d over %d workers).\n", blas_budget_share(run->k),
               blas_budget_total(), run->k);
@@ -221,7 +217,7 @@ const PsTransportOps ps_tp_local = {
     .name = "threads",
     .own_budgets = false,
     .progress_by_push = false,
-    .check = local_check,
+    .check = NULL,          /* threads run any call */
     .init = local_init,
     .deliver = local_deliver,
     .serve = local_serve,

@@ -639,6 +639,7 @@ static void mpi_wake(PsRun *run)
 
 static void mpi_stats_cpu(PsRun *run, StrBuf *b, double cpu, const PsWorkerStats *sum)
 {
+    (void)run;  /* the worker ranks' CPU time arrives in sum */
     /* Each rank has its own process: rank 0's CPU time and the worker
      * ranks' (sent with DONE). */
     sb_printf(b, "Paramserv CPU time:\t\t%.3f secs (rank 0 %.3f + worker ranks %.3f, user + system).\n",
