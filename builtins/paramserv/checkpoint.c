@@ -15,9 +15,7 @@
  * the next run removes the temporaries of processes that no longer exist.
  * Called by the calling thread (prepare, resume) and the server thread
  * (write); keeps no state of its own. */
-#include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +24,7 @@
 #include <unistd.h>
 
 #include "../../base/strbuf.h"
+#include "../io/io_formats.h"
 #include "ps.h"
 
 static const char MAGIC[8] = {'D', 'M', 'L', 'P', 'S', 'C', 'K', '2'};
@@ -293,57 +292,6 @@ uint64_t ps_hash_bytes(const void *p, size_t len)
 
 /* ---- temporaries ---- */
 
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return strdup(".");
-    if (slash == path)
-        return strdup("/");
-    return strndup(path, (size_t)(slash - path));
-}
-
-/* Is 'name' "<base>.tmp<pid>.XXXXXX"? Returns the pid, or 0. */
-static long tmp_owner(const char *name, const char *base)
-{
-    size_t bl = strlen(base);
-    if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".tmp", 4) != 0)
-        return 0;
-    const char *p = name + bl + 4;
-    char *end;
-    long pid = strtol(p, &end, 10);
-    if (end == p || pid <= 0 || *end != '.' || strlen(end + 1) != 6)
-        return 0;
-    return pid;
-}
-
-/* Removes the temporaries of writers that are gone (killed mid-write). A
- * live process's temporary is left alone: it may be writing right now. */
-void ps_remove_stale_tmps(const char *path)
-{
-    char *dir = dir_of(path);
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    DIR *d = dir ? opendir(dir) : NULL;
-    if (d) {
-        struct dirent *de;
-        while ((de = readdir(d)) != NULL) {
-            long pid = tmp_owner(de->d_name, base);
-            if (pid == 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-                continue;
-            size_t len = strlen(dir) + strlen(de->d_name) + 2;
-            char *full = malloc(len);
-            if (full) {
-                snprintf(full, len, "%s/%s", dir, de->d_name);
-                unlink(full);
-                free(full);
-            }
-        }
-        closedir(d);
-    }
-    free(dir);
-}
-
 /* Creates the temporary for 'path'; *tmp is malloc'd. Returns the fd or -1
  * (errno set). */
 int ps_open_tmp(const char *path, char **tmp)
@@ -376,7 +324,7 @@ Status ps_ckpt_prepare(Interp *I, PsConfig *c)
     struct stat sb;
     if (stat(c->ckpt_path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return err_set(I, "paramserv: cannot write checkpoint '%s': %s", c->ckpt_path, strerror(EISDIR));
-    ps_remove_stale_tmps(c->ckpt_path);
+    io_remove_stale_tmps(c->ckpt_path);   /* writers killed mid-write (io_formats.h) */
     char *tmp;
     int fd = ps_open_tmp(c->ckpt_path, &tmp);
     if (fd < 0)

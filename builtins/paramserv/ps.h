@@ -158,9 +158,9 @@ bool ps_sig_difference(const char *mine, const char *theirs, const char **a, siz
                        size_t *blen);
 uint64_t ps_hash_bytes(const void *p, size_t len);
 /* A temporary next to 'path' (path.tmpPID.XXXXXX, *tmp malloc'd): the fd,
- * or -1 with errno. Temporaries a killed run left next to 'path' go. */
+ * or -1 with errno. Temporaries a killed run left next to 'path' go
+ * (io_remove_stale_tmps, builtins/io/io_formats.h: the same naming). */
 int ps_open_tmp(const char *path, char **tmp);
-void ps_remove_stale_tmps(const char *path);
 
 /* Record and replay of asynchronous runs (record.c, issue 26):
  * record= writes the order in which the server applied the pushes (each

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../io/io_formats.h"
 #include "ps.h"
 
 struct PsRecord {
@@ -224,7 +225,7 @@ Status ps_record_prepare(Interp *I, PsConfig *c)
     struct stat sb;
     if (stat(c->record_path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return err_set(I, "paramserv: cannot write record='%s': %s", c->record_path, strerror(EISDIR));
-    ps_remove_stale_tmps(c->record_path);
+    io_remove_stale_tmps(c->record_path);
     char *tmp;
     int fd = ps_open_tmp(c->record_path, &tmp);
     if (fd < 0)
