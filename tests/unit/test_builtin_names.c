@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/strbuf.h"
 #include "builtins/registry.h"
 #include "check.h"
+#include "runtime/loader.h"
 
 /* Literals allowed in one file; "*" allows every literal of that file. */
 static const struct Allowed {
@@ -59,31 +59,11 @@ static bool is_allowed(const char *file, const char *lit)
     return false;
 }
 
-/* The whole file, NUL-terminated (malloc'd), or NULL. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    StrBuf b;
-    sb_init(&b);
-    char chunk[4096];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sb_putn(&b, chunk, got);
-    fclose(f);
-    if (b.oom || !b.p) {
-        sb_free(&b);
-        return NULL;
-    }
-    return b.p;
-}
-
 /* Reports every string literal of the file that is a builtin's name and
  * not allowed there. Comments and character constants are skipped. */
 static void scan_file(const char *path)
 {
-    char *text = slurp(path);
+    char *text = loader_read_file(path, &(size_t){0}, NULL);
     if (!check_report_(text != NULL, __FILE__, __LINE__, "cannot read %s", path))
         return;
     int line = 1;

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "parser/parse.h"
+#include "runtime/loader.h"
 
 typedef struct Sig {
     const char *file;       /* under stdlib/nn/ */
@@ -99,41 +100,12 @@ typedef struct Parsed {
     bool ok;
 } Parsed;
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *s = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *t = realloc(s, cap);
-            if (!t) {
-                free(s);
-                fclose(f);
-                return NULL;
-            }
-            s = t;
-        }
-        size_t k = fread(s + n, 1, cap - n - 1, f);
-        n += k;
-        if (k == 0)
-            break;
-    }
-    fclose(f);
-    s[n] = '\0';
-    *len = n;
-    return s;
-}
-
 static bool parse_file(Parsed *p, const char *file)
 {
     char path[512];
     snprintf(path, sizeof path, "stdlib/nn/%s", file);
     size_t len = 0;
-    char *text = slurp(path, &len);
+    char *text = loader_read_file(path, &len, NULL);
     p->file = file;
     p->arena = arena_new();
     memset(&p->out, 0, sizeof p->out);

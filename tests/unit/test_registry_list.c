@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/strbuf.h"
 #include "check.h"
+#include "runtime/loader.h"
 
 enum { MAX_TABLES = 64, NAME_LEN = 64, PATH_LEN = 256 };
 
@@ -20,26 +20,6 @@ typedef struct Table {
     char name[NAME_LEN];
     char file[PATH_LEN];        /* families.h comment: "builtins/<file>" */
 } Table;
-
-/* The whole file, NUL-terminated (malloc'd), or NULL. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    StrBuf b;
-    sb_init(&b);
-    char chunk[4096];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sb_putn(&b, chunk, got);
-    fclose(f);
-    if (b.oom || !b.p) {
-        sb_free(&b);
-        return NULL;
-    }
-    return b.p;
-}
 
 /* Copies the identifier at s (letters, digits, '_') into out. */
 static void ident(const char *s, char *out, size_t cap)
@@ -55,7 +35,7 @@ static void ident(const char *s, char *out, size_t cap)
 /* True when builtins/<file> defines 'table' ("const BuiltinDef name[] = {"). */
 static bool defines(const char *path, const char *table)
 {
-    char *text = slurp(path);
+    char *text = loader_read_file(path, &(size_t){0}, NULL);
     if (!text)
         return false;
     char want[NAME_LEN + 32];
@@ -78,7 +58,7 @@ static void check_folder(const char *dir, const Table *t, int n)
             continue;
         char path[PATH_LEN * 2];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        char *text = slurp(path);
+        char *text = loader_read_file(path, &(size_t){0}, NULL);
         if (!check_report_(text != NULL, __FILE__, __LINE__, "cannot read %s", path))
             continue;
         for (const char *p = strstr(text, "\nconst BuiltinDef bi_"); p; p = strstr(p + 1, "\nconst BuiltinDef bi_")) {
@@ -100,7 +80,7 @@ static void check_folder(const char *dir, const Table *t, int n)
 
 int main(void)
 {
-    char *fam = slurp("builtins/families.h");
+    char *fam = loader_read_file("builtins/families.h", &(size_t){0}, NULL);
     if (!CHECK(fam != NULL))
         return CHECK_DONE();
     static Table t[MAX_TABLES];
