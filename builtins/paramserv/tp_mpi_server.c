@@ -399,35 +399,16 @@ static void on_message(PsRun *run, MpiMsg *m, int *ndone)
     }
 }
 
-/* Ship the call to the worker ranks and bridge their messages until the
- * call ends on every rank. */
-static void mpi_serve(PsRun *run)
+/* The CALL to every worker rank: the common part, then this worker's id
+ * and k; its partition follows as MM_PART. seen[i] is when it went. */
+static void send_calls(PsRun *run, double *seen)
 {
     MpiServe *S = run->tps;
     const PsConfig *c = run->cfg;
-    Interp *I = run->caller;
-    double t_rpc = 0;
     int n = run->k;
-    double *seen = calloc((size_t)n, sizeof *seen);
-    if (!seen) {
-        ps_fail_msg(run, "paramserv: out of memory");
-        return;
-    }
-    int64_t nneed = c->model->n;
-    bool *need = ps_pull_entries(c, nneed);
-    S->pull_entries = need ? 0 : -1;
-    for (int64_t i = 0; need && i < nneed; i++)
-        S->pull_entries += need[i];
-    /* The server's agg and val share this host with worker ranks. */
-    int blas_before = blas_budget_enter(mpi_local_ranks());
-    mpi_lock();
-    double t0 = clock_now_sec();
-    call_seq++;
-    /* The CALL: the common part, then this worker's id and k; its
-     * partition follows as MM_PART. */
     WBuf common = {0};
     CallMsg call;
-    if (!call_of(&call, I, run, c))
+    if (!call_of(&call, run->caller, run, c))
         common.oom = true;
     else
         ps_call_xfer(&(WIO){.w = &common}, &call);
@@ -460,10 +441,48 @@ static void mpi_serve(PsRun *run)
         seen[i] = S->sent[i] = clock_now_sec();
     }
     wb_free(&common);
-    t_rpc += clock_now_sec() - t0;
-    /* The bridge: models out, pushes in, until every worker is done. */
+}
+
+/* Fails the job on the first worker not yet done that has been silent
+ * longer than DML_MPI_TIMEOUT, counting silence only while the bridge
+ * was watching (*watched: when it last looked). */
+static void watch_silence(PsRun *run, double *seen, double *watched)
+{
+    MpiServe *S = run->tps;
+    int n = run->k;
+    double now = clock_now_sec();
+    /* Silence counts only while this loop was watching: after a gap in
+     * rank 0's own running (SIGSTOP, a suspended job, a long agg) the
+     * workers' heartbeats may still be on their way, so the gap is
+     * not held against them. The queue was drained just above. */
+    double gap = now - *watched;
+    *watched = now;
+    if (gap > WATCH_GAP_SEC)
+        for (int i = 0; i < n; i++)
+            if (seen[i] >= 0)
+                seen[i] += gap;
+    for (int i = 0; i < n; i++) {
+        if (!S->done[i] && seen[i] >= 0 && now - seen[i] > mpi_timeout()) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "paramserv: worker %d (%s) sent nothing for %.0f s (DML_MPI_TIMEOUT): "
+                     "it hangs or its host is unreachable; ending the job", i + 1, run->w[i].where,
+                     mpi_timeout());
+            ps_fail_msg(run, msg);
+            mpi_mark_broken();
+            seen[i] = -1;       /* lost: expect no ENDACK from it */
+            break;
+        }
+    }
+}
+
+/* The bridge: models out, pushes in, until every worker is done or the
+ * job aborts. Adds its time in RPCs to *t_rpc; returns how many workers
+ * are done. */
+static int serve_bridge(PsRun *run, const bool *need, int64_t nneed, double *seen, MpiIdle *idle, double *t_rpc)
+{
+    MpiServe *S = run->tps;
+    int n = run->k;
     int ndone = 0;
-    MpiIdle idle = mpi_idle_init(SERVE_IDLE_MAX_US);
     double watched = clock_now_sec();
     while (ndone < n && !atomic_load(&run->abort)) {
         double t1 = clock_now_sec();
@@ -482,46 +501,30 @@ static void mpi_serve(PsRun *run)
             on_message(run, &m, &ndone);
             mpi_msg_free(&m);
         }
-        t_rpc += clock_now_sec() - t1;
+        *t_rpc += clock_now_sec() - t1;
         if (got < 0) {
             mpi_failed(run, "receiving");
             break;
         }
-        double now = clock_now_sec();
-        /* Silence counts only while this loop was watching: after a gap in
-         * rank 0's own running (SIGSTOP, a suspended job, a long agg) the
-         * workers' heartbeats may still be on their way, so the gap is
-         * not held against them. The queue was drained just above. */
-        double gap = now - watched;
-        watched = now;
-        if (gap > WATCH_GAP_SEC)
-            for (int i = 0; i < n; i++)
-                if (seen[i] >= 0)
-                    seen[i] += gap;
-        for (int i = 0; i < n; i++) {
-            if (!S->done[i] && seen[i] >= 0 && now - seen[i] > mpi_timeout()) {
-                char msg[512];
-                snprintf(msg, sizeof msg, "paramserv: worker %d (%s) sent nothing for %.0f s (DML_MPI_TIMEOUT): "
-                         "it hangs or its host is unreachable; ending the job", i + 1, run->w[i].where,
-                         mpi_timeout());
-                ps_fail_msg(run, msg);
-                mpi_mark_broken();
-                seen[i] = -1;       /* lost: expect no ENDACK from it */
-                break;
-            }
-        }
+        watch_silence(run, seen, &watched);
         if (busy) {
-            mpi_idle_busy(&idle);
+            mpi_idle_busy(idle);
         } else {
-            mpi_idle_cap(&idle, mpi_sends_moving() ? 0 : mpi_sends_pending() ? SEND_IDLE_MAX_US : SERVE_IDLE_MAX_US);
+            mpi_idle_cap(idle, mpi_sends_moving() ? 0 : mpi_sends_pending() ? SEND_IDLE_MAX_US : SERVE_IDLE_MAX_US);
             pthread_mutex_lock(&run->mu);
             if (!atomic_load(&run->abort))
-                tp_mpi_cond_wait_us(&S->pump_cv, &run->mu, mpi_idle_next(&idle));
+                tp_mpi_cond_wait_us(&S->pump_cv, &run->mu, mpi_idle_next(idle));
             pthread_mutex_unlock(&run->mu);
         }
     }
-    /* End the call on every worker rank, done or not, and wait until each
-     * has left it, so no message of this call is left for the next. */
+    return ndone;
+}
+
+/* End the call on every worker rank, done or not, and wait until each
+ * has left it, so no message of this call is left for the next. Workers
+ * with seen[i] < 0 are lost and owe no ENDACK; n is run->k. */
+static void end_call(PsRun *run, int n, const double *seen, MpiIdle *idle, int *ndone)
+{
     bool sent_ok = true;
     for (int i = 0; i < n && sent_ok; i++)
         sent_ok = mpi_send_take(i + 1, MM_END, i, 0, 0, NULL);
@@ -533,7 +536,7 @@ static void mpi_serve(PsRun *run)
             acks++;
         }
     double tend = clock_now_sec();
-    mpi_idle_busy(&idle);
+    mpi_idle_busy(idle);
     while (sent_ok && acked && acks < n) {
         if (!mpi_progress())
             break;
@@ -544,7 +547,7 @@ static void mpi_serve(PsRun *run)
         if (got == 0) {
             if (clock_now_sec() - tend > mpi_timeout())
                 break;
-            mpi_idle_sleep(&idle);
+            mpi_idle_sleep(idle);
             continue;
         }
         int i = worker_of_rank(run, m.src);
@@ -552,7 +555,7 @@ static void mpi_serve(PsRun *run)
             acked[i] = true;
             acks++;
         } else if (i >= 0 && m.type == MM_FAIL && !atomic_load(&run->abort)) {
-            on_message(run, &m, &ndone);
+            on_message(run, &m, ndone);
         }
         mpi_msg_free(&m);
     }
@@ -562,6 +565,36 @@ static void mpi_serve(PsRun *run)
         mpi_mark_broken();
     }
     free(acked);
+}
+
+/* Ship the call to the worker ranks and bridge their messages until the
+ * call ends on every rank. */
+static void mpi_serve(PsRun *run)
+{
+    MpiServe *S = run->tps;
+    const PsConfig *c = run->cfg;
+    double t_rpc = 0;
+    int n = run->k;
+    double *seen = calloc((size_t)n, sizeof *seen);
+    if (!seen) {
+        ps_fail_msg(run, "paramserv: out of memory");
+        return;
+    }
+    int64_t nneed = c->model->n;
+    bool *need = ps_pull_entries(c, nneed);
+    S->pull_entries = need ? 0 : -1;
+    for (int64_t i = 0; need && i < nneed; i++)
+        S->pull_entries += need[i];
+    /* The server's agg and val share this host with worker ranks. */
+    int blas_before = blas_budget_enter(mpi_local_ranks());
+    mpi_lock();
+    double t0 = clock_now_sec();
+    call_seq++;
+    send_calls(run, seen);
+    t_rpc += clock_now_sec() - t0;
+    MpiIdle idle = mpi_idle_init(SERVE_IDLE_MAX_US);
+    int ndone = serve_bridge(run, need, nneed, seen, &idle, &t_rpc);
+    end_call(run, n, seen, &idle, &ndone);
     /* Sends still in flight must finish before the models they carry go. */
     mpi_flush_sends();
     mpi_unlock();

@@ -313,14 +313,13 @@ static bool send_events(const PsEvents *ev, double t_call)
     return ok;
 }
 
-/* One paramserv call on a worker rank, from its CALL to rank 0's END.
- * False when this rank could not send to rank 0 (mpi_error says why). */
-static bool serve_call(MpiMsg *call, const Value *part)
+/* A fresh Remote for one call, its locks set up and nothing loaded yet;
+ * NULL when out of memory. */
+static Remote *remote_new(void)
 {
-    double cpu0 = ps_process_cpu(), t_call = clock_now_sec();
     Remote *r = calloc(1, sizeof *r);
     if (!r)
-        return send_fail("paramserv: out of memory on a worker rank");
+        return NULL;
     snprintf(r->where, sizeof r->where, "rank %d on %s", mpi_rank(), mpi_host(mpi_rank()));
     r->call.hyper = val_none();
     r->mailbox = val_none();
@@ -328,12 +327,42 @@ static bool serve_call(MpiMsg *call, const Value *part)
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->model_cv, NULL);
     pthread_cond_init(&r->bridge_cv, NULL);
+    return r;
+}
+
+/* Everything a Remote holds, then the Remote itself. */
+static void remote_free(Remote *r, bool loop_up)
+{
+    for (int64_t i = 0; i < r->nout; i++)
+        val_release(r->outbox[i].payload);
+    free(r->outbox);
+    val_release(r->mailbox);
+    ps_task_clear(&r->task);
+    if (loop_up)
+        ps_loop_free(&r->loop);
+    if (r->prog)
+        program_free(r->prog);
+    if (r->out)
+        fclose(r->out);
+    free(r->failure);
+    wb_free(&r->prints);
+    pthread_cond_destroy(&r->bridge_cv);
+    pthread_cond_destroy(&r->model_cv);
+    pthread_mutex_destroy(&r->mu);
+    ps_call_free(&r->call);
+    free(r);
+}
+
+/* Loads the CALL's program and starts the worker thread in *th, setting
+ * *id, *loop_up and *started; a failure is told to rank 0. False when
+ * rank 0 could not be told. */
+static bool serve_start(Remote *r, MpiMsg *call, const Value *part, int64_t *id, pthread_t *th, bool *loop_up,
+                        bool *started)
+{
     WRead rd = {.p = call->data, .len = call->len};
     char *err;
-    int64_t id = 0;
-    bool started = false, ok = true, loop_up = false;
-    pthread_t th;
-    if (!remote_setup(r, &rd, part, &id, &err)) {
+    bool ok = true;
+    if (!remote_setup(r, &rd, part, id, &err)) {
         const char *why = err ? err : "out of memory";
         char small[512];
         size_t cap = strlen(why) + 400;
@@ -342,7 +371,7 @@ static bool serve_call(MpiMsg *call, const Value *part)
             msg = small;
             cap = sizeof small;
         }
-        snprintf(msg, cap, "paramserv: worker %d (%s) cannot load the program: %s", (int)id + 1, r->where, why);
+        snprintf(msg, cap, "paramserv: worker %d (%s) cannot load the program: %s", (int)*id + 1, r->where, why);
         ok = send_fail(msg);
         if (msg != small)
             free(msg);
@@ -359,14 +388,85 @@ static bool serve_call(MpiMsg *call, const Value *part)
         /* BLAS: this rank's share of its host's thread budget. */
         int per = blas_budget_share(mpi_local_ranks());
         blas_set_threads(per);
-        ps_loop_init(&r->loop, &r->cfg, r->prog, (int)id, r->call.start_epoch, p, &rank_port, r, &r->abort, per,
+        ps_loop_init(&r->loop, &r->cfg, r->prog, (int)*id, r->call.start_epoch, p, &rank_port, r, &r->abort, per,
                      r->out ? r->out : stdout);
         r->loop.where = r->where;
-        loop_up = true;
-        started = ps_loop_start(&r->loop, &th);
-        if (!started)
+        *loop_up = true;
+        *started = ps_loop_start(&r->loop, th);
+        if (!*started)
             ok = send_fail("paramserv: a worker rank cannot start its thread");
     }
+    return ok;
+}
+
+/* The worker thread has finished: its last pushes and prints, then its
+ * failure or its events and stats, go to rank 0. Returns the new ok. */
+static bool report_finish(Remote *r, int64_t id, double t_call, double cpu0, bool ok)
+{
+    send_pushes(r, (int)id, &ok);    /* the last push and prints first */
+    /* Stopped with no message: its failure had no memory to say
+     * what went wrong, and rank 0 must still hear of it. */
+    if (r->failed || atomic_load(&r->abort)) {
+        ok = send_fail(r->failure) && ok;
+    } else {
+        if (r->loop.ev.on)
+            ok = send_events(&r->loop.ev, t_call) && ok;
+        WBuf b = {0};
+        r->loop.st.cpu = ps_process_cpu() - cpu0;
+        ps_stats_xfer(&(WIO){.w = &b}, &r->loop.st);
+        ok = ok && mpi_send_take(0, MM_DONE, (int)id, 0, 0, &b);
+        wb_free(&b);
+    }
+    return ok;
+}
+
+/* One message polled by the bridge, taken and freed. Returns BRIDGE_ON to
+ * keep going, BRIDGE_END on rank 0's END, BRIDGE_BROKEN when the model
+ * could not be passed down the tree. */
+enum { BRIDGE_ON, BRIDGE_END, BRIDGE_BROKEN };
+static int bridge_take(Remote *r, const MpiMsg *call, MpiMsg *m, bool started, bool *awaiting)
+{
+    if (m->type == MM_MODEL_TREE && m->batch != call->epoch) {
+        m->type = 0;     /* forwarded late from an earlier call */
+    } else if (m->type == MM_MODEL_TREE) {
+        /* Pass the model on down the tree first, then take it. */
+        if (!forward_tree(m)) {
+            mpi_msg_free(m);
+            return BRIDGE_BROKEN;
+        }
+        m->type = MM_MODEL;
+    }
+    if (m->type == MM_MODEL) {
+        Value model = m->value;
+        m->value = val_none();
+        take_model(r, model, NULL, false);
+        *awaiting = false;
+    } else if (m->type == MM_TASK && started) {
+        Value model = val_none();
+        PsTask t = {.epoch = -1};
+        bool bad = m->epoch >= 0 && !ps_task_read(m->value, m->epoch, r->cfg.batchsize, &model, &t);
+        take_model(r, model, &t, bad);
+        *awaiting = false;
+    } else if (m->type == MM_END) {
+        mpi_msg_free(m);
+        return BRIDGE_END;
+    }
+    mpi_msg_free(m);
+    return BRIDGE_ON;
+}
+
+/* One paramserv call on a worker rank, from its CALL to rank 0's END.
+ * False when this rank could not send to rank 0 (mpi_error says why). */
+static bool serve_call(MpiMsg *call, const Value *part)
+{
+    double cpu0 = ps_process_cpu(), t_call = clock_now_sec();
+    Remote *r = remote_new();
+    if (!r)
+        return send_fail("paramserv: out of memory on a worker rank");
+    int64_t id = 0;
+    bool started = false, loop_up = false;
+    pthread_t th;
+    bool ok = serve_start(r, call, part, &id, &th, &loop_up, &started);
     /* The bridge: pushes out, models in, heartbeats, until END. */
     double last_send = clock_now_sec();
     MpiIdle idle = mpi_idle_init(AWAIT_IDLE_MAX_US);
@@ -383,20 +483,7 @@ static bool serve_call(MpiMsg *call, const Value *part)
         bool fin = r->finished;
         pthread_mutex_unlock(&r->mu);
         if (fin && !reported) {
-            send_pushes(r, (int)id, &ok);    /* the last push and prints first */
-            /* Stopped with no message: its failure had no memory to say
-             * what went wrong, and rank 0 must still hear of it. */
-            if (r->failed || atomic_load(&r->abort)) {
-                ok = send_fail(r->failure) && ok;
-            } else {
-                if (r->loop.ev.on)
-                    ok = send_events(&r->loop.ev, t_call) && ok;
-                WBuf b = {0};
-                r->loop.st.cpu = ps_process_cpu() - cpu0;
-                ps_stats_xfer(&(WIO){.w = &b}, &r->loop.st);
-                ok = ok && mpi_send_take(0, MM_DONE, (int)id, 0, 0, &b);
-                wb_free(&b);
-            }
+            ok = report_finish(r, id, t_call, cpu0, ok);
             reported = true;
             busy = true;
             last_send = clock_now_sec();
@@ -413,33 +500,11 @@ static bool serve_call(MpiMsg *call, const Value *part)
         }
         if (got) {
             busy = true;
-            if (m.type == MM_MODEL_TREE && m.batch != call->epoch) {
-                m.type = 0;     /* forwarded late from an earlier call */
-            } else if (m.type == MM_MODEL_TREE) {
-                /* Pass the model on down the tree first, then take it. */
-                if (!forward_tree(&m)) {
-                    ok = false;
-                    mpi_msg_free(&m);
-                    break;
-                }
-                m.type = MM_MODEL;
-            }
-            if (m.type == MM_MODEL) {
-                Value model = m.value;
-                m.value = val_none();
-                take_model(r, model, NULL, false);
-                awaiting = false;
-            } else if (m.type == MM_TASK && started) {
-                Value model = val_none();
-                PsTask t = {.epoch = -1};
-                bool bad = m.epoch >= 0 && !ps_task_read(m.value, m.epoch, r->cfg.batchsize, &model, &t);
-                take_model(r, model, &t, bad);
-                awaiting = false;
-            } else if (m.type == MM_END) {
-                mpi_msg_free(&m);
+            int how = bridge_take(r, call, &m, started, &awaiting);
+            if (how == BRIDGE_BROKEN)
+                ok = false;
+            if (how != BRIDGE_ON)
                 break;
-            }
-            mpi_msg_free(&m);
         }
         /* Rank 0 must hear from us at least every BEAT_SECS. */
         if (clock_now_sec() - last_send >= BEAT_SECS) {
@@ -466,24 +531,7 @@ static bool serve_call(MpiMsg *call, const Value *part)
     if (started)
         pthread_join(th, NULL);
     mpi_send_take(0, MM_ENDACK, (int)id, 0, 0, NULL);
-    for (int64_t i = 0; i < r->nout; i++)
-        val_release(r->outbox[i].payload);
-    free(r->outbox);
-    val_release(r->mailbox);
-    ps_task_clear(&r->task);
-    if (loop_up)
-        ps_loop_free(&r->loop);
-    if (r->prog)
-        program_free(r->prog);
-    if (r->out)
-        fclose(r->out);
-    free(r->failure);
-    wb_free(&r->prints);
-    pthread_cond_destroy(&r->bridge_cv);
-    pthread_cond_destroy(&r->model_cv);
-    pthread_mutex_destroy(&r->mu);
-    ps_call_free(&r->call);
-    free(r);
+    remote_free(r, loop_up);
     return ok;
 }
 

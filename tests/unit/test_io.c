@@ -140,6 +140,95 @@ static void test_numbers(void)
 
 /* ---- CSV ---- */
 
+/* test_csv: the csv fast path agrees with strtod on every kind of cell. */
+static void test_csv_fast_path(void)
+{
+    DiagErr e;
+    Matrix *m;
+    const char *cells[] = {"0", "-0", "7", "255", "2.0", "-3.25", "5.", "0.1", "123456789012345",
+                           "1234567890123456", "99999999999999999999", "0.000000000000001",
+                           "1.7976931348623157E308", "-.5", "+4", "1e3", "12345678.9", "-0.0"};
+    size_t nc = sizeof cells / sizeof *cells;
+    char text[1024];
+    size_t n = 0;
+    for (size_t k = 0; k < nc; k++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", k ? "," : "", cells[k]);
+    m = csv(text, NULL, &e);
+    bool all = m && m->cols == (int64_t)nc;
+    for (size_t k = 0; all && k < nc; k++) {
+        double ref = strtod(cells[k], NULL);
+        all = m->data[k] == ref && signbit(m->data[k]) == signbit(ref);
+        if (!all)
+            printf("  cell %s: %.17g vs %.17g\n", cells[k], m->data[k], ref);
+    }
+    CHECK(all);
+    drop(m);
+    m = csv("1,-,3\n", NULL, &e);
+    CHECK(!m);
+    CHECK_ERR(e, "data.csv:1: '-' is not a number");
+    m = csv("1,.\n", NULL, &e);
+    CHECK(!m);
+    CHECK_ERR(e, "data.csv:1: '.' is not a number");
+}
+
+/* test_csv: Infinity/NaN, empty files, malformed input and dimensions
+ * that do not match the declared ones. */
+static void test_csv_edges(void)
+{
+    DiagErr e;
+    IoCsvOpts o;
+    Matrix *m;
+    m = csv("Infinity,-Infinity,NaN\n", NULL, &e);
+    CHECK(m && m->cols == 3 && isinf(m->data[0]) && m->data[1] < 0 && isnan(m->data[2]));
+    drop(m);
+
+    /* empty file -> 0 x 0; header only -> 0 x (fields of the header) */
+    m = csv("", NULL, &e);
+    CHECK(m && m->rows == 0 && m->cols == 0);
+    drop(m);
+    io_csv_opts_init(&o);
+    o.header = true;
+    m = csv("C1,C2\n", &o, &e);
+    CHECK(m && m->rows == 0 && m->cols == 2);
+    drop(m);
+
+    /* malformed */
+    m = csv("1,2,3,4\n5,6,7,8\n9,10,11\n", NULL, &e);
+    CHECK(!m);
+    CHECK_ERR(e, "data.csv:3: expected 4 fields, found 3");
+    m = csv("1,2\n3,4,5\n", NULL, &e);
+    CHECK(!m);
+    CHECK_ERR(e, "data.csv:2: expected 2 fields, found 3");
+    m = csv("1,2\nabc,4\n", NULL, &e);
+    CHECK(!m);
+    CHECK_ERR(e, "data.csv:2: 'abc' is not a number");
+    m = csv("a,b\n1,2\n", NULL, &e);
+    CHECK(!m);
+    CHECK_ERR(e, "data.csv:1: 'a' is not a number (a header line? use header=TRUE)");
+    io_csv_opts_init(&o);
+    o.header = true;
+    m = csv("a,b\n1,2\n1,x\n", &o, &e);
+    CHECK(!m);
+    CHECK_ERR(e, "data.csv:3: 'x' is not a number");
+    /* declared dims must match */
+    io_csv_opts_init(&o);
+    o.rows = 3;
+    m = csv("1,2\n3,4\n", &o, &e);
+    CHECK(!m);
+    CHECK_ERR(e, "data.csv: the file has 2 rows but 3 were declared");
+    io_csv_opts_init(&o);
+    o.cols = 3;
+    m = csv("1,2\n3,4\n", &o, &e);
+    CHECK(!m);
+    CHECK_ERR(e, "data.csv:1: expected 3 fields, found 2");
+    /* a NUL-free buffer that is not NUL-terminated must not be over-read */
+    char raw[3] = {'1', ',', '2'};
+    io_csv_opts_init(&o);
+    m = io_parse_csv(raw, sizeof raw, "raw", &o, &e);
+    CHECK(mat_is(m, 1, 2, (double[]){1, 2}));
+    drop(m);
+}
+
 static void test_csv(void)
 {
     DiagErr e;
@@ -205,84 +294,8 @@ static void test_csv(void)
     CHECK(!m);
     CHECK_ERR(e, "data.csv: the file has 3 rows but 5 were declared");
 
-    /* the csv fast path agrees with strtod on every kind of cell */
-    {
-        const char *cells[] = {"0", "-0", "7", "255", "2.0", "-3.25", "5.", "0.1", "123456789012345",
-                               "1234567890123456", "99999999999999999999", "0.000000000000001",
-                               "1.7976931348623157E308", "-.5", "+4", "1e3", "12345678.9", "-0.0"};
-        size_t nc = sizeof cells / sizeof *cells;
-        char text[1024];
-        size_t n = 0;
-        for (size_t k = 0; k < nc; k++)
-            n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", k ? "," : "", cells[k]);
-        m = csv(text, NULL, &e);
-        bool all = m && m->cols == (int64_t)nc;
-        for (size_t k = 0; all && k < nc; k++) {
-            double ref = strtod(cells[k], NULL);
-            all = m->data[k] == ref && signbit(m->data[k]) == signbit(ref);
-            if (!all)
-                printf("  cell %s: %.17g vs %.17g\n", cells[k], m->data[k], ref);
-        }
-        CHECK(all);
-        drop(m);
-        m = csv("1,-,3\n", NULL, &e);
-        CHECK(!m);
-        CHECK_ERR(e, "data.csv:1: '-' is not a number");
-        m = csv("1,.\n", NULL, &e);
-        CHECK(!m);
-        CHECK_ERR(e, "data.csv:1: '.' is not a number");
-    }
-
-    /* Infinity/NaN as written by the writer */
-    m = csv("Infinity,-Infinity,NaN\n", NULL, &e);
-    CHECK(m && m->cols == 3 && isinf(m->data[0]) && m->data[1] < 0 && isnan(m->data[2]));
-    drop(m);
-
-    /* empty file -> 0 x 0; header only -> 0 x (fields of the header) */
-    m = csv("", NULL, &e);
-    CHECK(m && m->rows == 0 && m->cols == 0);
-    drop(m);
-    io_csv_opts_init(&o);
-    o.header = true;
-    m = csv("C1,C2\n", &o, &e);
-    CHECK(m && m->rows == 0 && m->cols == 2);
-    drop(m);
-
-    /* malformed */
-    m = csv("1,2,3,4\n5,6,7,8\n9,10,11\n", NULL, &e);
-    CHECK(!m);
-    CHECK_ERR(e, "data.csv:3: expected 4 fields, found 3");
-    m = csv("1,2\n3,4,5\n", NULL, &e);
-    CHECK(!m);
-    CHECK_ERR(e, "data.csv:2: expected 2 fields, found 3");
-    m = csv("1,2\nabc,4\n", NULL, &e);
-    CHECK(!m);
-    CHECK_ERR(e, "data.csv:2: 'abc' is not a number");
-    m = csv("a,b\n1,2\n", NULL, &e);
-    CHECK(!m);
-    CHECK_ERR(e, "data.csv:1: 'a' is not a number (a header line? use header=TRUE)");
-    io_csv_opts_init(&o);
-    o.header = true;
-    m = csv("a,b\n1,2\n1,x\n", &o, &e);
-    CHECK(!m);
-    CHECK_ERR(e, "data.csv:3: 'x' is not a number");
-    /* declared dims must match */
-    io_csv_opts_init(&o);
-    o.rows = 3;
-    m = csv("1,2\n3,4\n", &o, &e);
-    CHECK(!m);
-    CHECK_ERR(e, "data.csv: the file has 2 rows but 3 were declared");
-    io_csv_opts_init(&o);
-    o.cols = 3;
-    m = csv("1,2\n3,4\n", &o, &e);
-    CHECK(!m);
-    CHECK_ERR(e, "data.csv:1: expected 3 fields, found 2");
-    /* a NUL-free buffer that is not NUL-terminated must not be over-read */
-    char raw[3] = {'1', ',', '2'};
-    io_csv_opts_init(&o);
-    m = io_parse_csv(raw, sizeof raw, "raw", &o, &e);
-    CHECK(mat_is(m, 1, 2, (double[]){1, 2}));
-    drop(m);
+    test_csv_fast_path();
+    test_csv_edges();
 }
 
 /* ---- text ---- */

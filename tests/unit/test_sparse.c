@@ -605,6 +605,135 @@ static void test_reorg(Interp *I, Rng *g)
     }
 }
 
+/* test_threads: transposes, scalar and unary ops and the sparse product,
+ * one thread against four, on s (r x c; its non-finite values are
+ * made finite here). */
+static void threads_sparse_ops(Interp *one, Interp *four, SpMat *s, int64_t r, int64_t c)
+{
+    SpMat *t1 = sp_transpose(one, s), *t4 = sp_transpose(four, s);
+    double *d1 = to_dense(t1), *d4 = to_dense(t4);
+    CHECK_ARR(d1, d4, r * c, same_bits, "threads: t(X)");
+    CHECK(sp_check(t4) == NULL);
+    free(d1);
+    free(d4);
+    sp_free(t1);
+    sp_free(t4);
+    t1 = sp_binop_scalar(one, s, OP_MUL, 1e-310, false);   /* drops some entries (underflow) */
+    t4 = sp_binop_scalar(four, s, OP_MUL, 1e-310, false);
+    CHECK(sp_check(t4) == NULL && t1->nnz == t4->nnz);
+    d1 = to_dense(t1);
+    d4 = to_dense(t4);
+    CHECK_ARR(d1, d4, r * c, same_bits, "threads: X * s");
+    free(d1);
+    free(d4);
+    sp_free(t1);
+    sp_free(t4);
+    t1 = sp_unary(one, s, VM_ROUND);
+    t4 = sp_unary(four, s, VM_ROUND);
+    CHECK(sp_check(t4) == NULL && t1->nnz == t4->nnz);
+    sp_free(t1);
+    sp_free(t4);
+    for (int64_t p = 0; p < s->nnz; p++)    /* the sparse product needs finite values */
+        if (!isfinite(s->vals[p]))
+            s->vals[p] = 1;
+    SpMat *tx = sp_transpose(one, s);
+    t1 = sp_mm_ss(one, tx, s);
+    t4 = sp_mm_ss(four, tx, s);
+    CHECK(t1 && t4 && sp_check(t4) == NULL && t1->nnz == t4->nnz);
+    d1 = to_dense(t1);
+    d4 = to_dense(t4);
+    CHECK_ARR(d1, d4, c * c, same_bits, "threads: X %*% Y (sparse)");
+    free(d1);
+    free(d4);
+    sp_free(t1);
+    sp_free(t4);
+    sp_free(tx);
+}
+
+/* test_threads: outputs too large for 8 block copies, split by output
+ * columns. */
+static void threads_by_columns(Rng *g, Interp *one, Interp *four)
+{
+    /* outputs too large for 8 block copies: split by output columns */
+    int64_t r2 = 2000, c2 = 1200;
+    double *x2 = gen_dense(g, r2, c2, 0.05, false);
+    SpMat *s2 = sp_from_dense(x2, r2, c2, -1);
+    double *h1 = malloc((size_t)(c2 * c2) * sizeof *h1), *h4 = malloc((size_t)(c2 * c2) * sizeof *h4);
+    CHECK(sp_tsmm(one, s2, h1));
+    CHECK(sp_tsmm(four, s2, h4));
+    CHECK_ARR(h1, h4, c2 * c2, same_bits, "threads: t(X) %*% X by columns");
+    free(h1);
+    free(h4);
+    sp_free(s2);
+    free(x2);
+    int64_t r3 = 10, c3 = 1300000;
+    SpRandArgs ra = {.rows = r3, .cols = c3, .pdf = SP_PDF_UNIFORM, .min = -1, .max = 1, .sparsity = 0.012};
+    SpMat *s3 = sp_rand_skip(g, &ra);
+    double y3[10] = {1, -2, 3, 0.5, 0, 7, -1, 2, 2, 1};
+    h1 = malloc((size_t)c3 * sizeof *h1);
+    h4 = malloc((size_t)c3 * sizeof *h4);
+    CHECK(sp_tmm_sd(one, s3, y3, 1, h1));
+    CHECK(sp_tmm_sd(four, s3, y3, 1, h4));
+    CHECK_ARR(h1, h4, c3, same_bits, "threads: t(X) %*% v by columns");
+    /* summed over the rows in order: the triple loop's bits */
+    int64_t bad = -1;
+    for (int64_t j = 0; j < c3 && bad < 0; j++) {
+        double sum = 0;
+        for (int64_t i = 0; i < r3; i++) {
+            double xv = 0;
+            for (int64_t p = s3->rowptr[i]; p < s3->rowptr[i + 1]; p++)
+                if (s3->colidx[p] == j)
+                    xv = s3->vals[p];
+            sum += xv * y3[i];
+        }
+        if (!same_bits(sum, h1[j]))
+            bad = j;
+        if (j > 2000)
+            break;  /* the first columns suffice: the loop above is slow */
+    }
+    CHECK_INT(bad, -1);
+    free(h1);
+    free(h4);
+    sp_free(s3);
+}
+
+/* test_threads: skewed rows (entries bunched at the left, one at the far
+ * right): the parts' first entries are far from where an even spread
+ * puts them. */
+static void threads_skewed(Rng *g, Interp *one, Interp *four)
+{
+    /* skewed rows (entries bunched at the left, one at the far right):
+     * the parts' first entries are far from where an even spread puts
+     * them */
+    int64_t r4 = 6000, c4 = 400;
+    double *x4 = calloc((size_t)(r4 * c4), sizeof *x4);
+    for (int64_t i = 0; i < r4; i++) {
+        for (int64_t j = 0; j < 1 + i % 50; j++)
+            x4[i * c4 + j] = rand_nz(g, false);
+        if (i % 3 == 0)
+            x4[i * c4 + c4 - 1] = 1.5;
+    }
+    SpMat *s4 = sp_from_dense(x4, r4, c4, -1);
+    CHECK(s4->nnz + r4 >= (1 << 17));
+    double *h1 = malloc((size_t)c4 * sizeof *h1), *h4 = malloc((size_t)c4 * sizeof *h4);
+    for (int op = 0; op < 4; op++) {
+        CHECK(sp_col_agg(one, s4, (SpAgg)op, h1));
+        CHECK(sp_col_agg(four, s4, (SpAgg)op, h4));
+        CHECK_ARR(h1, h4, c4, same_bits, "threads: skewed column aggregate");
+    }
+    SpMat *t4a = sp_transpose(four, s4);
+    Matrix *xm = dense_mat(x4, r4, c4), *tm = mat_new_raw(c4, r4);
+    mat_transpose(xm, tm);
+    check_sparse_is(t4a, tm->data, c4, r4, "threads: skewed t(X)");
+    mat_release(xm);
+    mat_release(tm);
+    sp_free(t4a);
+    free(h1);
+    free(h4);
+    sp_free(s4);
+    free(x4);
+}
+
 /* Every kernel on a matrix large enough to be split: 1 thread and 4 give the
  * same bits. */
 static void test_threads(Rng *g)
@@ -658,121 +787,11 @@ static void test_threads(Rng *g)
         CHECK(sp_col_agg(&four, s, (SpAgg)op, g4));
         CHECK_ARR(g1, g4, c, same_bits, "threads: column aggregate");
     }
-    SpMat *t1 = sp_transpose(&one, s), *t4 = sp_transpose(&four, s);
-    double *d1 = to_dense(t1), *d4 = to_dense(t4);
-    CHECK_ARR(d1, d4, r * c, same_bits, "threads: t(X)");
-    CHECK(sp_check(t4) == NULL);
-    free(d1);
-    free(d4);
-    sp_free(t1);
-    sp_free(t4);
-    t1 = sp_binop_scalar(&one, s, OP_MUL, 1e-310, false);   /* drops some entries (underflow) */
-    t4 = sp_binop_scalar(&four, s, OP_MUL, 1e-310, false);
-    CHECK(sp_check(t4) == NULL && t1->nnz == t4->nnz);
-    d1 = to_dense(t1);
-    d4 = to_dense(t4);
-    CHECK_ARR(d1, d4, r * c, same_bits, "threads: X * s");
-    free(d1);
-    free(d4);
-    sp_free(t1);
-    sp_free(t4);
-    t1 = sp_unary(&one, s, VM_ROUND);
-    t4 = sp_unary(&four, s, VM_ROUND);
-    CHECK(sp_check(t4) == NULL && t1->nnz == t4->nnz);
-    sp_free(t1);
-    sp_free(t4);
-    for (int64_t p = 0; p < s->nnz; p++)    /* the sparse product needs finite values */
-        if (!isfinite(s->vals[p]))
-            s->vals[p] = 1;
-    SpMat *tx = sp_transpose(&one, s);
-    t1 = sp_mm_ss(&one, tx, s);
-    t4 = sp_mm_ss(&four, tx, s);
-    CHECK(t1 && t4 && sp_check(t4) == NULL && t1->nnz == t4->nnz);
-    d1 = to_dense(t1);
-    d4 = to_dense(t4);
-    CHECK_ARR(d1, d4, c * c, same_bits, "threads: X %*% Y (sparse)");
-    free(d1);
-    free(d4);
-    sp_free(t1);
-    sp_free(t4);
-    sp_free(tx);
+    threads_sparse_ops(&one, &four, s, r, c);
     free(g1);
     free(g4);
-    {
-        /* outputs too large for 8 block copies: split by output columns */
-        int64_t r2 = 2000, c2 = 1200;
-        double *x2 = gen_dense(g, r2, c2, 0.05, false);
-        SpMat *s2 = sp_from_dense(x2, r2, c2, -1);
-        double *h1 = malloc((size_t)(c2 * c2) * sizeof *h1), *h4 = malloc((size_t)(c2 * c2) * sizeof *h4);
-        CHECK(sp_tsmm(&one, s2, h1));
-        CHECK(sp_tsmm(&four, s2, h4));
-        CHECK_ARR(h1, h4, c2 * c2, same_bits, "threads: t(X) %*% X by columns");
-        free(h1);
-        free(h4);
-        sp_free(s2);
-        free(x2);
-        int64_t r3 = 10, c3 = 1300000;
-        SpRandArgs ra = {.rows = r3, .cols = c3, .pdf = SP_PDF_UNIFORM, .min = -1, .max = 1, .sparsity = 0.012};
-        SpMat *s3 = sp_rand_skip(g, &ra);
-        double y3[10] = {1, -2, 3, 0.5, 0, 7, -1, 2, 2, 1};
-        h1 = malloc((size_t)c3 * sizeof *h1);
-        h4 = malloc((size_t)c3 * sizeof *h4);
-        CHECK(sp_tmm_sd(&one, s3, y3, 1, h1));
-        CHECK(sp_tmm_sd(&four, s3, y3, 1, h4));
-        CHECK_ARR(h1, h4, c3, same_bits, "threads: t(X) %*% v by columns");
-        /* summed over the rows in order: the triple loop's bits */
-        int64_t bad = -1;
-        for (int64_t j = 0; j < c3 && bad < 0; j++) {
-            double sum = 0;
-            for (int64_t i = 0; i < r3; i++) {
-                double xv = 0;
-                for (int64_t p = s3->rowptr[i]; p < s3->rowptr[i + 1]; p++)
-                    if (s3->colidx[p] == j)
-                        xv = s3->vals[p];
-                sum += xv * y3[i];
-            }
-            if (!same_bits(sum, h1[j]))
-                bad = j;
-            if (j > 2000)
-                break;  /* the first columns suffice: the loop above is slow */
-        }
-        CHECK_INT(bad, -1);
-        free(h1);
-        free(h4);
-        sp_free(s3);
-    }
-    {
-        /* skewed rows (entries bunched at the left, one at the far right):
-         * the parts' first entries are far from where an even spread puts
-         * them */
-        int64_t r4 = 6000, c4 = 400;
-        double *x4 = calloc((size_t)(r4 * c4), sizeof *x4);
-        for (int64_t i = 0; i < r4; i++) {
-            for (int64_t j = 0; j < 1 + i % 50; j++)
-                x4[i * c4 + j] = rand_nz(g, false);
-            if (i % 3 == 0)
-                x4[i * c4 + c4 - 1] = 1.5;
-        }
-        SpMat *s4 = sp_from_dense(x4, r4, c4, -1);
-        CHECK(s4->nnz + r4 >= (1 << 17));
-        double *h1 = malloc((size_t)c4 * sizeof *h1), *h4 = malloc((size_t)c4 * sizeof *h4);
-        for (int op = 0; op < 4; op++) {
-            CHECK(sp_col_agg(&one, s4, (SpAgg)op, h1));
-            CHECK(sp_col_agg(&four, s4, (SpAgg)op, h4));
-            CHECK_ARR(h1, h4, c4, same_bits, "threads: skewed column aggregate");
-        }
-        SpMat *t4a = sp_transpose(&four, s4);
-        Matrix *xm = dense_mat(x4, r4, c4), *tm = mat_new_raw(c4, r4);
-        mat_transpose(xm, tm);
-        check_sparse_is(t4a, tm->data, c4, r4, "threads: skewed t(X)");
-        mat_release(xm);
-        mat_release(tm);
-        sp_free(t4a);
-        free(h1);
-        free(h4);
-        sp_free(s4);
-        free(x4);
-    }
+    threads_by_columns(g, &one, &four);
+    threads_skewed(g, &one, &four);
     free(A);
     free(B);
     free(Y);
