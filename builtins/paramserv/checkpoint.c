@@ -313,6 +313,34 @@ int ps_open_tmp(const char *path, char **tmp)
     return fd;
 }
 
+bool ps_write_file(const char *path, const char *p, size_t len)
+{
+    char *tmp;
+    int fd = ps_open_tmp(path, &tmp);
+    if (fd < 0)
+        return false;
+    bool ok = true;
+    size_t off = 0;
+    while (ok && off < len) {
+        ssize_t w = write(fd, p + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        ok = w > 0;
+        off += ok ? (size_t)w : 0;
+    }
+    ok = ok && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno ? errno : EIO;
+        unlink(tmp);
+        free(tmp);
+        errno = e;
+        return false;
+    }
+    free(tmp);
+    return true;
+}
+
 Status ps_ckpt_prepare(Interp *I, PsConfig *c)
 {
     /* A checkpoint holds matrices; a scalar in the model (allowed

@@ -161,6 +161,9 @@ uint64_t ps_hash_bytes(const void *p, size_t len);
  * or -1 with errno. Temporaries a killed run left next to 'path' go
  * (io_remove_stale_tmps, builtins/io/io_formats.h: the same naming). */
 int ps_open_tmp(const char *path, char **tmp);
+/* Writes len bytes to 'path' all or nothing (a temporary from ps_open_tmp,
+ * fsync'd, renamed over path); false with errno set, nothing left behind. */
+bool ps_write_file(const char *path, const char *p, size_t len);
 
 /* Record and replay of asynchronous runs (record.c, issue 26):
  * record= writes the order in which the server applied the pushes (each

@@ -282,30 +282,10 @@ Status ps_record_finish(Interp *I, const PsConfig *c)
     }
     sb_printf(&b, "end %016" PRIx64 "\n", ps_hash_bytes(b.p, b.len));
     const char *path = c->record_path;
-    char *tmp;
-    int fd = ps_open_tmp(path, &tmp);
-    if (fd < 0) {
-        sb_free(&b);
-        return err_set(I, "paramserv: cannot write record='%s': %s", path, strerror(errno));
-    }
-    bool ok = !b.oom;
-    size_t off = 0;
-    while (ok && off < b.len) {
-        ssize_t w = write(fd, b.p + off, b.len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        ok = w > 0;
-        off += ok ? (size_t)w : 0;
-    }
-    ok = ok && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok;
+    errno = 0;
+    bool ok = !b.oom && ps_write_file(path, b.p, b.len);
     sb_free(&b);
-    if (!ok || rename(tmp, path) != 0) {
-        Status st = err_set(I, "paramserv: cannot write record='%s': %s", path, strerror(errno ? errno : EIO));
-        unlink(tmp);
-        free(tmp);
-        return st;
-    }
-    free(tmp);
+    if (!ok)
+        return err_set(I, "paramserv: cannot write record='%s': %s", path, strerror(errno ? errno : ENOMEM));
     return ST_OK;
 }

@@ -172,27 +172,10 @@ Status ps_trace_write(Interp *I, const PsRun *run)
         sb_free(&all);
         return err_set(I, "paramserv: --trace '%s': out of memory", trace_path);
     }
-    char *tmp;
-    int fd = ps_open_tmp(trace_path, &tmp);
-    bool ok = fd >= 0;
-    size_t off = 0;
-    while (ok && off < all.len) {
-        ssize_t n = write(fd, all.p + off, all.len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        ok = n > 0;
-        off += ok ? (size_t)n : 0;
-    }
-    if (fd >= 0)
-        ok = close(fd) == 0 && ok;
+    errno = 0;
+    bool ok = ps_write_file(trace_path, all.p, all.len);
     sb_free(&all);
-    if (!ok || rename(tmp, trace_path) != 0) {
-        Status st = err_set(I, "paramserv: cannot write --trace '%s': %s", trace_path, strerror(errno ? errno : EIO));
-        if (fd >= 0)
-            unlink(tmp);
-        free(tmp);
-        return st;
-    }
-    free(tmp);
+    if (!ok)
+        return err_set(I, "paramserv: cannot write --trace '%s': %s", trace_path, strerror(errno ? errno : EIO));
     return ST_OK;
 }
