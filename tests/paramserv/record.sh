@@ -11,16 +11,7 @@
 # Ends with "N passed, N failed".
 #   DML=build/release/dml sh tests/paramserv/record.sh
 
-DML=${DML:-build/release/dml}
-case "$DML" in /*) ;; *) DML="$PWD/$DML" ;; esac
-cd "$(dirname "$0")" || exit 2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dmlrec.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 2' INT TERM
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -f "$tmp/err" ] && sed -n '1,8p' "$tmp/err"; }
+. "$(dirname "$0")/harness.sh" dmlrec
 
 call() { "$DML" run record_call.dml -nvargs mode=LOCAL "$@" 2>"$tmp/err"; }
 

@@ -12,16 +12,7 @@
 # Ends with "N passed, N failed".
 #   DML=build/release/dml sh tests/paramserv/trace.sh
 
-DML=${DML:-build/release/dml}
-case "$DML" in /*) ;; *) DML="$PWD/$DML" ;; esac
-cd "$(dirname "$0")" || exit 2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dmltrace.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 2' INT TERM
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -f "$tmp/err" ] && sed -n '1,8p' "$tmp/err"; }
+. "$(dirname "$0")/harness.sh" dmltrace
 count() { grep -c -- "$1" "$2"; }
 
 # ASP, 90 rows, k=3, batchsize 10, 3 epochs: 27 batches, 27 pushes.
