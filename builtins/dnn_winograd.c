@@ -191,13 +191,6 @@ static int64_t wg_batch(const DnnGeom *g, int64_t per)
 #define WG_FILTERS(g, Wt, turn, U) wg_filters(g, Wt, turn, U, NULL)
 #define WG_CHECK_FILTERS 0
 #include "dnn_winograd_tmpl.h"
-#undef WG_T
-#undef WG_SFX
-#undef WG_UINT
-#undef WG_EXPBITS
-#undef WG_GEMM
-#undef WG_FILTERS
-#undef WG_CHECK_FILTERS
 
 #define WG_T float
 #define WG_SFX f
@@ -207,13 +200,6 @@ static int64_t wg_batch(const DnnGeom *g, int64_t per)
 #define WG_FILTERS(g, Wt, turn, U) wg_filters(g, Wt, turn, NULL, U)
 #define WG_CHECK_FILTERS 1
 #include "dnn_winograd_tmpl.h"
-#undef WG_T
-#undef WG_SFX
-#undef WG_UINT
-#undef WG_EXPBITS
-#undef WG_GEMM
-#undef WG_FILTERS
-#undef WG_CHECK_FILTERS
 
 /* Whether a[0..n) holds no Inf or NaN (the exponent all ones) */
 static bool all_finite(const double *a, int64_t n)

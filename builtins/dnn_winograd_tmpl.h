@@ -10,6 +10,7 @@
  *     WG_GEMM     blas_dgemm or blas_sgemm
  *     WG_FILTERS(g, Wt, turn, U)  the transformed filters into U (WG_T)
  *     WG_CHECK_FILTERS  1 when they may leave WG_T's range (float), else 0
+ * The header undefines them at its end, ready for the next instance.
  * The operands and results stay double: the planes are rounded to WG_T as
  * wg_split copies them (the one pass over them the tiles need anyway), the
  * outputs widened as the output transform stores them. For double every
@@ -638,3 +639,10 @@ static int wg_filter_grad(const DnnGeom *g, const double *X, const double *dout,
 #undef WG_STS
 #undef WG_EXP
 #undef WG_BAD
+#undef WG_T
+#undef WG_SFX
+#undef WG_UINT
+#undef WG_EXPBITS
+#undef WG_GEMM
+#undef WG_FILTERS
+#undef WG_CHECK_FILTERS
