@@ -132,24 +132,28 @@ int64_t io_csv_rows(const char *data, const char *end, int64_t declared, const c
         for (const char *q = data; (q = memchr(q, '\n', (size_t)(last - q))) != NULL; q++)
             rows++;
     }
-    if (declared > rows) {
-        int64_t more = 0;   /* empty lines after 'last' */
-        const char *q = last;
-        if (rows > 0 && q < end && *q == '\r')
-            q++;
-        if (rows > 0 && q < end && *q == '\n')
-            q++;            /* the end of the last non-empty row */
-        for (const char *t = q; t < end; t++)
-            more += *t == '\n';
-        if (q < end && end[-1] != '\n')
-            more++;
-        if (rows + more >= declared) {
-            rows = declared;
-            last = end;
-        }
-    }
+    return io_csv_tail_rows(last, end, rows, declared, rows_end);
+}
+
+int64_t io_csv_tail_rows(const char *last, const char *end, int64_t rows, int64_t declared, const char **rows_end)
+{
     *rows_end = last;
-    return rows;
+    if (declared <= rows)
+        return rows;
+    int64_t more = 0;   /* empty lines after 'last' */
+    const char *q = last;
+    if (rows > 0 && q < end && *q == '\r')
+        q++;
+    if (rows > 0 && q < end && *q == '\n')
+        q++;            /* the end of the last non-empty row */
+    for (const char *t = q; t < end; t++)
+        more += *t == '\n';
+    if (q < end && end[-1] != '\n')
+        more++;
+    if (rows + more < declared)
+        return rows;
+    *rows_end = end;
+    return declared;
 }
 
 Matrix *io_parse_csv(const char *buf, size_t len, const char *name, const IoCsvOpts *o, DiagErr *e)

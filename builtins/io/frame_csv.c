@@ -228,24 +228,7 @@ static int64_t frame_csv_rows(const char *data, const char *end, int64_t first_l
         return -1;
     }
     /* The empty lines after 'last', as io_csv_rows counts them. */
-    *rows_end = last;
-    if (declared > rows) {
-        const char *q = last;
-        if (rows > 0 && q < end && *q == '\r')
-            q++;
-        if (rows > 0 && q < end && *q == '\n')
-            q++;            /* the end of the last non-empty row */
-        int64_t more = 0;
-        for (const char *t = q; t < end; t++)
-            more += *t == '\n';
-        if (q < end && end[-1] != '\n')
-            more++;
-        if (rows + more >= declared) {
-            rows = declared;
-            *rows_end = end;
-        }
-    }
-    return rows;
+    return io_csv_tail_rows(last, end, rows, declared, rows_end);
 }
 
 FrameBlock *io_parse_frame_csv(const char *buf, size_t len, const char *name, const IoFrameCsvOpts *o, DiagErr *e)

@@ -35,6 +35,10 @@ int64_t io_csv_fields(const char *ls, const char *le, const char *sep, size_t se
  * csv writes a missing cell or a sparse zero as an empty line. Sets
  * *rows_end to where the rows stop. */
 int64_t io_csv_rows(const char *data, const char *end, int64_t declared, const char **rows_end);
+/* csv.c: 'rows' rows end at 'last' (the last byte before the trailing line
+ * breaks, which run to 'end'); when 'declared' reaches into the empty lines
+ * there, they are rows too. The count, with *rows_end where the rows stop. */
+int64_t io_csv_tail_rows(const char *last, const char *end, int64_t rows, int64_t declared, const char **rows_end);
 
 /* common.c: a matrix of uninitialised cells after io_check_dims; whether a
  * declared dimension agrees with the one found; integer fields. */
