@@ -54,7 +54,7 @@ endif
 # cairo: plot() pictures (PNG, SVG, PDF; builtins/plot_cairo.c).
 CAIRO_CFLAGS := $(shell $(PKG_CONFIG) --cflags cairo 2>/dev/null)
 CAIRO_LIBS := $(shell $(PKG_CONFIG) --libs cairo 2>/dev/null || echo -lcairo)
-# The Jupyter kernel (cli/kernel*.c, only the executable links it): ZeroMQ
+# The Jupyter kernel (cli/kernel*.c, only dml-kernel links it): ZeroMQ
 # for the sockets, jansson for JSON, OpenSSL's libcrypto for HMAC-SHA256.
 KERNEL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libzmq jansson libcrypto 2>/dev/null)
 KERNEL_LIBS := $(shell $(PKG_CONFIG) --libs libzmq jansson libcrypto 2>/dev/null || echo -lzmq -ljansson -lcrypto)
@@ -71,7 +71,11 @@ LIBS := $(WRAP_LD) $(BLAS_LIBS) $(RL_LIBS) $(ZLIB_LIBS) $(CAIRO_LIBS) -lm -pthre
 
 SRCS := $(wildcard base/*.c parser/*.c runtime/*.c builtins/*.c builtins/io/*.c builtins/paramserv/*.c)
 # cli/: the front ends (main, REPL, test runner); only the executable links them.
-CLI_SRCS := $(wildcard cli/*.c)
+# The Jupyter kernel (cli/kernel*.c) is a second executable, dml-kernel, that
+# `dml kernel ...` starts: only it links ZeroMQ, jansson and libcrypto, so
+# every other run of dml does not load them (they doubled its start-up).
+KERNEL_SRCS := $(wildcard cli/kernel*.c)
+CLI_SRCS := $(filter-out $(KERNEL_SRCS),$(wildcard cli/*.c))
 LIB_SRCS := $(SRCS)
 GEN_SRCS := $(B)/gen/dml.tab.c $(B)/gen/dml.lex.c $(B)/gen/doc_text.c
 OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/dml.tab.o $(B)/obj/gen/dml.lex.o \
@@ -79,6 +83,8 @@ OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/dml.tab.o $(B)/obj
 # The reference in doc/ is embedded in the binary (help() and ?name read it).
 DOC_MD := doc/language.md doc/builtins.md doc/paramserv.md doc/nn.md doc/environment.md
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
+KERNEL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(KERNEL_SRCS))
+DML_KERNEL := $(B)/dml-kernel
 DML := $(B)/dml
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -91,12 +97,20 @@ else
 endif
 
 .PHONY: all test test-threads unit check-layers check-link-layers install clean bench fuzz fuzz-replay
-all: $(DML)
+all: $(DML) $(DML_KERNEL)
 
 $(DML): $(OBJS) $(CLI_OBJS) $(SAN_OBJS)
 	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(LIBS) $(LDFLAGS)
+# dml-kernel: the same program with main.c built to serve `kernel` itself.
+$(DML_KERNEL): $(OBJS) $(filter-out $(B)/obj/cli/main.o,$(CLI_OBJS)) $(B)/obj/cli/main_kernel.o $(KERNEL_OBJS) $(SAN_OBJS)
+	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(LIBS) $(KERNEL_LIBS) $(LDFLAGS)
 $(B)/obj/cli/kernel%.o: REQ_CFLAGS += $(KERNEL_CFLAGS)
+$(B)/obj/cli/main_kernel.o: cli/main.c | $(B)/gen/dml.tab.h $(B)/gen/dml.lex.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (dml-kernel)"
+	$(Q)$(CC) $(REQ_CFLAGS) -DDML_KERNEL_EXE $(CFLAGS) -c -o $@ $<
 
 $(B)/libdml.a: $(OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -151,17 +165,17 @@ check-layers:
 	$(Q)sh tools/check-layers.sh
 
 # ... and at link time: no object uses a symbol defined only in a higher layer.
-check-link-layers: $(OBJS) $(CLI_OBJS)
-	$(Q)sh tools/check-link-layers.sh $(B)/obj $(OBJS) $(CLI_OBJS)
+check-link-layers: $(OBJS) $(CLI_OBJS) $(KERNEL_OBJS)
+	$(Q)sh tools/check-link-layers.sh $(B)/obj $(OBJS) $(CLI_OBJS) $(KERNEL_OBJS)
 
-test: $(DML) $(UNIT_BINS) check-layers check-link-layers
+test: $(DML) $(DML_KERNEL) $(UNIT_BINS) check-layers check-link-layers
 	$(Q)DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
 
 # Only the tests that start threads (paramserv, parfor, Open MPI, the unit
 # tests of the thread pool's kernels and of paramserv; tests/run.sh's
 # THREADED), for ThreadSanitizer. OpenBLAS's own threads are not
 # instrumented, so BLAS runs single-threaded here.
-test-threads: $(DML) $(UNIT_BINS)
+test-threads: $(DML) $(DML_KERNEL) $(UNIT_BINS)
 	$(Q)THREADED=1 OPENBLAS_NUM_THREADS=1 DML=$(DML) UNIT_DIR=$(B)/unit sh tests/run.sh
 
 # libFuzzer targets (clang): the DML front end + evaluator, the file
@@ -237,10 +251,11 @@ bench: $(DML)
 # bin/dml; share/dml/{stdlib,scripts,data} (the examples run from any folder:
 # source() finds the stdlib and read("data/...") the data next to bin/);
 # share/doc/dml (the reference, also built into the binary); the man page.
-install: $(DML)
+install: $(DML) $(DML_KERNEL)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dml/scripts $(DESTDIR)$(PREFIX)/share/dml/data \
 	    $(DESTDIR)$(PREFIX)/share/doc/dml $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(DML) $(DESTDIR)$(PREFIX)/bin/dml
+	install -m 755 $(DML_KERNEL) $(DESTDIR)$(PREFIX)/bin/dml-kernel
 	cp -R stdlib $(DESTDIR)$(PREFIX)/share/dml/
 	install -m 644 scripts/*.dml $(DESTDIR)$(PREFIX)/share/dml/scripts/
 	install -m 644 data/* $(DESTDIR)$(PREFIX)/share/dml/data/

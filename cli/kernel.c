@@ -411,6 +411,24 @@ static bool write_atomic(const char *path, const char *text)
     return ok;
 }
 
+
+/* The kernelspec starts `dml kernel -f FILE`: the dml next to this
+ * executable (dml-kernel, which `dml kernel` runs), malloc'd; NULL when
+ * /proc/self/exe cannot be read. */
+static char *dml_path(void)
+{
+    char *exe = realpath("/proc/self/exe", NULL);
+    char *slash = exe ? strrchr(exe, '/') : NULL;
+    if (slash && strcmp(slash + 1, "dml-kernel") == 0) {
+        slash[4] = '\0';  /* ".../dml-kernel" -> ".../dml" */
+        if (access(exe, X_OK) != 0) {
+            free(exe);
+            return NULL;
+        }
+    }
+    return exe;
+}
+
 /* mkdir -p */
 static bool make_dirs(const char *path)
 {
@@ -463,7 +481,7 @@ int kernel_install_main(int argc, char **argv)
         fputs("dml: kernel install: path too long\n", stderr);
         return 1;
     }
-    char *exe = realpath("/proc/self/exe", NULL);
+    char *exe = dml_path();
     json_t *spec = json_pack("{s:[s, s, s, s], s:s, s:s, s:s, s:{s:b}}", "argv", exe ? exe : "dml", "kernel", "-f",
                              "{connection_file}", "display_name", "DML", "language", "dml", "interrupt_mode",
                              "signal", "metadata", "debugger", 0);

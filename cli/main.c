@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../builtins/help.h"
 #include "../builtins/registry.h"
@@ -19,7 +20,9 @@
 #include "../runtime/resolve.h"
 #include "../runtime/runstats.h"
 #include "cli.h"
+#ifdef DML_KERNEL_EXE
 #include "kernel.h"
+#endif
 #include "repl.h"
 #include "testrun.h"
 
@@ -409,8 +412,10 @@ static int help_main(int n, char **topics)
     return rc;
 }
 
+#ifdef DML_KERNEL_EXE
 /* dml kernel -f CONNECTION_FILE | dml kernel install [--user | --prefix DIR]
- * (cli/kernel.h). Not under mpirun: a notebook is one process. */
+ * (cli/kernel.h), served by dml-kernel, the build of this file that links
+ * the kernel. Not under mpirun: a notebook is one process. */
 static int kernel_cmd(int argc, char **argv)
 {
     if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK")) {
@@ -433,6 +438,37 @@ static int kernel_cmd(int argc, char **argv)
     program_free(p);
     return rc;
 }
+#else
+/* dml kernel ...: runs dml-kernel, next to this executable, with the same
+ * arguments. Only it links ZeroMQ, jansson and libcrypto, which would
+ * otherwise be loaded by every run of dml (Makefile). */
+static int kernel_exec(char **argv)
+{
+    char *self = realpath("/proc/self/exe", NULL);
+    const char *slash = self ? strrchr(self, '/') : NULL;
+    if (!slash) {
+        free(self);
+        fputs("dml: kernel: cannot find this executable's folder (/proc/self/exe)\n", stderr);
+        return 2;
+    }
+    size_t n = (size_t)(slash - self) + 1;
+    char *path = malloc(n + sizeof "dml-kernel");
+    if (!path) {
+        free(self);
+        fputs("dml: out of memory\n", stderr);
+        return 1;
+    }
+    memcpy(path, self, n);
+    memcpy(path + n, "dml-kernel", sizeof "dml-kernel");
+    free(self);
+    argv[0] = path;
+    execv(path, argv);
+    fprintf(stderr, "dml: kernel: cannot run '%s': %s (it is built and installed with dml)\n", path,
+            strerror(errno));
+    free(path);
+    return 2;
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -457,8 +493,13 @@ int main(int argc, char **argv)
         free(self);
         return rc;
     }
+#ifdef DML_KERNEL_EXE
     if (argc >= 2 && strcmp(argv[1], "kernel") == 0)
         return kernel_cmd(argc - 2, argv + 2);
+#else
+    if (argc >= 2 && strcmp(argv[1], "kernel") == 0)
+        return kernel_exec(argv);
+#endif
     /* Under mpirun, ranks 1..N-1 serve paramserv calls and never run the
      * script; rank 0 goes on, and tells them to exit when it is done. */
     int mpi_status;
