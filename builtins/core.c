@@ -610,9 +610,8 @@ static Status bi_as_matrix(Interp *I, const BArgs *a, Value *out)
         return ST_OK;
     }
     if (v.kind == VAL_STRING) {
-        char *end;
-        double d = strtod(v.s->s, &end);
-        if (end == v.s->s || *end)
+        double d;
+        if (!ops_parse_java_double(v.s->s, &d))     /* the rule as.double and the readers follow */
             return err_set(I, "as.matrix(): cannot convert the string '%s' to a number", v.s->s);
         v = val_double(d);
     }
