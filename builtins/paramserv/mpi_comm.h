@@ -60,6 +60,9 @@ bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch
 /* Advance pending sends; false on an MPI error. */
 bool mpi_progress(void);
 bool mpi_sends_pending(void);
+/* Bytes of every message this process has received and queued for
+ * sending so far (headers, payloads and matrix cells), under mpi_lock. */
+void mpi_traffic(uint64_t *in, uint64_t *out);
 /* Wait (polling) until every queued send has left, at most mpi_timeout()
  * seconds; false on an MPI error or the timeout. */
 bool mpi_flush_sends(void);

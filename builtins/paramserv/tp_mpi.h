@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../../base/strbuf.h"
 #include "../../base/value.h"
 
 /* Seconds between heartbeats of a worker rank during a call. */
@@ -51,5 +52,23 @@ void tp_mpi_cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us);
  * numbers its calls), so a worker rank drops a model forwarded late from an
  * aborted earlier call. False on an MPI error. */
 bool tp_mpi_send_tree(Value model, const int *ranks, int n, int worker, int64_t seq);
+
+/* What a rank moved over MPI for paramserv: bytes received and sent,
+ * every message counted whole (header, payload, matrix cells), heartbeats,
+ * the CALL with the program and the partitions included. A rank takes
+ * ps_traffic_now() when a call starts and ps_traffic_since() when it ends
+ * (under mpi_lock, as every MPI call here); --stats divides by the call's
+ * rounds. A round is one update of the model: under BSP and SBP one
+ * aggregated step of all pushes of a round, under ASP and SSP one applied
+ * push (so with k workers an ASP call has k times the rounds of BSP over
+ * the same batches). */
+typedef struct PsTraffic {
+    uint64_t in, out;
+} PsTraffic;
+PsTraffic ps_traffic_now(void);
+PsTraffic ps_traffic_since(PsTraffic start);
+/* --stats' line "Rank R bytes per round: in N, out N" (N: whole bytes,
+ * rounded down; a call without an update divides by 1). */
+void ps_traffic_line(StrBuf *b, int rank, PsTraffic t, int64_t rounds);
 
 #endif

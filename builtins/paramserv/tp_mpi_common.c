@@ -54,3 +54,25 @@ bool tp_mpi_send_tree(Value model, const int *ranks, int n, int worker, int64_t 
         return false;
     return n - h <= 0 || send_tree_half(model, ranks + h, n - h, worker, seq);
 }
+
+PsTraffic ps_traffic_now(void)
+{
+    PsTraffic t;
+    mpi_traffic(&t.in, &t.out);
+    return t;
+}
+
+PsTraffic ps_traffic_since(PsTraffic start)
+{
+    PsTraffic t = ps_traffic_now();
+    t.in -= start.in;
+    t.out -= start.out;
+    return t;
+}
+
+void ps_traffic_line(StrBuf *b, int rank, PsTraffic t, int64_t rounds)
+{
+    uint64_t r = rounds > 0 ? (uint64_t)rounds : 1;
+    sb_printf(b, "Rank %d bytes per round: in %llu, out %llu\n", rank, (unsigned long long)(t.in / r),
+              (unsigned long long)(t.out / r));
+}

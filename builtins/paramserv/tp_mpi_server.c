@@ -51,6 +51,7 @@ typedef struct MpiServe {
     pthread_cond_t pump_cv;     /* the bridge waits here (run->mu) for deliveries */
     double rpc_time;            /* time the bridge spent sending and receiving */
     int64_t pull_entries;       /* model entries a pull carries (readset.c); -1: all */
+    PsTraffic traffic;          /* rank 0's bytes in and out during the call (tp_mpi.h) */
 } MpiServe;
 
 bool ps_mpi_launched(void)
@@ -588,6 +589,7 @@ static void mpi_serve(PsRun *run)
     /* The server's agg and val share this host with worker ranks. */
     int blas_before = blas_budget_enter(mpi_local_ranks());
     mpi_lock();
+    PsTraffic traffic0 = ps_traffic_now();
     double t0 = clock_now_sec();
     call_seq++;
     send_calls(run, seen);
@@ -597,6 +599,7 @@ static void mpi_serve(PsRun *run)
     end_call(run, n, seen, &idle, &ndone);
     /* Sends still in flight must finish before the models they carry go. */
     mpi_flush_sends();
+    S->traffic = ps_traffic_since(traffic0);
     mpi_unlock();
     blas_budget_leave(blas_before);
     S->rpc_time = t_rpc;
@@ -688,6 +691,7 @@ static void mpi_stats_net(PsRun *run, StrBuf *b, PsWorkerStats *sum)
     if (S->pull_entries >= 0)
         sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
                   (long long)S->pull_entries, (long long)run->cfg->model->n);
+    ps_traffic_line(b, 0, S->traffic, run->updates);
 }
 
 static void mpi_free(PsRun *run)

@@ -306,6 +306,38 @@ else
     bad "--stats: bytes per update, CPU time and per-rank workers"
 fi
 
+# --stats' "Rank 0 bytes per round: in N, out N" (issue 25): every byte rank
+# 0 moves for the call over its model updates. k=2: under BSP a round is k
+# pushes in and k pulls out, one model copy each; under ASP one of each.
+# The model's size comes from its shapes (traffic.dml prints it); headers,
+# heartbeats, the program and the partitions add at most 5% here.
+traffic() {
+    utype=$1 per=$2
+    name="--stats under mpirun: Rank 0 bytes per round for $utype k=2 is $per model copies in and out"
+    if mpi 3 self,vader traffic.dml --stats -nvargs utype="$utype" k=2 >"$tmp/out" 2>"$tmp/err"; then
+        m=$(sed -n 's/^model bytes \([0-9]*\)$/\1/p' "$tmp/out")
+        line=$(grep '^Rank 0 bytes per round: ' "$tmp/out")
+        in=$(echo "$line" | sed -n 's/^Rank 0 bytes per round: in \([0-9]*\), out \([0-9]*\)$/\1/p')
+        out=$(echo "$line" | sed -n 's/^Rank 0 bytes per round: in \([0-9]*\), out \([0-9]*\)$/\2/p')
+        if [ -n "$m" ] && [ -n "$in" ] && [ -n "$out" ] && [ "$(grep -c '^Rank 0 bytes per round: ' "$tmp/out")" -eq 1 ] &&
+            [ "$in" -ge $((per * m)) ] && [ "$in" -le $((per * m * 105 / 100)) ] &&
+            [ "$out" -ge $((per * m)) ] && [ "$out" -le $((per * m * 105 / 100)) ]; then
+            ok "$name"
+            return
+        fi
+        echo "     model bytes: ${m:-?}; $line"
+    fi
+    bad "$name"
+}
+traffic BSP 2
+traffic ASP 1
+if "$DML" run traffic.dml --stats -nvargs utype=BSP k=2 >"$tmp/out" 2>"$tmp/err" &&
+    grep -q "^Paramserv pulls/pushes:" "$tmp/out" && ! grep -q "^Rank 0 bytes per round" "$tmp/out"; then
+    ok "--stats without mpirun: no Rank 0 line (local threads move no bytes)"
+else
+    bad "--stats without mpirun: no Rank 0 line (local threads move no bytes)"
+fi
+
 # ---- errors ---------------------------------------------------------------
 # fails NAME N PATTERN SCRIPT [ARGS]: the job exits with status 1 (rank 0's,
 # which every rank exits with), first stderr line matches.
