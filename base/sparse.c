@@ -231,9 +231,12 @@ const char *sp_check(const SpMat *s)
         return "rowptr[rows] is not nnz";
     if (s->nnz > s->cap)
         return "nnz exceeds the capacity";
-    for (int64_t i = 0; i < s->rows; i++) {
+    /* The row pointers first, all of them: a row reaching past nnz is
+     * caught before its entries are read. */
+    for (int64_t i = 0; i < s->rows; i++)
         if (s->rowptr[i + 1] < s->rowptr[i])
             return "rowptr decreases";
+    for (int64_t i = 0; i < s->rows; i++) {
         for (int64_t p = s->rowptr[i]; p < s->rowptr[i + 1]; p++) {
             if (s->colidx[p] < 0 || s->colidx[p] >= s->cols)
                 return "column index out of range";

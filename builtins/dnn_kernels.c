@@ -374,6 +374,99 @@ static void conv_finish(Conv *cv, int64_t n0, int64_t b)
         cv->cols_zero = cv->pad != NULL;
 }
 
+/* ---- single precision, one image per product ----
+ * With --precision single, a layer whose im2col matrix is too thin to
+ * batch images (CRS < DNN_BATCH_MIN_CRS: LeNet's conv1, 25 rows) builds it
+ * in float and multiplies by sgemm: the plane is rounded to float as it is
+ * copied into the zero-bordered plane (H*W conversions, not the R*S times
+ * as many that rounding the double im2col matrix would take), and the
+ * product widened as it is stored. The filter gradient adds each image's
+ * float product into dW in double. blas_dgemm alone keeps these products
+ * double: 14 multiply-adds per converted cell are too few to pay for the
+ * conversions (runtime/blas.c, sgemm_pays). The data gradient (col2im)
+ * stays double. Measured (bench/conv_precision.c, one thread, batch 64):
+ * see bench/RESULTS.md. */
+
+/* pad_fill into a float plane */
+static void pad_fill_f(const DnnGeom *g, const double *plane, float *pad)
+{
+    const int64_t wp = g->W + 2 * g->pw;
+    for (int64_t h = 0; h < g->H; h++) {
+        float *d = pad + (h + g->ph) * wp + g->pw;
+        const double *x = plane + h * g->W;
+        for (int64_t w = 0; w < g->W; w++)
+            d[w] = (float)x[w];
+    }
+}
+
+/* im2col_padded on float planes (stride 1 rows copied whole) */
+static void im2col_padded_f(const DnnGeom *g, const float *pad, float *rows, int64_t ld)
+{
+    const int64_t P = g->P, Q = g->Q, sw = g->sw, wp = g->W + 2 * g->pw, step = g->sh * wp;
+    for (int64_t r = 0; r < g->R; r++)
+        for (int64_t s = 0; s < g->S; s++) {
+            float *dst = rows + (r * g->S + s) * ld;
+            const float *src = pad + r * wp + s;
+            for (int64_t p = 0; p < P; p++, dst += Q, src += step) {
+                if (sw == 1)
+                    memcpy(dst, src, (size_t)Q * sizeof(float));
+                else
+                    for (int64_t q = 0; q < Q; q++)
+                        dst[q] = src[q * sw];
+            }
+        }
+}
+
+/* Whether the forward or filter-gradient pass takes the float path */
+static bool conv_single(const Conv *cv)
+{
+    const DnnGeom *g = cv->g;
+    return cv->op != CONV_BWD && blas_single() && g->batch <= 1 && g->C * g->R * g->S < DNN_BATCH_MIN_CRS &&
+           padded_cells(g) >= 0;
+}
+
+/* The float path: 0, or -1 when out of memory. */
+static int conv_run_f(Conv *cv)
+{
+    const DnnGeom *g = cv->g;
+    const int64_t HW = g->H * g->W, CHW = g->C * HW, PQ = g->P * g->Q, FPQ = g->F * PQ;
+    const int64_t RS = g->R * g->S, CRS = g->C * RS, cells = padded_cells(g);
+    /* scratch: pad, cols (CRS x PQ), the filters or one image's dout (F x
+     * CRS or F x PQ), the product (F x PQ or F x CRS) */
+    const int64_t nw = cv->op == CONV_FWD ? g->F * CRS : FPQ, np = cv->op == CONV_FWD ? FPQ : g->F * CRS;
+    float *pad = calloc((size_t)(cells + CRS * PQ + nw + np), sizeof(float));
+    if (!pad)
+        return -1;
+    float *cols = pad + cells, *wf = cols + CRS * PQ, *prod = wf + nw;
+    if (cv->op == CONV_FWD)
+        for (int64_t i = 0; i < g->F * CRS; i++)
+            wf[i] = (float)cv->Wt[i];
+    else
+        memset(cv->res, 0, (size_t)(g->F * CRS) * sizeof(double));
+    for (int64_t n = 0; n < g->N; n++) {
+        const double *x = cv->X + n * CHW;
+        for (int64_t c = 0; c < g->C; c++) {
+            pad_fill_f(g, x + c * HW, pad);
+            im2col_padded_f(g, pad, cols + c * RS * PQ, PQ);
+        }
+        if (cv->op == CONV_FWD) {   /* out (F x PQ) = W (F x CRS) * cols (CRS x PQ) */
+            blas_sgemm(false, false, g->F, PQ, CRS, 1.0f, wf, CRS, cols, PQ, 0.0f, prod, PQ);
+            double *o = cv->res + n * FPQ;
+            for (int64_t i = 0; i < FPQ; i++)
+                o[i] = prod[i];
+        } else {                    /* dW += dout (F x PQ) * cols^T */
+            const double *d = cv->dout + n * FPQ;
+            for (int64_t i = 0; i < FPQ; i++)
+                wf[i] = (float)d[i];
+            blas_sgemm(false, true, g->F, CRS, PQ, 1.0f, wf, PQ, cols, PQ, 0.0f, prod, CRS);
+            for (int64_t i = 0; i < g->F * CRS; i++)
+                cv->res[i] += prod[i];
+        }
+    }
+    free(pad);
+    return 0;
+}
+
 static int conv_run(Conv *cv)
 {
     const DnnGeom *g = cv->g;
@@ -387,6 +480,8 @@ static int conv_run(Conv *cv)
     int64_t per;
     if (__builtin_mul_overflow(CRS, PQ, &per) || per > INT64_MAX / 16)
         return -1;
+    if (conv_single(cv))
+        return conv_run_f(cv);
     /* images per dgemm: the caller's choice, else as many as fit the target */
     int64_t nb = g->batch > 0 ? g->batch
                  : CRS < DNN_BATCH_MIN_CRS ? 1
@@ -674,6 +769,9 @@ void dnn_avg_pool_backward(const DnnGeom *g, const double *dout, double *dX)
 
 /* ---- bias ---- */
 
+/* Four cells a step (gcc -O2 leaves the plain loop scalar); out may be X. */
+typedef double BiasV __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
+
 void dnn_bias_add(const double *X, int64_t rows, int64_t cols, const double *b, int64_t C,
                   double *out)
 {
@@ -682,7 +780,10 @@ void dnn_bias_add(const double *X, int64_t rows, int64_t cols, const double *b, 
         for (int64_t c = 0; c < C; c++) {
             const double *x = X + n * cols + c * HW;
             double *o = out + n * cols + c * HW, bc = b[c];
-            for (int64_t k = 0; k < HW; k++)
+            int64_t k = 0;
+            for (; k + 4 <= HW; k += 4)
+                *(BiasV *)(o + k) = *(const BiasV *)(x + k) + bc;
+            for (; k < HW; k++)
                 o[k] = x[k] + bc;
         }
 }

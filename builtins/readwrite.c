@@ -241,9 +241,14 @@ static Status read_matrix(Interp *I, const ReadSpec *s, Value *out)
         return err_set(I, "read(): format \"%s\" is not supported (supported: text, csv, mm, binary, libsvm, idx)", f);
     if (text && (s->rows < 0 || s->cols < 0))
         return err_set(I, "read(): format \"text\" needs rows and cols (in the call or in '%s.mtd')", s->path);
-    /* Hopeless dimensions fail before the file is even read. */
+    /* Hopeless dimensions fail before the file is even read: the dense
+     * size for the formats read densely, the row pointers of the sparse
+     * form for the others (their non-zeros decide the form). */
     DiagErr e;
-    if (s->rows >= 0 && s->cols >= 0 && !io_check_dims(s->rows, s->cols, s->path, &e))
+    bool sparse_capable = text || mm || svm || bin;
+    if (s->rows >= 0 && s->cols >= 0 &&
+        !(sparse_capable ? io_check_sparse_dims(s->rows, s->cols, s->path, &e)
+                         : io_check_dims(s->rows, s->cols, s->path, &e)))
         return err_take(I, &e);
     Matrix *m;
     if (bin) {

@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "../../base/numparse.h"
+#include "../../base/sparse.h"
 
 
 /* strerror_r is XSI (returns int) or GNU (returns char *) depending on the
@@ -269,6 +270,43 @@ bool io_check_dims(int64_t rows, int64_t cols, const char *name, DiagErr *e)
                        name, (long long)rows, (long long)cols, (unsigned long long)bytes,
                        (unsigned long long)mem);
     return true;
+}
+
+bool io_check_sparse(int64_t rows, int64_t cols, int64_t nnz, const char *name, DiagErr *e)
+{
+    if (rows < 0 || cols < 0)
+        return diag_fail(e, "%s: invalid dimensions %lld x %lld", name, (long long)rows, (long long)cols);
+    uint64_t bytes = sp_bytes(rows, nnz), mem = phys_mem_bytes();
+    if (bytes > mem)
+        return diag_fail(e,
+                         "%s: a sparse %lld x %lld matrix with %lld entries needs %llu bytes, more than this "
+                         "machine's memory (%llu bytes)",
+                         name, (long long)rows, (long long)cols, (long long)nnz, (unsigned long long)bytes,
+                         (unsigned long long)mem);
+    return true;
+}
+
+bool io_check_sparse_dims(int64_t rows, int64_t cols, const char *name, DiagErr *e)
+{
+    return io_check_sparse(rows, cols, 0, name, e);
+}
+
+Matrix *io_matrix_from_csr(SpMat *s, const char *name, DiagErr *e)
+{
+    /* Matrix holds the dense form only (for now): the CSR is expanded when
+     * the dense matrix fits. */
+    Matrix *m = io_matrix_raw(s->rows, s->cols, name, e);
+    if (m)
+        sp_to_dense(s, m->data);
+    sp_free(s);
+    return m;
+}
+
+Matrix *io_matrix_settle(Matrix *m, const char *name, DiagErr *e)
+{
+    (void)name;
+    (void)e;
+    return m;
 }
 
 static Matrix *matrix_new(int64_t rows, int64_t cols, bool zero, const char *name, DiagErr *e)
