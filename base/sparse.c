@@ -191,7 +191,7 @@ SpMat *sp_from_dense(const double *x, int64_t rows, int64_t cols, int64_t nnz)
     if (!s)
         return NULL;
     int64_t k = 0;
-    for (int64_t i = 0; i < rows; i++) {
+    for (int64_t i = 0; i < rows && cols > 0; i++) {   /* x is NULL when cols == 0 */
         const double *r = x + i * cols;
         for (int64_t j = 0; j < cols; j++)
             if (r[j] != 0) {
@@ -214,7 +214,7 @@ void sp_to_dense(const SpMat *s, double *out)
     int64_t C = s->cols;
     if (s->rows && C)
         memset(out, 0, (size_t)(s->rows * C) * sizeof *out);
-    for (int64_t i = 0; i < s->rows; i++) {
+    for (int64_t i = 0; i < s->rows && C > 0; i++) {  /* out may be NULL when C == 0 */
         double *r = out + i * C;
         for (int64_t p = s->rowptr[i]; p < s->rowptr[i + 1]; p++)
             r[s->colidx[p]] = s->vals[p];

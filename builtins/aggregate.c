@@ -105,6 +105,8 @@ static double kmean_strided(const double *x, int64_t n, int64_t s)
 }
 
 /* Column sums of an R x C row-major block into out[0..C) (Kahan per column). */
+typedef double KV4 __attribute__((vector_size(4 * sizeof(double))));
+
 static Status col_ksums(Interp *I, const Matrix *x, double *out)
 {
     int64_t R = x->rows, C = x->cols;
@@ -116,7 +118,20 @@ static Status col_ksums(Interp *I, const Matrix *x, double *out)
     double *restrict o = out, *restrict k = corr;
     for (int64_t i = 0; i < R; i++) {
         const double *restrict r = x->data + i * C;
-        for (int64_t j = 0; j < C; j++) {
+        int64_t j = 0;
+        /* four columns a step, each column's operations as below (gcc -O2
+         * left this loop scalar: colSums was 5% of LeNet's training) */
+        for (; j + 4 <= C; j += 4) {
+            KV4 rv, kv, ov;
+            memcpy(&rv, r + j, sizeof rv);
+            memcpy(&kv, k + j, sizeof kv);
+            memcpy(&ov, o + j, sizeof ov);
+            KV4 c = rv + kv, t = ov + c;
+            kv = c - (t - ov);
+            memcpy(k + j, &kv, sizeof kv);
+            memcpy(o + j, &t, sizeof t);
+        }
+        for (; j < C; j++) {
             double c = r[j] + k[j];
             double t = o[j] + c;
             k[j] = c - (t - o[j]);

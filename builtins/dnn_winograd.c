@@ -122,9 +122,13 @@ static const double wg_G[8][5] = {
  * to right), so the bits are unchanged; the AVX2 instance has no FMA, so no
  * product is fused into its sum. */
 enum { WG_FJ = 64 };
+/* four filters' cells (gcc -O2 leaves the plain loops scalar) */
+typedef double WgF4 __attribute__((vector_size(4 * sizeof(double))));
 
 typedef struct WgFilt {
-    double k[25][WG_FJ], t[8][5][WG_FJ], u[WG_FJ];
+    _Alignas(64) double k[25][WG_FJ];
+    _Alignas(64) double t[8][5][WG_FJ];
+    _Alignas(64) double u[WG_FJ];
 } WgFilt;
 
 static inline __attribute__((always_inline)) void wg_filters_body(const DnnGeom *g, const double *Wt, bool turn, double *U, float *Uf, WgFilt *w)
@@ -145,25 +149,28 @@ static inline __attribute__((always_inline)) void wg_filters_body(const DnnGeom 
         }
         for (int a = 0; a < 8; a++)      /* t = G k (8x5) */
             for (int s = 0; s < 5; s++) {
-                double *t = w->t[a][s];
-                for (int j = 0; j < WG_FJ; j++)
-                    t[j] = 0.0;
+                WgF4 *t = (WgF4 *)w->t[a][s];
+                for (int j = 0; j < WG_FJ / 4; j++)
+                    t[j] = (WgF4){0.0, 0.0, 0.0, 0.0};
                 for (int r = 0; r < 5; r++) {
-                    const double gr = wg_G[a][r], *k = w->k[r * 5 + s];
-                    for (int j = 0; j < WG_FJ; j++)
+                    const double gr = wg_G[a][r];
+                    const WgF4 *k = (const WgF4 *)w->k[r * 5 + s];
+                    for (int j = 0; j < WG_FJ / 4; j++)
                         t[j] += gr * k[j];
                 }
             }
         for (int a = 0; a < 8; a++)      /* U = t G^T (8x8) */
             for (int b = 0; b < 8; b++) {
-                double *u = w->u;
-                for (int j = 0; j < WG_FJ; j++)
-                    u[j] = 0.0;
+                WgF4 *uv = (WgF4 *)w->u;
+                for (int j = 0; j < WG_FJ / 4; j++)
+                    uv[j] = (WgF4){0.0, 0.0, 0.0, 0.0};
                 for (int s = 0; s < 5; s++) {
-                    const double gs = wg_G[b][s], *t = w->t[a][s];
-                    for (int j = 0; j < WG_FJ; j++)
-                        u[j] += t[j] * gs;
+                    const double gs = wg_G[b][s];
+                    const WgF4 *t = (const WgF4 *)w->t[a][s];
+                    for (int j = 0; j < WG_FJ / 4; j++)
+                        uv[j] += t[j] * gs;
                 }
+                const double *u = w->u;
                 const int64_t at = (a * 8 + b) * OI + j0;
                 if (U)
                     for (int64_t j = 0; j < nj; j++)

@@ -155,6 +155,19 @@ static void cv_init(void)
 #endif
 }
 
+/* Contract in blas.h. */
+void blas_round_float(const double *s, float *d, int64_t n)
+{
+    pthread_once(&cv_once, cv_init);
+    to_float(s, d, n);
+}
+
+void blas_widen_float(const float *f, double *w, int64_t n)
+{
+    pthread_once(&cv_once, cv_init);
+    widen(f, w, n, 1.0, 0.0);
+}
+
 /* Packs op-less rows x cols of src (leading dimension ld) into dst,
  * contiguous, as float. */
 static void pack_float(const double *src, int64_t rows, int64_t cols, int64_t ld, float *dst)

@@ -296,7 +296,7 @@ Matrix *io_matrix_from_csr(SpMat *s, const char *name, DiagErr *e)
     /* Matrix holds the dense form only (for now): the CSR is expanded when
      * the dense matrix fits. */
     Matrix *m = io_matrix_raw(s->rows, s->cols, name, e);
-    if (m)
+    if (m && m->rows && m->cols)
         sp_to_dense(s, m->data);
     sp_free(s);
     return m;
@@ -333,7 +333,7 @@ Matrix *io_matrix_raw(int64_t rows, int64_t cols, const char *name, DiagErr *e)
 int64_t out_ijv(Out *o, const Matrix *m)
 {
     int64_t n = 0;
-    for (int64_t i = 0; i < m->rows; i++) {
+    for (int64_t i = 0; i < m->rows && m->cols > 0; i++) {
         const double *row = m->data + i * m->cols;
         for (int64_t j = 0; j < m->cols; j++) {
             if (row[j] == 0.0)
