@@ -37,6 +37,11 @@ enum {
                            epoch -1 and no value: no more work */
     MM_TRACE,           /* r -> 0: before DONE, with --trace: the worker's events, an n x 5 matrix
                            (kind, start seconds after the CALL arrived, seconds, epoch, batch) */
+    MM_GROUP,           /* 0 -> r: right after CALL, the rank's group (tp_mpi_tree.h): a 1 x (4 + k)
+                           matrix (first worker, workers, groups, tree on, each worker's pushes per epoch);
+                           then one MM_PART per worker of the group */
+    MM_PUSH_SUM,        /* r -> r or 0: BSP tree: list(sum, [seq, w1, b1, ...]) of the workers covered,
+                           header epoch and round (tp_mpi_tree.h) */
 };
 
 typedef struct MpiMsg {

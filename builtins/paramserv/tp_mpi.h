@@ -41,17 +41,17 @@
 void tp_mpi_cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us);
 
 /* A model that several ranks pull at once (a BSP round) goes down a tree
- * instead of k times out of rank 0: the ranks ranks[0..n) are split in two
- * halves, the first rank of each gets the model with the rest of its half
- * to pass on in the same way (an MM_MODEL_TREE, list(model, ranks)). Each
- * rank still receives one copy, the cells are the same bytes, so results
- * do not change; rank 0 sends two copies instead of k, and the copies
- * travel in parallel, log2(k) hops deep. A rank that dies on the way ends
- * the job as any dead rank does; one that hangs stops answering rank 0 and
- * is found by the heartbeat timeout. 'seq' is the call's number (rank 0
- * numbers its calls), so a worker rank drops a model forwarded late from an
- * aborted earlier call. False on an MPI error. */
-bool tp_mpi_send_tree(Value model, const int *ranks, int n, int worker, int64_t seq);
+ * instead of k times out of rank 0 (tp_mpi_send_models, tp_mpi_tree.h):
+ * the ranks are split in two halves, the first rank of each gets the model
+ * with the rest of its half to pass on in the same way (an MM_MODEL_TREE,
+ * list(model, ranks and workers)). Each rank still receives one copy, the
+ * cells are the same bytes, so results do not change; rank 0 sends two
+ * copies instead of k, and the copies travel in parallel, log2(k) hops
+ * deep. A rank that dies on the way ends the job as any dead rank does;
+ * one that hangs stops answering rank 0 and is found by the heartbeat
+ * timeout. The call's number (rank 0 numbers its calls) travels with it,
+ * so a worker rank drops a model forwarded late from an aborted earlier
+ * call. */
 
 /* What a rank moved over MPI for paramserv: bytes received and sent,
  * every message counted whole (header, payload, matrix cells), heartbeats,
