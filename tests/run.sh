@@ -195,6 +195,8 @@ if [ -x "$DML" ]; then
     [ -f tests/jupyter/run_jupyter_tests.sh ] && [ -z "${THREADED:-}" ] && run_suite jupyter tests/jupyter/run_jupyter_tests.sh 80
     # the command line itself (help, dml test, an installed layout)
     [ -f tests/cli/run_cli_tests.sh ] && [ -z "${THREADED:-}" ] && run_suite cli tests/cli/run_cli_tests.sh
+    # sparse matrices under a memory cap (issue 31)
+    [ -f tests/sparse/run_sparse_tests.sh ] && [ -z "${THREADED:-}" ] && run_suite sparse tests/sparse/run_sparse_tests.sh
     # all-or-nothing writes, Ctrl-C, plot temporaries (issue 28)
     [ -f tests/robust/run_robust_tests.sh ] && [ -z "${THREADED:-}" ] && run_suite robust tests/robust/run_robust_tests.sh
 fi
