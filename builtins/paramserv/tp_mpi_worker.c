@@ -24,6 +24,7 @@
 #include "ps.h"
 #include "psmpi.h"
 #include "tp_mpi.h"
+#include "tp_mpi_rows.h"
 
 /* One call on this rank. mu protects what the worker's thread and the
  * bridge share: the mailbox, the outbox, the prints, the failure and
@@ -41,6 +42,7 @@ typedef struct Remote {
     bool full;                  /* a delivery waits to be pulled */
     Value mailbox;              /* its model (NONE with a stop) */
     PsTask task;                /* DYNAMIC: its task (matrices owned) */
+    PsRowsKept rows;            /* DYNAMIC: task rows kept for later epochs (bridge only) */
     PsMsg *outbox;              /* pushes to send */
     int64_t nout, capout;
     WBuf prints;                /* what the worker's DML code printed */
@@ -338,6 +340,7 @@ static void remote_free(Remote *r, bool loop_up)
     free(r->outbox);
     val_release(r->mailbox);
     ps_task_clear(&r->task);
+    ps_rows_kept_free(&r->rows);
     if (loop_up)
         ps_loop_free(&r->loop);
     if (r->prog)
@@ -444,7 +447,19 @@ static int bridge_take(Remote *r, const MpiMsg *call, MpiMsg *m, bool started, b
     } else if (m->type == MM_TASK && started) {
         Value model = val_none();
         PsTask t = {.epoch = -1};
-        bool bad = m->epoch >= 0 && !ps_task_read(m->value, m->epoch, r->cfg.batchsize, &model, &t);
+        int rows = m->epoch >= 0 ? ps_rows_take(&r->rows, m->value) : 1;
+        if (rows < 0) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "paramserv: worker %d (%s) ran out of memory keeping a task's rows",
+                     r->loop.id + 1, r->where);
+            pthread_mutex_lock(&r->mu);
+            fail_locked_take(r, failalloc_msg_dup(msg));
+            pthread_mutex_unlock(&r->mu);
+            *awaiting = false;
+            mpi_msg_free(m);
+            return BRIDGE_ON;
+        }
+        bool bad = m->epoch >= 0 && (rows == 0 || !ps_task_read(m->value, m->epoch, r->cfg.batchsize, &model, &t));
         take_model(r, model, &t, bad);
         *awaiting = false;
     } else if (m->type == MM_END) {
