@@ -42,6 +42,7 @@
 #include "psmpi.h"
 #include "tp_mpi.h"
 #include "tp_mpi_tree.h"
+#include "tp_mpi_rows.h"
 
 /* The transport's state in one call (PsRun.tps). */
 typedef struct MpiServe {
@@ -60,6 +61,7 @@ typedef struct MpiServe {
     bool tree;                  /* BSP pushes are summed on the way (tp_mpi_tree.h) */
     uint64_t push_bytes;        /* gradient (or model) bytes that pushes brought to rank 0 */
     int64_t push_msgs;          /* and how many messages */
+    PsRowsSent rows;            /* DYNAMIC: the task rows each rank keeps (tp_mpi_rows.h) */
 } MpiServe;
 
 bool ps_mpi_launched(void)
@@ -213,6 +215,9 @@ static bool send_task(PsRun *run, int i, Value m, const PsTask *t, const bool *n
     }
     const PsPart *p = &S->parts[t->part];
     int64_t n = t->row1 - t->row0, cx = p->X->cols, cy = p->Y->cols;
+    int plan = ps_rows_plan(&S->rows, (int)tp_group_of(&S->grp, i), t->id, sizeof(double) * (uint64_t)(n * (cx + cy)));
+    if (plan == PS_ROWS_KEPT)
+        n = 0;              /* the rank has them from an earlier epoch */
     Matrix *X = mat_new_raw(n, cx), *Y = mat_new_raw(n, cy);
     if (X && Y) {
         if (n * cx > 0)
@@ -228,6 +233,10 @@ static bool send_task(PsRun *run, int i, Value m, const PsTask *t, const bool *n
         mat_release(Y);
     }
     val_release(view);
+    if (v.kind != VAL_NONE && !ps_rows_mark(v, plan)) {
+        val_release(v);
+        v = val_none();
+    }
     if (v.kind == VAL_NONE) {
         ps_fail_msg(run, "paramserv: out of memory");
         return true;
@@ -761,7 +770,8 @@ static Status mpi_init(PsRun *run, PsPart *parts)
     const PsConfig *c = run->cfg;
     S->tree = c->utype == PS_UTYPE_BSP && c->dispatch == PS_DISPATCH_STATIC && !ps_tree_off();
     if (!S->parts || !S->mailbox || !S->full || !S->task || !S->heard_push || !S->done || !S->sent ||
-        !tp_groups_init(&S->grp, k, mpi_size() - 1)) {
+        !tp_groups_init(&S->grp, k, mpi_size() - 1) ||
+        !ps_rows_sent_init(&S->rows, (int)S->grp.n)) {
         mpi_free(run);
         return err_set(run->caller, "out of memory");
     }
@@ -820,6 +830,9 @@ static void mpi_stats_net(PsRun *run, StrBuf *b, PsWorkerStats *sum)
     if (S->pull_entries >= 0)
         sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
                   (long long)S->pull_entries, (long long)run->cfg->model->n);
+    if (run->dyn)
+        sb_printf(b, "Paramserv task rows:\t\t%lld tasks sent with their rows, %lld without (kept on the rank from "
+                  "an earlier epoch).\n", (long long)S->rows.sent, (long long)S->rows.kept);
     ps_traffic_line(b, 0, S->traffic, run->updates);
 }
 
@@ -839,6 +852,7 @@ static void mpi_free(PsRun *run)
         }
     }
     pthread_cond_destroy(&S->pump_cv);
+    ps_rows_sent_free(&S->rows);
     free(S->parts);
     free(S->mailbox);
     free(S->full);

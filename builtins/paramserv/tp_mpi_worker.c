@@ -28,6 +28,7 @@
 #include "psmpi.h"
 #include "tp_mpi.h"
 #include "tp_mpi_tree.h"
+#include "tp_mpi_rows.h"
 
 struct Remote;
 
@@ -62,6 +63,7 @@ typedef struct Remote {
     pthread_mutex_t mu;
     pthread_cond_t bridge_cv;   /* the bridge waits here for pushes and the workers' end */
     atomic_int abort;           /* the call ends: polled by the workers' Interps */
+    PsRowsKept rows;            /* DYNAMIC: task rows kept for later epochs, for the whole group (bridge only) */
     PsMsg *outbox;              /* pushes to send */
     int64_t nout, capout;
     WBuf prints;                /* what the workers' DML code printed */
@@ -396,6 +398,7 @@ static void remote_free(Remote *r)
     tp_reduce_free(r->red);
     tp_groups_free(&r->grp);
     free(r->groups);
+    ps_rows_kept_free(&r->rows);
     if (r->prog)
         program_free(r->prog);
     if (r->out)
@@ -598,7 +601,19 @@ static int bridge_take(Remote *r, const MpiMsg *call, MpiMsg *m, bool started, b
     } else if (m->type == MM_TASK && started) {
         Value model = val_none();
         PsTask t = {.epoch = -1};
-        bool bad = m->epoch >= 0 && !ps_task_read(m->value, m->epoch, r->cfg.batchsize, &model, &t);
+        int rows = m->epoch >= 0 ? ps_rows_take(&r->rows, m->value) : 1;
+        if (rows < 0) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "paramserv: worker %d (%s) ran out of memory keeping a task's rows",
+                     (int)m->worker + 1, r->where);
+            pthread_mutex_lock(&r->mu);
+            fail_locked_take(r, failalloc_msg_dup(msg));
+            pthread_mutex_unlock(&r->mu);
+            *awaiting = false;
+            mpi_msg_free(m);
+            return BRIDGE_ON;
+        }
+        bool bad = m->epoch >= 0 && (rows == 0 || !ps_task_read(m->value, m->epoch, r->cfg.batchsize, &model, &t));
         take_model(r, m->worker, model, &t, bad);
         *awaiting = false;
     } else if (m->type == MM_PUSH_SUM && started && r->red) {

@@ -198,6 +198,22 @@ dynbits 3 self,vader BSP BATCH FALSE
 dynbits 4 self,tcp BSP BATCH FALSE
 dynbits 4 self,vader SBP NBATCHES FALSE
 dynbits 3 self,tcp BSP EPOCH TRUE
+# A rank keeps the rows of the tasks it ran (tp_mpi_rows.h): 3 epochs of 10
+# tasks on 2 ranks; a task misses at most once per rank, so at least 10 of
+# the 30 go without their rows, and the model is still the threads' (above).
+if mpi 3 self,vader ../paramserv/dispatch_bits.dml --stats -nvargs mode=REMOTE_MPI utype=BSP freq=BATCH avg=FALSE k=2 \
+    dispatch=DYNAMIC >"$tmp/out" 2>"$tmp/err" &&
+    line=$(grep '^Paramserv task rows:' "$tmp/out") &&
+    sent=$(echo "$line" | sed -n 's/^Paramserv task rows:[[:space:]]*\([0-9]*\) tasks sent with their rows, \([0-9]*\) without .*/\1/p') &&
+    kept=$(echo "$line" | sed -n 's/^Paramserv task rows:[[:space:]]*\([0-9]*\) tasks sent with their rows, \([0-9]*\) without .*/\2/p') &&
+    [ -n "$sent" ] && [ -n "$kept" ] && [ "$kept" -ge 10 ] && [ $((sent + kept)) -ge 30 ] &&
+    [ "$(sed -n 1p "$tmp/out")" = "$($GUARD "$DML" run ../paramserv/dispatch_bits.dml -nvargs mode=LOCAL utype=BSP \
+        freq=BATCH avg=FALSE k=2 dispatch=DYNAMIC 2>/dev/null | sed -n 1p)" ]; then
+    ok "DYNAMIC on ranks: rows of a task go once to a rank ($line)"
+else
+    grep -e '^W' -e '^Paramserv task rows' "$tmp/out"
+    bad "DYNAMIC on ranks: rows of a task go once to a rank"
+fi
 
 # ---- record= and replay= on ranks (issue 26) --------------------------------
 # recplay N DISPATCH RUNS: RUNS seeded ASP runs on N-1 worker ranks, each
