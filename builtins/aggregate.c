@@ -105,9 +105,9 @@ static double kmean_strided(const double *x, int64_t n, int64_t s)
     return sum;
 }
 
-/* Column sums of an R x C row-major block into out[0..C) (Kahan per column). */
 typedef double KV4 __attribute__((vector_size(4 * sizeof(double))));
 
+/* Column sums of an R x C row-major block into out[0..C) (Kahan per column). */
 static Status col_ksums(Interp *I, const Matrix *x, double *out)
 {
     int64_t R = x->rows, C = x->cols;

@@ -110,6 +110,32 @@ export DML_PRECISION=single
 bits 3 self,vader BATCH DISJOINT_RANDOM FALSE gradients
 bits 3 self,tcp EPOCH DISJOINT_CONTIGUOUS TRUE gradients
 unset BITS DML_PRECISION
+# LeNet in single precision: the worker ranks take rank 0's precision from
+# --precision or DML_PRECISION (they never run the script; they computed in
+# double before), so the ranks give the local run's bits.
+lenet_bits() {
+    how=$1
+    name="bits LeNet single precision ($how): local k=2 = 2 worker ranks"
+    same=1
+    if ! DML_PRECISION=single $GUARD "$DML" run lenet_single.dml -nvargs mode=LOCAL out="$tmp/lloc" \
+        >/dev/null 2>"$tmp/err"; then
+        bad "$name (local run)"
+        return
+    fi
+    if [ "$how" = DML_PRECISION ]; then
+        DML_PRECISION=single mpi 3 self,vader lenet_single.dml -nvargs mode=REMOTE_MPI out="$tmp/lmpi" \
+            >/dev/null 2>"$tmp/err"
+    else
+        mpi 3 self,vader lenet_single.dml --precision single -nvargs mode=REMOTE_MPI out="$tmp/lmpi" \
+            >/dev/null 2>"$tmp/err"
+    fi || { bad "$name (mpirun)"; return; }
+    for i in 1 2 3 4 5 6 7 8; do
+        cmp -s "$tmp/lloc.$i" "$tmp/lmpi.$i" || same=0
+    done
+    if [ $same = 1 ]; then ok "$name"; else bad "$name: models differ"; fi
+}
+lenet_bits DML_PRECISION
+lenet_bits --precision
 
 # ---- several workers per rank, and BSP's pushes summed up a tree ---------
 # (issue 25, tp_mpi_tree.h) gbits K "N..." [BTL]: seeded BSP with k=K local
