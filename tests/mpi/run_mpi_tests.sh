@@ -224,6 +224,18 @@ dynbits 3 self,vader BSP BATCH FALSE
 dynbits 4 self,tcp BSP BATCH FALSE
 dynbits 4 self,vader SBP NBATCHES FALSE
 dynbits 3 self,tcp BSP EPOCH TRUE
+# Several workers per rank under DYNAMIC: k=4 on 2 worker ranks share each
+# rank's kept rows (tp_mpi_rows.h, per rank), and the model is the threads'.
+a=$($GUARD "$DML" run ../paramserv/dispatch_bits.dml -nvargs mode=LOCAL utype=BSP freq=BATCH avg=FALSE k=4 \
+    dispatch=DYNAMIC 2>"$tmp/err" | sed -n 1p)
+b=$(DML_PS_SLOW=2:3 mpi 3 self,vader ../paramserv/dispatch_bits.dml -nvargs mode=REMOTE_MPI utype=BSP freq=BATCH \
+    avg=FALSE k=4 dispatch=DYNAMIC 2>"$tmp/err" | sed -n 1p)
+if [ -n "$a" ] && [ "$a" = "$b" ]; then
+    ok "DYNAMIC BSP k=4 on 2 worker ranks (groups of 2, worker 2 slowed) = 4 threads"
+else
+    printf '     %s\n     %s\n' "$a" "$b"
+    bad "DYNAMIC BSP k=4 on 2 worker ranks (groups of 2, worker 2 slowed) = 4 threads"
+fi
 # A rank keeps the rows of the tasks it ran (tp_mpi_rows.h): 3 epochs of 10
 # tasks on 2 ranks; a task misses at most once per rank, so at least 10 of
 # the 30 go without their rows, and the model is still the threads' (above).
