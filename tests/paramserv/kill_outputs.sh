@@ -50,7 +50,9 @@ kills() {
         { wait "$pid"; } 2>/dev/null
         rc=$?
         if [ "$rc" -eq 0 ]; then
-            echo "     (the run ended before SIG$sig at ${d} s: make kill_outputs.dml longer)"
+            # It finished first, or the signal came before dml set its
+            # handler (a background job starts with SIGINT ignored).
+            echo "     (SIG$sig at ${d} s did not stop the run: it ended normally)"
         fi
         if ! why=$(complete); then
             bad "SIG$sig at ${d} s: $why"
