@@ -43,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "../../base/diag.h"
 #include "../../base/frame.h"
@@ -229,6 +230,11 @@ char *io_tmp_dir_open(const char *path, DiagErr *e);
  * both in place). On failure the old folder and .mtd are untouched and
  * tmp_dir is removed. Consumes tmp_dir and meta either way. */
 bool io_commit_dir(char *tmp_dir, const char *path, IoTmp *meta, const char *mtd_path, DiagErr *e);
+/* The process umask, read from /proc without setting it (umask(2) would
+ * race with other threads creating files); 022 when it cannot be read.
+ * Temporaries made by mkstemp (mode 0600) get 0666 & ~umask before they
+ * are renamed into place, as open(2) would have given them. */
+mode_t io_current_umask(void);
 /* Removes the temporaries "<path>.tmp<pid>.XXXXXX" (files or folders) of
  * processes that no longer run. */
 void io_remove_stale_tmps(const char *path);
