@@ -38,9 +38,9 @@ echo "# $(date -u) load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, $(git
 # shellcheck disable=SC2086
 set -- $SMALL "$ROWS" "$COLS" "$DENS"
 fs=$(gen "$1" "$2" "$3")
-/usr/bin/time -f "small sparse: %e s, max RSS %M KB" \
+/usr/bin/time -f "small sparse: %e s wall, %U s user, %S s sys, max RSS %M KB" \
     "$DML" run bench/sparse_lm.dml -nvargs file="$fs" out="$DIR/B_sparse.csv"
-/usr/bin/time -f "small dense: %e s, max RSS %M KB" env DML_SPARSE_MIN_CELLS=1000000000000000 \
+/usr/bin/time -f "small dense: %e s wall, %U s user, %S s sys, max RSS %M KB" env DML_SPARSE_MIN_CELLS=1000000000000000 \
     "$DML" run bench/sparse_lm.dml -nvargs file="$fs" out="$DIR/B_dense.csv"
 "$DML" -s "
   S = read('$DIR/B_sparse.csv', format='csv')
@@ -54,5 +54,5 @@ fs=$(gen "$1" "$2" "$3")
 shift 3
 fl=$(gen "$1" "$2" "$3")
 echo "large file: $fl, $(du -h "$fl" | cut -f1)"
-/usr/bin/time -f "large sparse: %e s, max RSS %M KB" \
+/usr/bin/time -f "large sparse: %e s wall, %U s user, %S s sys, max RSS %M KB" \
     "$DML" run bench/sparse_lm.dml --stats -nvargs file="$fl" out="$DIR/B_large.csv" maxi="$MAXI"

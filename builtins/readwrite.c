@@ -274,6 +274,10 @@ static Status read_matrix(Interp *I, const ReadSpec *s, Value *out)
     io_buf_free(&b);
     if (!m)
         return err_take(I, &e);
+    /* read dense (csv, mm's array format): held sparse when its non-zeros
+     * say so; idx (images) stays dense */
+    if (!idx)
+        m = io_matrix_settle(m);
     *out = val_matrix_take(m);
     return ST_OK;
 }
@@ -763,6 +767,7 @@ const BuiltinDef bi_io_table[] = {
      "cols_in_block",
      1, BIND_NAMED, 1, 0},
     {"readMM", bi_readMM, "file", 1, BIND_NAMED, 1, BF_RT(RT_MATRIX)},
-    {"write", bi_write, "X,file,format,header,sep,sparse,description,indSep", 2, BIND_NAMED, 1, BF_STATEMENT | BF_STMT_FIRST},
+    {"write", bi_write, "X,file,format,header,sep,sparse,description,indSep", 2, BIND_NAMED, 1,
+     BF_STATEMENT | BF_STMT_FIRST | BF_SPARSE},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

@@ -240,6 +240,8 @@ done:
 
 bool io_write_binary(FILE *f, const Matrix *m)
 {
+    if (m->sp)
+        return io_write_binary_csr(f, m->sp);
     Out o;
     if (!out_init(&o, f))
         return false;

@@ -217,7 +217,7 @@ Matrix *io_csr_finish(IoCsr *b, const char *name, DiagErr *e)
         Matrix *m = b->dense;
         b->dense = NULL;
         io_csr_free(b);
-        return io_matrix_settle(m, name, e);
+        return m;
     }
     if (b->triples) {
         if (!triples_to_csr(b)) {

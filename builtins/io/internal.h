@@ -65,9 +65,6 @@ struct SpMat;
  * (when the dense form fits; otherwise an error naming the size). The one
  * place where a reader's CSR becomes a Matrix. */
 Matrix *io_matrix_from_csr(struct SpMat *s, const char *name, DiagErr *e);
-/* common.c: a dense matrix a reader made ('m' taken): converted to the
- * sparse form when sp_prefer_sparse says so for its non-zeros. */
-Matrix *io_matrix_settle(Matrix *m, const char *name, DiagErr *e);
 
 /* csr.c: a CSR built from (row, column, value) entries that come in any
  * order (0-based, in range: the caller checks). While the entries come in
@@ -97,6 +94,10 @@ Matrix *io_csr_finish(IoCsr *b, const char *name, DiagErr *e);
 void io_csr_free(IoCsr *b);
 /* text_ijv.c: the lines of [buf, buf + len) (a bound on one-a-line entries). */
 int64_t io_count_lines(const char *buf, size_t len);
+
+/* common.c: row i of m, dense in out[0 .. m->cols): the row of a dense
+ * matrix, or a sparse one's row expanded (the csv writer's row iterator). */
+void io_row_get(const Matrix *m, int64_t i, double *out);
 
 /* Exact powers of ten, 1e0 to 1e22, for the fast decimal paths. */
 extern const double io_pow10[23];
@@ -277,7 +278,8 @@ static inline void out_cell_scalar(Out *o, const FrameCol *c, int64_t i)
 }
 
 /* "i j v" lines (1-based) for the non-zero cells of m, row by row: the body
- * of the text and MatrixMarket files (common.c). Returns the lines written. */
+ * of the text and MatrixMarket files (common.c); a sparse m's non-zeros are
+ * read from its CSR, never densified. Returns the lines written. */
 int64_t out_ijv(Out *o, const Matrix *m);
 
 #endif

@@ -79,8 +79,12 @@ bool io_check_dims(int64_t rows, int64_t cols, const char *name, DiagErr *e);
 bool io_check_sparse_dims(int64_t rows, int64_t cols, const char *name, DiagErr *e);
 /* New zero-filled rows x cols matrix after io_check_dims; NULL with e set. */
 Matrix *io_matrix_zero(int64_t rows, int64_t cols, const char *name, DiagErr *e);
-/* Number of cells != 0 (NaN counts as non-zero). */
+/* Number of cells != 0 (NaN counts as non-zero); a sparse matrix's count. */
 int64_t io_nnz(const Matrix *m);
+/* A dense matrix a reader made ('m' taken): converted to the sparse form
+ * when sp_prefer_sparse says so for its non-zeros (counted here, and kept
+ * in m->nnz); m as it is when the CSR cannot be made. */
+Matrix *io_matrix_settle(Matrix *m);
 
 /* ---- parsers: owned Matrix on success, NULL with e set on failure ---- */
 

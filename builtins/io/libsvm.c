@@ -228,6 +228,25 @@ bool io_write_libsvm_sep(FILE *f, const Matrix *m, const char *sep, const char *
     if (!out_init(&o, f))
         return false;
     size_t sl = strlen(sep), il = strlen(indsep);
+    if (m->sp) {
+        /* the non-zeros of each row: the features, then the label when the
+         * row's last entry is in the last column */
+        const SpMat *s = m->sp;
+        int32_t lc = (int32_t)(s->cols - 1);
+        for (int64_t i = 0; i < s->rows; i++) {
+            int64_t a = s->rowptr[i], z = s->rowptr[i + 1];
+            bool has = z > a && s->colidx[z - 1] == lc;
+            out_double(&o, has ? s->vals[z - 1] : 0.0);
+            for (int64_t p = a; p < z - has; p++) {
+                out_put(&o, sep, sl);
+                out_int(&o, (int64_t)s->colidx[p] + 1);
+                out_put(&o, indsep, il);
+                out_double(&o, s->vals[p]);
+            }
+            out_put(&o, "\n", 1);
+        }
+        return out_done(&o);
+    }
     for (int64_t i = 0; i < m->rows && m->cols > 0; i++) {
         const double *row = m->data + i * m->cols;
         out_double(&o, row[m->cols - 1]);

@@ -207,7 +207,7 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
         mat_release(m);
         return NULL;
     }
-    return io_matrix_settle(m, name, e);
+    return m;
 }
 
 bool io_write_mm(FILE *f, const Matrix *m)

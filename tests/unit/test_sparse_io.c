@@ -50,7 +50,7 @@ static double nz_value(void)
 /* The cell (i, j) of a parsed matrix, whatever its form. */
 static double cell(const Matrix *m, int64_t i, int64_t j)
 {
-    return m->data[i * m->cols + j];
+    return mat_get(m, i, j);
 }
 
 static bool same(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
@@ -480,6 +480,106 @@ static void test_binary_corrupt(void)
     free(b);
 }
 
+/* ---- the form of the result, and writers on the sparse form ---- */
+
+/* The matrix m (dense) held sparse, with the same values. */
+static Matrix *as_sparse(const Matrix *m)
+{
+    return mat_new_sparse_take(sp_from_dense(m->data, m->rows, m->cols, -1));
+}
+
+static bool write_csv_plain(FILE *f, const Matrix *m)
+{
+    IoCsvWriteOpts o = {true, ";", false};
+    return io_write_csv(f, m, &o);
+}
+
+static bool write_csv_sparse(FILE *f, const Matrix *m)
+{
+    IoCsvWriteOpts o = {false, ",", true};
+    return io_write_csv(f, m, &o);
+}
+
+static void test_forms(void)
+{
+    DiagErr e;
+    /* 10^10 cells, 3 entries: sparse (80 GB dense) */
+    const char *mm = "%%MatrixMarket matrix coordinate real general\n100000 100000 4\n100000 1 2\n1 100000 -1\n"
+                     "1 1 0.5\n7 7 0\n";
+    Matrix *r = io_parse_mm(mm, strlen(mm), "big.mtx", -1, -1, &e);
+    CHECK(r && r->sp && r->sp->nnz == 3 && sp_check(r->sp) == NULL);
+    if (r && r->sp) {
+        CHECK(mat_get(r, 99999, 0) == 2 && mat_get(r, 0, 99999) == -1 && mat_get(r, 0, 0) == 0.5);
+        /* written in every sparse format and read back: sparse again, the
+         * same CSR, and never densified on the way */
+        Writer ws[] = {io_write_text, io_write_mm, io_write_libsvm, io_write_binary};
+        for (int k = 0; k < 4; k++) {
+            size_t len;
+            char *buf = write_mem(ws[k], r, &len);
+            Matrix *b = k == 0   ? io_parse_text(buf, len, "b", r->rows, r->cols, &e)
+                        : k == 1 ? io_parse_mm(buf, len, "b", -1, -1, &e)
+                        : k == 2 ? io_parse_libsvm(buf, len, "b", -1, r->cols, &e)
+                                 : io_parse_binary(buf, len, "b", -1, -1, &e);
+            CHECK(b && b->sp && b->sp->nnz == 3);
+            CHECK(b && b->sp && memcmp(b->sp->rowptr, r->sp->rowptr, (size_t)(r->rows + 1) * 8) == 0 &&
+                  memcmp(b->sp->colidx, r->sp->colidx, 12) == 0 && memcmp(b->sp->vals, r->sp->vals, 24) == 0);
+            if (k == 3)     /* the binary writer wrote the sparse layout */
+                CHECK(buf && len == 32 + 8 * 100001 + 36 && memcmp(buf, "DMLSPR1", 8) == 0);
+            mat_release(b);
+            free(buf);
+        }
+    }
+    mat_release(r);
+
+    /* the rule decides: a small or a full matrix is dense, a large sparse
+     * one sparse (libsvm, text, csv through io_matrix_settle) */
+    const char *small = "1 1:1 2:2\n0 3:1\n";
+    r = io_parse_libsvm(small, strlen(small), "s.svm", -1, -1, &e);
+    CHECK(r && !r->sp && r->rows == 2 && r->cols == 4);
+    mat_release(r);
+    Matrix *m = random_matrix(400, 300, 0.01);
+    size_t len;
+    char *buf = write_mem(io_write_libsvm, m, &len);
+    r = io_parse_libsvm(buf, len, "m.svm", -1, 300, &e);
+    CHECK(r && r->sp && equals_dense(r, m->data, 400, 300));
+    mat_release(r);
+    free(buf);
+    buf = write_mem(write_csv_plain, m, &len);
+    IoCsvOpts co;
+    io_csv_opts_init(&co);
+    co.header = true;
+    co.sep = ";";
+    r = io_parse_csv(buf, len, "m.csv", &co, &e);
+    CHECK(r && !r->sp);     /* the parser reads dense ... */
+    if (r) {
+        r = io_matrix_settle(r);    /* ... and read() settles the form */
+        CHECK(r->sp && equals_dense(r, m->data, 400, 300));
+        mat_release(r);
+    }
+    free(buf);
+    Matrix *full = random_matrix(200, 100, 0.9);
+    Matrix *settled = io_matrix_settle(mat_clone_raw(full));
+    CHECK(settled && !settled->sp);
+    mat_release(settled);
+    mat_release(full);
+
+    /* every writer gives the same bytes for the sparse and the dense form
+     * of one matrix (binary aside: it writes the form the matrix has) */
+    Matrix *s = as_sparse(m);
+    CHECK(s && s->sp);
+    Writer ws[] = {io_write_text, io_write_mm, io_write_libsvm, write_csv_plain, write_csv_sparse};
+    for (int k = 0; s && k < 5; k++) {
+        size_t la, lb;
+        char *a = write_mem(ws[k], m, &la), *b = write_mem(ws[k], s, &lb);
+        CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
+        free(a);
+        free(b);
+    }
+    CHECK(io_nnz(s) == io_nnz(m));
+    mat_release(s);
+    mat_release(m);
+}
+
 int main(void)
 {
     test_round_trips();
@@ -488,5 +588,6 @@ int main(void)
     test_libsvm();
     test_malformed();
     test_binary_corrupt();
+    test_forms();
     return CHECK_DONE();
 }
