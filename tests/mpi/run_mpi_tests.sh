@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# paramserv on Open MPI (issue 12): runs dml under mpirun with 2-4 ranks on
+# paramserv on Open MPI (issue 12): runs dml under mpirun with 2-9 ranks on
 # this machine, over shared memory (btl vader) and TCP loopback (btl tcp).
 # Worker ranks run in an empty folder, so nothing reaches them but what rank
 # 0 ships. Checks: seeded BSP (every freq, modelAvg, every scheme) equals
@@ -8,7 +8,9 @@
 # transports; the asynchronous utypes train; a worker's DML error, a killed
 # rank, a stopped rank, different builds and bad modes end the job with the
 # right message; upd's prints reach rank 0; progress lines; --stats;
-# chunked messages; pulls carry only the model entries upd reads.
+# chunked messages; pulls carry only the model entries upd reads; several
+# workers per rank and BSP's pushes summed up a tree of ranks (issue 25):
+# the same bits with 1, 2 and 4 workers per rank, the tree on and off.
 # Ends with "N passed, N failed". Skips (0 passed, 0 failed) only when
 # mpirun is not installed (tools/install-deps.sh installs it), or under
 # ThreadSanitizer, which does not instrument Open MPI.
@@ -175,8 +177,8 @@ fi
 # follow the task, not the worker; a backup's twin has the same bits).
 dynbits() {
     n=$1 btl=$2 utype=$3 freq=$4 avg=$5
-    name="DYNAMIC bits N=$n $btl $utype $freq avg=$avg: threads = ranks = ranks with DML_PS_SLOW=1:3"
-    set -- utype="$utype" freq="$freq" avg="$avg" k=$((n - 1)) dispatch=DYNAMIC
+    name="DYNAMIC bits N=$n k=${DYN_K:-$((n - 1))} $btl $utype $freq avg=$avg: threads = ranks = ranks with DML_PS_SLOW=1:3"
+    set -- utype="$utype" freq="$freq" avg="$avg" k="${DYN_K:-$((n - 1))}" dispatch=DYNAMIC
     script=../paramserv/dispatch_bits.dml
     if ! a=$($GUARD "$DML" run $script -nvargs mode=LOCAL "$@" 2>"$tmp/err"); then
         bad "$name (local run)"
@@ -198,6 +200,8 @@ dynbits 3 self,vader BSP BATCH FALSE
 dynbits 4 self,tcp BSP BATCH FALSE
 dynbits 4 self,vader SBP NBATCHES FALSE
 dynbits 3 self,tcp BSP EPOCH TRUE
+# Two workers per rank: each thread takes its own tasks.
+DYN_K=4 dynbits 3 self,vader BSP BATCH FALSE
 
 # ---- record= and replay= on ranks (issue 26) --------------------------------
 # recplay N DISPATCH RUNS: RUNS seeded ASP runs on N-1 worker ranks, each
