@@ -226,7 +226,6 @@ struct TpReduce {
     CallFrame top;
     int64_t k, lo, hi;          /* the rank's workers [lo, hi) */
     int64_t *groups;            /* pushes per epoch of each worker */
-    int64_t *pushed;            /* pushes taken of each of the rank's workers */
     int64_t maxg, epochs;       /* rounds per epoch, epochs to go */
     int64_t start_epoch, seq;
     int64_t e, r;               /* the round under way (e relative to start_epoch) */
@@ -251,13 +250,11 @@ TpReduce *tp_reduce_new(Program *prog, const TpGroups *g, int64_t group, const i
     R->start_epoch = start_epoch;
     R->seq = seq;
     R->groups = malloc(sizeof *R->groups * (size_t)k);
-    R->pushed = calloc((size_t)(R->hi - R->lo), sizeof *R->pushed);
     R->slot = calloc((size_t)(R->hi - R->lo), sizeof *R->slot);
     R->batch = calloc((size_t)(R->hi - R->lo), sizeof *R->batch);
     R->recv = calloc(64, sizeof *R->recv);
-    if (!R->groups || !R->pushed || !R->slot || !R->batch || !R->recv) {
+    if (!R->groups || !R->slot || !R->batch || !R->recv) {
         free(R->groups);
-        free(R->pushed);
         free(R->slot);
         free(R->batch);
         free(R->recv);
@@ -330,7 +327,6 @@ bool tp_reduce_push(TpReduce *R, PsMsg *m, char **err)
                     (long long)m->epoch + 1, (long long)m->batch);
         return false;
     }
-    R->pushed[w - R->lo]++;
     R->slot[w - R->lo] = payload;
     R->batch[w - R->lo] = m->batch;
     return true;
@@ -539,7 +535,6 @@ void tp_reduce_free(TpReduce *R)
     free(R->top.slots);
     interp_destroy(&R->I);
     free(R->groups);
-    free(R->pushed);
     free(R->slot);
     free(R->batch);
     free(R->recv);
