@@ -7,7 +7,8 @@
  * shared filesystem is needed), sends a worker's model to its rank
  * whenever the server delivers one, and puts the pushes that arrive into
  * the server's inbox. Worker i runs on rank i + 1 (tp_mpi_worker.c is
- * that side). Each pull or push moves one copy of the model or gradients;
+ * that side; with servers=S on rank S + i, and ranks 1..S-1 hold shards of
+ * the model: tp_mpi_shard.c). Each pull or push moves one copy of the model or gradients;
  * a pull only the model entries that the worker's functions can read
  * (readset.c); a model several ranks pull at once goes down a tree
  * (tp_mpi.h).
@@ -51,6 +52,8 @@ typedef struct MpiServe {
     pthread_cond_t pump_cv;     /* the bridge waits here (run->mu) for deliveries */
     double rpc_time;            /* time the bridge spent sending and receiving */
     int64_t pull_entries;       /* model entries a pull carries (readset.c); -1: all */
+    int wr0;                    /* worker i runs on rank wr0 + i (servers=S: S) */
+    TpShard *shard;             /* servers=S > 1: the shards (tp_mpi_shard.c) */
 } MpiServe;
 
 bool ps_mpi_launched(void)
@@ -208,7 +211,7 @@ static bool send_task(PsRun *run, int i, Value m, const PsTask *t, const bool *n
     MpiServe *S = run->tps;
     if (t->epoch < 0) {
         val_release(m);
-        return mpi_send_take(i + 1, MM_TASK, i, -1, 0, NULL);
+        return mpi_send_take(S->wr0 + i, MM_TASK, i, -1, 0, NULL);
     }
     const PsPart *p = &S->parts[t->part];
     int64_t n = t->row1 - t->row0, cx = p->X->cols, cy = p->Y->cols;
@@ -231,7 +234,7 @@ static bool send_task(PsRun *run, int i, Value m, const PsTask *t, const bool *n
         ps_fail_msg(run, "paramserv: out of memory");
         return true;
     }
-    bool ok = mpi_send_value(i + 1, MM_TASK, i, t->epoch, t->id, v);
+    bool ok = mpi_send_value(S->wr0 + i, MM_TASK, i, t->epoch, t->id, v);
     val_release(v);
     return ok;
 }
@@ -286,7 +289,7 @@ static bool send_models(PsRun *run, const bool *need, int64_t nneed)
         int n = 0;
         for (int j = i; j < k; j++)
             if (go[j] && tree_mate(S, ms, i, j))
-                ranks[n++] = j + 1;
+                ranks[n++] = S->wr0 + j;
         Value view = ok ? pull_view(ms[i], need, nneed) : val_none();
         if (ok && n >= TREE_MIN) {
             ok = tp_mpi_send_tree(view, ranks, n, i, call_seq);
@@ -297,7 +300,7 @@ static bool send_models(PsRun *run, const bool *need, int64_t nneed)
                     go[j] = false;
                 }
         } else if (ok) {
-            ok = mpi_send_value(i + 1, MM_MODEL, i, 0, 0, view);
+            ok = mpi_send_value(S->wr0 + i, MM_MODEL, i, 0, 0, view);
         }
         val_release(view);
         val_release(ms[i]);
@@ -320,13 +323,16 @@ static bool send_models(PsRun *run, const bool *need, int64_t nneed)
 /* Worker i of rank 'rank', or -1. */
 static int worker_of_rank(const PsRun *run, int rank)
 {
-    return rank >= 1 && rank <= run->k ? rank - 1 : -1;
+    int wr0 = ((const MpiServe *)run->tps)->wr0;
+    return rank >= wr0 && rank < wr0 + run->k ? rank - wr0 : -1;
 }
 
 /* One message from a worker rank during the call. */
 static void on_message(PsRun *run, MpiMsg *m, int *ndone)
 {
     MpiServe *S = run->tps;
+    if (tp_shard_on_message(run, S->shard, m))
+        return;
     int i = worker_of_rank(run, m->src);
     if (i < 0)
         return;
@@ -413,6 +419,8 @@ static void send_calls(PsRun *run, double *seen)
     else
         ps_call_xfer(&(WIO){.w = &common}, &call);
     free(call.files);
+    if (S->shard && !tp_shard_start(run, S->shard, &common, call_seq))
+        n = 0;      /* failed: no worker gets the call */
     for (int i = 0; i < n && !atomic_load(&run->abort); i++) {
         WBuf b = {0};
         wb_bytes(&b, common.p, common.len);
@@ -435,7 +443,8 @@ static void send_calls(PsRun *run, double *seen)
             ps_fail_msg(run, "paramserv: out of memory");
             break;
         }
-        if (!mpi_send_take(i + 1, MM_CALL, i, call_seq, 0, &b) || !mpi_send_value(i + 1, MM_PART, i, 0, 0, part))
+        if (!mpi_send_take(S->wr0 + i, MM_CALL, i, call_seq, 0, &b) ||
+            !mpi_send_value(S->wr0 + i, MM_PART, i, 0, 0, part))
             mpi_failed(run, "sending a paramserv call");
         val_release(part);
         seen[i] = S->sent[i] = clock_now_sec();
@@ -457,10 +466,14 @@ static void watch_silence(PsRun *run, double *seen, double *watched)
      * not held against them. The queue was drained just above. */
     double gap = now - *watched;
     *watched = now;
-    if (gap > WATCH_GAP_SEC)
+    if (gap > WATCH_GAP_SEC) {
         for (int i = 0; i < n; i++)
             if (seen[i] >= 0)
                 seen[i] += gap;
+        tp_shard_gap(S->shard, gap);
+    }
+    if (tp_shard_silent(run, S->shard))
+        return;
     for (int i = 0; i < n; i++) {
         if (!S->done[i] && seen[i] >= 0 && now - seen[i] > mpi_timeout()) {
             char msg[512];
@@ -484,7 +497,7 @@ static int serve_bridge(PsRun *run, const bool *need, int64_t nneed, double *see
     int n = run->k;
     int ndone = 0;
     double watched = clock_now_sec();
-    while (ndone < n && !atomic_load(&run->abort)) {
+    while ((ndone < n || !tp_shard_done(S->shard)) && !atomic_load(&run->abort)) {
         double t1 = clock_now_sec();
         bool busy = send_models(run, need, nneed);
         if (!mpi_progress()) {
@@ -525,9 +538,10 @@ static int serve_bridge(PsRun *run, const bool *need, int64_t nneed, double *see
  * with seen[i] < 0 are lost and owe no ENDACK; n is run->k. */
 static void end_call(PsRun *run, int n, const double *seen, MpiIdle *idle, int *ndone)
 {
-    bool sent_ok = true;
+    MpiServe *S = run->tps;
+    bool sent_ok = tp_shard_end(S->shard);
     for (int i = 0; i < n && sent_ok; i++)
-        sent_ok = mpi_send_take(i + 1, MM_END, i, 0, 0, NULL);
+        sent_ok = mpi_send_take(S->wr0 + i, MM_END, i, 0, 0, NULL);
     int acks = 0;
     bool *acked = calloc((size_t)n, sizeof *acked);
     for (int i = 0; i < n && acked; i++)
@@ -537,7 +551,7 @@ static void end_call(PsRun *run, int n, const double *seen, MpiIdle *idle, int *
         }
     double tend = clock_now_sec();
     mpi_idle_busy(idle);
-    while (sent_ok && acked && acks < n) {
+    while (sent_ok && acked && (acks < n || tp_shard_acks_left(S->shard) > 0)) {
         if (!mpi_progress())
             break;
         MpiMsg m;
@@ -551,7 +565,9 @@ static void end_call(PsRun *run, int n, const double *seen, MpiIdle *idle, int *
             continue;
         }
         int i = worker_of_rank(run, m.src);
-        if (i >= 0 && m.type == MM_ENDACK && !acked[i]) {
+        if (i < 0 && m.type == MM_ENDACK && tp_shard_on_message(run, S->shard, &m)) {
+            /* a server rank left the call */
+        } else if (i >= 0 && m.type == MM_ENDACK && !acked[i]) {
             acked[i] = true;
             acks++;
         } else if (i >= 0 && m.type == MM_FAIL && !atomic_load(&run->abort)) {
@@ -559,7 +575,7 @@ static void end_call(PsRun *run, int n, const double *seen, MpiIdle *idle, int *
         }
         mpi_msg_free(&m);
     }
-    if (acks < n) {
+    if (acks < n || tp_shard_acks_left(S->shard) > 0) {
         if (!atomic_load(&run->abort))
             ps_fail_msg(run, "paramserv: a worker rank did not leave the call");
         mpi_mark_broken();
@@ -583,6 +599,9 @@ static void mpi_serve(PsRun *run)
     int64_t nneed = c->model->n;
     bool *need = ps_pull_entries(c, nneed);
     S->pull_entries = need ? 0 : -1;
+    pthread_mutex_lock(&run->mu);
+    tp_shard_set_need(S->shard, need);
+    pthread_mutex_unlock(&run->mu);
     for (int64_t i = 0; need && i < nneed; i++)
         S->pull_entries += need[i];
     /* The server's agg and val share this host with worker ranks. */
@@ -600,6 +619,9 @@ static void mpi_serve(PsRun *run)
     mpi_unlock();
     blas_budget_leave(blas_before);
     S->rpc_time = t_rpc;
+    pthread_mutex_lock(&run->mu);
+    tp_shard_set_need(S->shard, NULL);
+    pthread_mutex_unlock(&run->mu);
     free(need);
     free(seen);
 }
@@ -618,6 +640,12 @@ static Status mpi_check(Interp *I, const PsConfig *c)
 
 static void mpi_free(PsRun *run);
 
+static Status mpi_gather(PsRun *run)
+{
+    MpiServe *S = run->tps;
+    return tp_shard_gather(run, S->shard);
+}
+
 static Status mpi_init(PsRun *run, PsPart *parts)
 {
     int k = run->k;
@@ -635,6 +663,11 @@ static Status mpi_init(PsRun *run, PsPart *parts)
     S->sent = calloc((size_t)k, sizeof *S->sent);
     pthread_cond_init(&S->pump_cv, NULL);
     S->pull_entries = -1;
+    S->wr0 = run->cfg->servers > 1 ? (int)run->cfg->servers : 1;
+    if (tp_shard_init(run, &S->shard) != ST_OK) {
+        mpi_free(run);
+        return ST_ERR;
+    }
     if (!S->parts || !S->mailbox || !S->full || !S->task || !S->heard_push || !S->done || !S->sent) {
         mpi_free(run);
         return err_set(run->caller, "out of memory");
@@ -643,7 +676,7 @@ static Status mpi_init(PsRun *run, PsPart *parts)
         S->parts[i] = parts[i];
         parts[i].X = parts[i].Y = NULL;
         S->mailbox[i] = val_none();
-        run->w[i].where = ps_mpi_where(i + 1);
+        run->w[i].where = ps_mpi_where(S->wr0 + i);
     }
     return ST_OK;
 }
@@ -652,6 +685,8 @@ static void mpi_deliver(PsRun *run, int i, Value model, const PsTask *task)
 {
     MpiServe *S = run->tps;
     pthread_mutex_lock(&run->mu);
+    if (S->shard)
+        model = tp_shard_delivery(S->shard, i, model);
     val_release(S->mailbox[i]);
     S->mailbox[i] = model;
     S->full[i] = true;
@@ -688,6 +723,7 @@ static void mpi_stats_net(PsRun *run, StrBuf *b, PsWorkerStats *sum)
     if (S->pull_entries >= 0)
         sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
                   (long long)S->pull_entries, (long long)run->cfg->model->n);
+    tp_shard_stats(run, S->shard, b);
 }
 
 static void mpi_free(PsRun *run)
@@ -706,6 +742,7 @@ static void mpi_free(PsRun *run)
         }
     }
     pthread_cond_destroy(&S->pump_cv);
+    tp_shard_free(S->shard);
     free(S->parts);
     free(S->mailbox);
     free(S->full);
@@ -731,4 +768,5 @@ const PsTransportOps ps_tp_mpi = {
     .stats_cpu = mpi_stats_cpu,
     .stats_net = mpi_stats_net,
     .free = mpi_free,
+    .gather = mpi_gather,
 };

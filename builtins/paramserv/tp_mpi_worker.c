@@ -48,6 +48,7 @@ typedef struct Remote {
     char *failure;              /* the worker's failure (malloc'd), or NULL */
     bool failed;                /* the worker failed (with or without a message) */
     bool finished;              /* the worker's loop returned */
+    TpShardIn *shin;            /* servers=S > 1: the parts of the next model (tp_mpi_shard.c) */
 } Remote;
 
 /* ---- the worker's port ---- */
@@ -222,7 +223,9 @@ static bool send_pushes(Remote *r, int id, bool *ok)
         *ok = mpi_send_take(0, MM_PRINT, id, 0, 0, &prints);
     wb_free(&prints);
     for (int64_t i = 0; i < nmsg; i++) {
-        if (*ok)
+        if (*ok && r->shin)
+            *ok = tp_shard_push((int)r->cfg.servers, msgs[i].worker, msgs[i].epoch, msgs[i].batch, msgs[i].payload);
+        else if (*ok)
             *ok = mpi_send_value(0, MM_PUSH, msgs[i].worker, msgs[i].epoch, msgs[i].batch, msgs[i].payload);
         val_release(msgs[i].payload);
     }
@@ -338,6 +341,7 @@ static void remote_free(Remote *r, bool loop_up)
     free(r->outbox);
     val_release(r->mailbox);
     ps_task_clear(&r->task);
+    tp_shard_in_free(r->shin);
     if (loop_up)
         ps_loop_free(&r->loop);
     if (r->prog)
@@ -377,6 +381,8 @@ static bool serve_start(Remote *r, MpiMsg *call, const Value *part, int64_t *id,
             free(msg);
         free(err);
     } else {
+        if (r->cfg.servers > 1 && !(r->shin = tp_shard_in_new((int)r->cfg.servers)))
+            return send_fail("paramserv: out of memory on a worker rank");
         List *pl = part->l;
         PsPart p = {pl->items[0].m, pl->items[1].m};
         val_ref(pl->items[0]);
@@ -436,7 +442,16 @@ static int bridge_take(Remote *r, const MpiMsg *call, MpiMsg *m, bool started, b
         }
         m->type = MM_MODEL;
     }
-    if (m->type == MM_MODEL) {
+    if (r->shin && (m->type == MM_MODEL || m->type == MM_SHARD_MODEL)) {
+        /* servers=S: a shard; the model is whole once every shard came. */
+        Value whole = val_none();
+        int got = tp_shard_in_take(r->shin, m->type == MM_MODEL ? 0 : m->src, m->value, &whole);
+        m->value = val_none();
+        if (got != 0) {
+            take_model(r, whole, NULL, got < 0);
+            *awaiting = false;
+        }
+    } else if (m->type == MM_MODEL) {
         Value model = m->value;
         m->value = val_none();
         take_model(r, model, NULL, false);
@@ -589,6 +604,10 @@ int ps_mpi_worker_loop(void)
         mpi_idle_busy(&idle);
         if (m.type == MM_SHUTDOWN) {
             status = (int)m.epoch;
+            mpi_msg_free(&m);
+            break;
+        }
+        if (m.type == MM_SHARD_CALL && !tp_shard_serve(&m)) {
             mpi_msg_free(&m);
             break;
         }
