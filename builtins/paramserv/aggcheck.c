@@ -27,7 +27,11 @@
 
 #include "ps.h"
 
-enum { AC_MAX_CALLS = 64, AC_MAX_DEPTH = 4096, AC_MAX_UNROLL = 4096 };
+/* Bounds of the scan: nested calls, the depth of the code, iterations
+ * of one unrolled loop, statements looked at in all (loops unrolled), and
+ * the memory of its abstract values. Past any, agg is refused. */
+enum { AC_MAX_CALLS = 64, AC_MAX_DEPTH = 4096, AC_MAX_UNROLL = 4096, AC_MAX_STEPS = 200000 };
+#define AC_MAX_BYTES ((size_t)64 << 20)
 
 typedef enum AKind { AK_UNSET, AK_SCALAR, AK_CELLS, AK_SHAPE, AK_HYPER, AK_LIST } AKind;
 
@@ -48,6 +52,8 @@ typedef struct ACheck {
     char why[512];
     bool bad;
     int calls, depth;
+    int64_t steps;
+    size_t bytes;
     const FuncDef *stack[AC_MAX_CALLS];
     const Loc *at;              /* the construct being looked at */
 } ACheck;
@@ -73,6 +79,11 @@ static void refuse(ACheck *c, const char *fmt, ...)
 
 static void *ac_alloc(ACheck *c, size_t n)
 {
+    if (c->bytes + n > AC_MAX_BYTES) {
+        refuse(c, "its code is larger than the scan follows");
+        return NULL;
+    }
+    c->bytes += n;
     void *p = calloc(n ? n : 1, 1);
     if (p && c->npool == c->cappool) {
         int64_t cap = c->cappool ? c->cappool * 2 : 32;
@@ -513,6 +524,10 @@ static void assign(ACheck *c, AEnv *env, const Lhs *l, AVal v)
 
 static void stmt(ACheck *c, AEnv *env, const Node *s)
 {
+    if (++c->steps > AC_MAX_STEPS) {
+        refuse(c, "its code (loops unrolled) is longer than the scan follows");
+        return;
+    }
     const Loc *outer = c->at;
     c->at = &s->loc;
     switch (s->kind) {

@@ -42,6 +42,7 @@ enum {
     MM_SHARD_MODEL,     /* s -> worker rank: shard s of a model (0 -> s: the initial shard) */
     MM_SHARD_READY,     /* s -> 0: server rank s took its call */
     MM_SHARD_DONE,      /* s -> 0: its last shard and statistics */
+    MM_SHARD_EPOCH,     /* s -> 0: its shard at the end of epoch 'epoch' (for validation, checkpoints) */
 };
 
 typedef struct MpiMsg {

@@ -412,6 +412,11 @@ typedef struct PsTransportOps {
      * run->model the whole model (servers=S: joins the shards); an error
      * in run->caller. NULL: nothing to do. */
     Status (*gather)(struct PsRun *run);
+    /* Server thread, at the end of epoch e (0-based), before validation and
+     * the checkpoint: *whole (NONE on entry) the whole model when the
+     * server holds only a shard and they need it (servers=S); left NONE:
+     * run->model will do. An error in run->SI. NULL: nothing to do. */
+    Status (*epoch_model)(struct PsRun *run, int64_t e, Value *whole);
 } PsTransportOps;
 
 extern const PsTransportOps ps_tp_local;

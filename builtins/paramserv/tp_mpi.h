@@ -86,6 +86,12 @@ bool tp_shard_end(TpShard *t);
 int tp_shard_acks_left(const TpShard *t);
 /* After the server thread joined: run->model becomes the whole model. */
 Status tp_shard_gather(struct PsRun *run, TpShard *t);
+/* Server thread, end of epoch e: the whole model in *whole when
+ * validation or a checkpoint needs it (waits for every server's shard of
+ * that epoch; an error in run->SI when the call aborts meanwhile). */
+Status tp_shard_epoch_model(struct PsRun *run, TpShard *t, int64_t e, Value *whole);
+/* With run->mu held, on abort: wakes a server thread waiting in it. */
+void tp_shard_wake(TpShard *t);
 /* --stats: a line per server rank (1..S-1). */
 void tp_shard_stats(struct PsRun *run, const TpShard *t, struct StrBuf *b);
 void tp_shard_free(TpShard *t);

@@ -646,6 +646,12 @@ static Status mpi_gather(PsRun *run)
     return tp_shard_gather(run, S->shard);
 }
 
+static Status mpi_epoch_model(PsRun *run, int64_t e, Value *whole)
+{
+    MpiServe *S = run->tps;
+    return tp_shard_epoch_model(run, S->shard, e, whole);
+}
+
 static Status mpi_init(PsRun *run, PsPart *parts)
 {
     int k = run->k;
@@ -701,8 +707,10 @@ static void mpi_deliver(PsRun *run, int i, Value model, const PsTask *task)
 static void mpi_wake(PsRun *run)
 {
     MpiServe *S = run->tps;
-    if (S)
+    if (S) {
         pthread_cond_broadcast(&S->pump_cv);
+        tp_shard_wake(S->shard);
+    }
 }
 
 static void mpi_stats_cpu(PsRun *run, StrBuf *b, double cpu, const PsWorkerStats *sum)
@@ -769,4 +777,5 @@ const PsTransportOps ps_tp_mpi = {
     .stats_net = mpi_stats_net,
     .free = mpi_free,
     .gather = mpi_gather,
+    .epoch_model = mpi_epoch_model,
 };

@@ -31,9 +31,11 @@
  * no push can reach a server before its call; a server's failure (agg
  * stops, say) reaches rank 0 as a FAIL naming the shard and rank, and a
  * killed server rank ends the job through mpirun, as a killed worker rank
- * does. Not with servers > 1 (refused by ps_servers_check): validation and
- * checkpoints (they need the whole model each epoch), SBP (each server
- * would pick its own stragglers), dispatch=DYNAMIC, record=/replay=. */
+ * does. Validation and checkpoints need the whole model at the end of an
+ * epoch: the servers then send rank 0 their shards of that epoch (a whole
+ * model per epoch, not per update). Not with servers > 1 (refused by
+ * ps_servers_check): SBP (each server would pick its own stragglers),
+ * dispatch=DYNAMIC, record=/replay=. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,16 +98,16 @@ static Matrix *shapes_of(const List *model)
 }
 
 /* A delivery of a shard: its entries (NONE where need[] says a pull
- * does not carry them) and the whole shapes after them. */
+ * does not carry them) and the whole shapes after them (taken). */
 static Value wrap(const List *shard, const bool *need, Matrix *shapes)
 {
     List *r = list_new(shard->n + 1, false);
-    for (int64_t i = 0; r && i < shard->n; i++)
-        if (!list_push(r, need && !need[i] ? val_none() : shard->items[i], NULL)) {
-            list_release(r);
-            return val_none();
-        }
-    if (!r || !list_push(r, val_matrix_take(shapes), NULL)) {
+    bool ok = r != NULL;
+    for (int64_t i = 0; ok && i < shard->n; i++)
+        ok = list_push(r, need && !need[i] ? val_none() : shard->items[i], NULL);
+    ok = ok && list_push(r, val_matrix_take(shapes), NULL);
+    mat_release(shapes);
+    if (!ok) {
         list_release(r);
         return val_none();
     }
@@ -172,8 +174,7 @@ Status ps_servers_check(Interp *I, PsConfig *c, bool k_given)
                        "shown to: %s", (long long)c->servers, c->agg_spec, why);
     if (c->tp != &ps_tp_mpi)
         return ST_OK;       /* threads: one server, servers= changes nothing */
-    const char *no = c->val ? "validation (val=)" : c->ckpt != PS_CKPT_NONE ? "checkpointing"
-                   : c->utype == PS_UTYPE_SBP ? "utype SBP" : c->dispatch == PS_DISPATCH_DYNAMIC ? "dispatch DYNAMIC"
+    const char *no = c->utype == PS_UTYPE_SBP ? "utype SBP" : c->dispatch == PS_DISPATCH_DYNAMIC ? "dispatch DYNAMIC"
                    : c->record_path || c->replay_path ? "record= and replay=" : NULL;
     if (no)
         return err_set(I, "paramserv: servers=%lld does not support %s yet (use servers=1)", (long long)c->servers,
@@ -191,6 +192,25 @@ Status ps_servers_check(Interp *I, PsConfig *c, bool k_given)
 
 /* ---- rank 0 ---- */
 
+/* Validation and checkpoints need the whole model at an epoch's end: the
+ * server ranks then send their shards to rank 0. 0: never; 1: every
+ * epoch; 2: checkpointing EPOCH10 only (every 10th and the last). */
+static int pub_mode(const PsConfig *c)
+{
+    return c->val || c->ckpt == PS_CKPT_EPOCH ? 1 : c->ckpt == PS_CKPT_EPOCH10 ? 2 : 0;
+}
+
+static bool pub_due(int mode, int64_t e, int64_t epochs)
+{
+    return mode == 1 || (mode == 2 && ((e + 1) % 10 == 0 || e + 1 == epochs));
+}
+
+typedef struct EpochShard {
+    int64_t e;
+    int s;
+    Value v;
+} EpochShard;
+
 struct TpShard {
     int S, k;
     Value full;                 /* the initial model, whole: each worker's first pull */
@@ -204,6 +224,9 @@ struct TpShard {
     bool *done, *acked;
     double *seen;               /* when each server rank was last heard */
     int ndone, nacked;
+    pthread_cond_t ep_cv;       /* run->mu: the server thread waits here for the shards of an epoch */
+    EpochShard *ep;             /* run->mu: shards of epochs that have come (MM_SHARD_EPOCH) */
+    int64_t nep, capep;
 };
 
 Status tp_shard_init(PsRun *run, TpShard **out)
@@ -216,6 +239,7 @@ Status tp_shard_init(PsRun *run, TpShard **out)
     int S = (int)c->servers;
     if (!t)
         return err_set(run->caller, "out of memory");
+    pthread_cond_init(&t->ep_cv, NULL);
     t->S = S;
     t->k = run->k;
     t->full = run->model;
@@ -292,6 +316,8 @@ bool tp_shard_start(PsRun *run, TpShard *t, const WBuf *common, int64_t seq)
             wio_i64(&x, &nb);
             wio_i64(&x, &g);
         }
+        int64_t pub = pub_mode(c);
+        wio_i64(&x, &pub);
         Value init = cut(t->full.l, s, t->S);
         List *l = init.kind == VAL_LIST ? list_new(2, false) : NULL;
         Matrix *sh = mat_new_raw(2, t->shapes->cols);
@@ -317,7 +343,6 @@ bool tp_shard_start(PsRun *run, TpShard *t, const WBuf *common, int64_t seq)
         }
         t->seen[s] = clock_now_sec();
     }
-    (void)c;
     /* READY from each, or its failure. */
     int ready = 0;
     bool *got = calloc((size_t)t->S, sizeof *got);
@@ -387,6 +412,22 @@ bool tp_shard_on_message(PsRun *run, TpShard *t, MpiMsg *m)
         }
         t->done[s] = true;
         t->ndone++;
+    } else if (m->type == MM_SHARD_EPOCH && m->value.kind == VAL_LIST) {
+        pthread_mutex_lock(&run->mu);
+        if (t->nep == t->capep) {
+            int64_t cap = t->capep ? t->capep * 2 : 8;
+            EpochShard *np = realloc(t->ep, sizeof *np * (size_t)cap);
+            if (np) {
+                t->ep = np;
+                t->capep = cap;
+            }
+        }
+        if (t->nep < t->capep) {
+            t->ep[t->nep++] = (EpochShard){m->epoch, s, m->value};
+            m->value = val_none();
+        }
+        pthread_cond_broadcast(&t->ep_cv);
+        pthread_mutex_unlock(&run->mu);
     } else if (m->type == MM_ENDACK && !t->acked[s]) {
         t->acked[s] = true;
         t->nacked++;
@@ -460,6 +501,64 @@ Status tp_shard_gather(PsRun *run, TpShard *t)
     return ST_OK;
 }
 
+void tp_shard_wake(TpShard *t)
+{
+    if (t)
+        pthread_cond_broadcast(&t->ep_cv);
+}
+
+Status tp_shard_epoch_model(PsRun *run, TpShard *t, int64_t e, Value *whole)
+{
+    if (!t || !pub_due(pub_mode(run->cfg), e, run->cfg->epochs))
+        return ST_OK;
+    const List *few[16], **parts = t->S <= 16 ? few : malloc(sizeof *parts * (size_t)t->S);
+    Value *vals = calloc((size_t)t->S, sizeof *vals);
+    if (!parts || !vals) {
+        if (parts != few)
+            free(parts);
+        free(vals);
+        return err_set(&run->SI, "out of memory");
+    }
+    pthread_mutex_lock(&run->mu);
+    for (;;) {
+        int have = 0;
+        for (int64_t j = 0; j < t->nep; j++)
+            have += t->ep[j].e == e;
+        if (have >= t->S - 1 || atomic_load(&run->abort))
+            break;
+        clock_cond_wait_ms(&t->ep_cv, &run->mu, 100);
+    }
+    bool aborted = atomic_load(&run->abort);
+    int64_t keep = 0;
+    for (int64_t j = 0; j < t->nep; j++) {
+        EpochShard *x = &t->ep[j];
+        if (x->e == e && !aborted && x->s > 0 && x->s < t->S && vals[x->s].kind == VAL_NONE)
+            vals[x->s] = x->v;
+        else if (x->e <= e)
+            val_release(x->v);
+        else
+            t->ep[keep++] = *x;
+    }
+    t->nep = keep;
+    pthread_mutex_unlock(&run->mu);
+    bool ok = !aborted && run->model.kind == VAL_LIST;
+    parts[0] = ok ? run->model.l : NULL;
+    for (int s = 1; ok && s < t->S; s++) {
+        ok = vals[s].kind == VAL_LIST;
+        parts[s] = ok ? vals[s].l : NULL;
+    }
+    ok = ok && join_parts(parts, t->S, t->shapes, whole);
+    for (int s = 0; s < t->S; s++)
+        val_release(vals[s]);
+    free(vals);
+    if (parts != few)
+        free(parts);
+    if (aborted)
+        return err_set(&run->SI, "paramserv: the call ended");
+    return ok ? ST_OK : err_set(&run->SI, "paramserv: the server shards' models of epoch %lld do not fit together",
+                                (long long)e + 1);
+}
+
 void tp_shard_stats(PsRun *run, const TpShard *t, StrBuf *b)
 {
     (void)run;
@@ -486,6 +585,10 @@ void tp_shard_free(TpShard *t)
     free(t->done);
     free(t->acked);
     free(t->seen);
+    for (int64_t j = 0; j < t->nep; j++)
+        val_release(t->ep[j].v);
+    free(t->ep);
+    pthread_cond_destroy(&t->ep_cv);
     free(t);
 }
 
@@ -588,6 +691,9 @@ typedef struct ShardServe {
     bool finished;              /* run.mu: the server thread returned */
     double bytes_in, bytes_out;
     char where[320];
+    int pub;                    /* pub_mode of the call */
+    EpochShard *epq;            /* run.mu: shards of ended epochs to send to rank 0 */
+    int64_t nepq, capepq;
 } ShardServe;
 
 static void shard_deliver(PsRun *run, int i, Value model, const PsTask *task)
@@ -609,11 +715,37 @@ static void shard_wake(PsRun *run)
         pthread_cond_broadcast(&z->pump_cv);
 }
 
+/* The end of epoch e: the shard goes to rank 0 when validation or a
+ * checkpoint needs it there. */
+static Status shard_epoch_model(PsRun *run, int64_t e, Value *whole)
+{
+    (void)whole;
+    ShardServe *z = run->tps;
+    if (!pub_due(z->pub, e, run->cfg->epochs))
+        return ST_OK;
+    pthread_mutex_lock(&run->mu);
+    if (z->nepq == z->capepq) {
+        int64_t cap = z->capepq ? z->capepq * 2 : 8;
+        EpochShard *np = realloc(z->epq, sizeof *np * (size_t)cap);
+        if (!np) {
+            pthread_mutex_unlock(&run->mu);
+            return err_set(&run->SI, "out of memory");
+        }
+        z->epq = np;
+        z->capepq = cap;
+    }
+    z->epq[z->nepq++] = (EpochShard){e, z->s, val_ref(run->model)};
+    pthread_cond_signal(&z->pump_cv);
+    pthread_mutex_unlock(&run->mu);
+    return ST_OK;
+}
+
 static const PsTransportOps ps_tp_shard = {
     .name = "Open MPI server shard",
     .own_budgets = true,
     .deliver = shard_deliver,
     .wake = shard_wake,
+    .epoch_model = shard_epoch_model,
 };
 
 static void *shard_main(void *arg)
@@ -722,6 +854,11 @@ static char *shard_setup(ShardServe *z, MpiMsg *callm, Value init)
         run->epoch_pushes_needed += w->groups;
         run->batches_per_epoch += w->nbatches;
     }
+    int64_t pub = -1;
+    wio_i64(&x, &pub);
+    if (rd.bad || pub < 0 || pub > 2)
+        return strdup("malformed server shard call");
+    z->pub = (int)pub;
     List *il = init.kind == VAL_LIST ? init.l : NULL;
     if (!il || il->n != 2 || il->items[0].kind != VAL_LIST || il->items[1].kind != VAL_MATRIX ||
         il->items[1].m->rows != 2 || il->items[1].m->cols != il->items[0].l->n)
@@ -777,8 +914,10 @@ static bool shard_send(ShardServe *z, bool *ok)
         Matrix *sh = mat_new_raw(2, z->shapes->cols);
         if (sh)
             memcpy(sh->data, z->shapes->data, sizeof(double) * (size_t)mat_len(sh));
-        Value v = sh && m.kind == VAL_LIST ? wrap(m.l, z->need, sh) : val_none();
-        if (sh && m.kind != VAL_LIST)
+        Value v = val_none();
+        if (sh && m.kind == VAL_LIST)
+            v = wrap(m.l, z->need, sh);
+        else
             mat_release(sh);
         val_release(m);
         if (v.kind == VAL_NONE) {
@@ -810,6 +949,9 @@ static void shard_free(ShardServe *z, bool up)
         ps_ev_free(&run->sev);
         free(run->failure);
     }
+    for (int64_t j = 0; j < z->nepq; j++)
+        val_release(z->epq[j].v);
+    free(z->epq);
     for (int i = 0; run->w && i < run->k; i++)
         val_release(run->w[i].slot);
     for (int i = 0; z->mailbox && i < run->k; i++)
@@ -863,9 +1005,21 @@ bool tp_shard_serve(MpiMsg *callm)
     for (;;) {
         bool busy = started && shard_send(z, &ok);
         if (started && !reported) {
+            /* The epochs' shards first, taken with 'finished' so that
+             * none is left behind the result. */
             pthread_mutex_lock(&run->mu);
             bool fin = z->finished;
+            EpochShard *eq = z->epq;
+            int64_t neq = z->nepq;
+            z->epq = NULL;
+            z->nepq = z->capepq = 0;
             pthread_mutex_unlock(&run->mu);
+            for (int64_t j = 0; j < neq; j++) {
+                ok = ok && mpi_send_value(0, MM_SHARD_EPOCH, z->s, eq[j].e, 0, eq[j].v);
+                val_release(eq[j].v);
+                busy = true;
+            }
+            free(eq);
             if (fin) {
                 reported = true;
                 busy = true;

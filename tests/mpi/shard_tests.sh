@@ -3,25 +3,26 @@
 # fails, runs and rank_pid, its $tmp). Server ranks are 1..S-1, worker ranks
 # S..S+k-1. Checks: seeded BSP (and modelAvg) with S = 2, 3 servers gives
 # the bits of S = 1, over shared memory and TCP; ASP and SSP train on
-# shards; an agg that mixes cells is refused; too few ranks; k's default;
-# --stats shows each server rank's bytes per round; a killed server rank
-# ends the job naming it.
+# shards; validation, checkpoints and resume give what S = 1 gives; an agg
+# that mixes cells is refused; too few ranks; k's default; --stats shows
+# each server rank's bytes per round; a worker's or agg's error, a killed
+# server rank and a stopped one end the job naming them.
 
 # shardbits NAME K BTL UTYPE FREQ AVG AGG S...: S=1 and each S give the same bits.
 shardbits() {
-    name=$1 k=$2 btl=$3 utype=$4 freq=$5 avg=$6 agg=$7
+    # (mpi sets n, btl and script: other names here)
+    name=$1 k=$2 link=$3 utype=$4 freq=$5 avg=$6 agg=$7
     shift 7
-    set -- "$@"
     servers="$*"
     args="k=$k utype=$utype freq=$freq avg=$avg agg=$agg"
     # shellcheck disable=SC2086
-    if ! mpi $((k + 1)) "$btl" shard_bits.dml -nvargs $args servers=1 out="$tmp/s1" >"$tmp/s1.out" 2>"$tmp/err"; then
+    if ! mpi $((k + 1)) "$link" shard_bits.dml -nvargs $args servers=1 out="$tmp/s1" >"$tmp/s1.out" 2>"$tmp/err"; then
         bad "$name (servers=1)"
         return
     fi
     for s in $servers; do
         # shellcheck disable=SC2086
-        if ! mpi $((k + s)) "$btl" shard_bits.dml -nvargs $args servers="$s" out="$tmp/s$s" >"$tmp/s$s.out" \
+        if ! mpi $((k + s)) "$link" shard_bits.dml -nvargs $args servers="$s" out="$tmp/s$s" >"$tmp/s$s.out" \
             2>"$tmp/err"; then
             bad "$name (servers=$s)"
             return
@@ -66,36 +67,45 @@ else
     bad "servers=2 --stats: bytes per round of server rank 1; workers on ranks 2..4"
 fi
 
-# A killed server rank ends the job; mpirun names it.
-tag="$tmp/shardkill"
-DML_MPI_TEST_TAG=$tag mpi 4 self,vader long_shard.dml >"$tmp/out" 2>"$tmp/err" &
-job=$!
-i=0
-until grep -q "epoch 1/" "$tmp/err" 2>/dev/null || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
-victim=$(rank_pid "$tag" 1)
-i=0
-while [ -z "$victim" ] && [ $i -lt 20 ] && kill -0 "$job" 2>/dev/null; do
-    sleep 0.5
-    i=$((i + 1))
+# shard_signal NAME SIG PATTERN: long_shard.dml on 4 ranks; once it trains,
+# signal server rank 1 and expect the job to end with PATTERN in stderr.
+shard_signal() {
+    name=$1 sig=$2 pattern=$3
+    tag="$tmp/shard$sig"
+    DML_MPI_TEST_TAG=$tag mpi 4 self,vader long_shard.dml >"$tmp/out" 2>"$tmp/err" &
+    job=$!
+    i=0
+    until grep -q "epoch 1/" "$tmp/err" 2>/dev/null || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
     victim=$(rank_pid "$tag" 1)
-done
-if [ -z "$victim" ]; then
-    kill "$job" 2>/dev/null
-    wait "$job"
-    bad "a SIGKILLed server rank ends the job (rank 1 not found)"
-else
-    kill -KILL "$victim"
+    i=0
+    while [ -z "$victim" ] && [ $i -lt 20 ] && kill -0 "$job" 2>/dev/null; do
+        sleep 0.5
+        i=$((i + 1))
+        victim=$(rank_pid "$tag" 1)
+    done
+    if [ -z "$victim" ]; then
+        kill "$job" 2>/dev/null
+        wait "$job"
+        bad "$name (rank 1 not found)"
+        return
+    fi
+    kill "-$sig" "$victim"
     wait "$job"
     rc=$?
-    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q -E "process rank 1 with PID .* exited on signal 9" "$tmp/err"; then
-        ok "a SIGKILLed server rank ends the job, naming the rank"
+    kill -CONT "$victim" 2>/dev/null; kill -KILL "$victim" 2>/dev/null
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q -E "$pattern" "$tmp/err"; then
+        ok "$name"
     else
         echo "     exit status $rc"
         sed -n '1,8p' "$tmp/err"
-        bad "a SIGKILLed server rank ends the job, naming the rank"
+        bad "$name"
     fi
-fi
-: >"$tmp/err"
+    : >"$tmp/err"
+}
+shard_signal "a SIGKILLed server rank ends the job, naming the rank" KILL \
+    "process rank 1 with PID .* exited on signal 9"
+DML_MPI_TIMEOUT=3 shard_signal "a stopped server rank is found by DML_MPI_TIMEOUT" STOP \
+    "paramserv: server shard 2 \(rank 1 on .*\) sent nothing for 3 s \(DML_MPI_TIMEOUT\)"
 
 # A worker's or agg's stop() ends the call on every rank, servers included.
 fails "servers=2: upd's stop() names the worker and ends the job" 4 \
@@ -104,3 +114,22 @@ fails "servers=2: upd's stop() names the worker and ends the job" 4 \
 fails "servers=2: agg's stop() on the servers ends the job" 4 \
     "^shard_fail.dml:21:5: paramserv: (server shard 2 \(rank 1 on .*\): )?aggregation failed .*agg stopped on purpose" \
     shard_fail.dml -nvargs what=agg
+
+# Validation and checkpoints: rank 0 joins the shards at each epoch's end.
+shardval() {
+    # (mpi sets n, btl and script: other names here)
+    name=$1 ranks1=$2 ranks=$3 link=$4 s=$5
+    mkdir -p "$tmp/v1" "$tmp/v$s"
+    rm -f "$tmp/v1"/* "$tmp/v$s"/*
+    if mpi "$ranks1" "$link" shard_val.dml -nvargs servers=1 dir="$tmp/v1" >"$tmp/v1.out" 2>"$tmp/err" &&
+        mpi "$ranks" "$link" shard_val.dml -nvargs servers="$s" dir="$tmp/v$s" >"$tmp/v$s.out" 2>"$tmp/err" &&
+        grep -q "^resumed = uninterrupted: TRUE$" "$tmp/v$s.out" && cmp -s "$tmp/v1.out" "$tmp/v$s.out" &&
+        cmp -s "$tmp/v1/a.ckpt" "$tmp/v$s/a.ckpt"; then
+        ok "$name"
+    else
+        cat "$tmp/v1.out" "$tmp/v$s.out" 2>/dev/null | sed 's/^/     /'
+        bad "$name"
+    fi
+}
+shardval "servers=2: validation, checkpoint and resume as with servers=1" 3 4 self,vader 2
+shardval "servers=3 over TCP: validation, checkpoint and resume as with servers=1" 3 5 self,tcp 3
