@@ -191,6 +191,7 @@ FUZZ_FLAGS := $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined
 FUZZ_TARGETS := build/fuzz/fuzz_dml build/fuzz/fuzz_csv build/fuzz/fuzz_wire build/fuzz/fuzz_checkpoint \
                 build/fuzz/fuzz_kernel_msg
 FUZZ_TARGETS += build/fuzz/fuzz_frame_csv
+FUZZ_TARGETS += build/fuzz/fuzz_sparse_io
 fuzz: $(FUZZ_TARGETS)
 # The whole library, instrumented, compiled once (one object per source) into
 # build/fuzz/libdml.a: every target links the archive, and the linker takes
@@ -222,6 +223,10 @@ build/fuzz/fuzz_checkpoint: tests/fuzz/fuzz_checkpoint.c $(FUZZ_LINK)
 build/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c $(FUZZ_LINK)
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
+# The readers that build a CSR (text, mm, libsvm, sparse binary), round trips.
+build/fuzz/fuzz_sparse_io: tests/fuzz/fuzz_sparse_io.c $(FUZZ_LINK)
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
 # Frames in csv and text: quoted fields spanning lines, round trips.
 build/fuzz/fuzz_frame_csv: tests/fuzz/fuzz_frame_csv.c $(FUZZ_LINK)
 	@echo "  FUZZ    $@"
@@ -244,6 +249,7 @@ fuzz-replay: fuzz
 	$(Q)cd build/fuzz && ./fuzz_checkpoint -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_checkpoint
 	$(Q)cd build/fuzz && ./fuzz_kernel_msg -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_kernel
 	$(Q)cd build/fuzz && ./fuzz_frame_csv -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_frame
+	$(Q)cd build/fuzz && ./fuzz_sparse_io -runs=0 -rss_limit_mb=4096 ../../tests/fuzz/corpus_sparse
 
 bench: $(DML)
 	$(Q)env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE DML=$(DML) sh bench/run.sh

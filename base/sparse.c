@@ -3,6 +3,7 @@
  * cap, dense <-> CSR, the format rule and the size estimate. */
 #include "sparse.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -29,16 +30,43 @@ uint64_t sp_dense_bytes(int64_t rows, int64_t cols)
     return 8 * (uint64_t)rows * (uint64_t)cols;
 }
 
+/* SP_MIN_CELLS, or DML_SPARSE_MIN_CELLS when set (doc/environment.md): a
+ * debug switch; 0 makes every matrix below the turn point sparse, however
+ * small, so that the test suite runs its scripts through the sparse paths.
+ * Read once. */
+static pthread_once_t min_once = PTHREAD_ONCE_INIT;
+static int64_t min_cells = SP_MIN_CELLS;
+
+static void min_init(void)
+{
+    const char *env = getenv("DML_SPARSE_MIN_CELLS");
+    if (env && *env) {
+        char *end;
+        long long v = strtoll(env, &end, 10);
+        if (*end == '\0' && v >= 0)
+            min_cells = v;
+    }
+}
+
+int64_t sp_min_cells(void)
+{
+    pthread_once(&min_once, min_init);
+    return min_cells;
+}
+
 bool sp_prefer_sparse(int64_t rows, int64_t cols, int64_t nnz)
 {
     if (rows <= 0 || cols <= 0 || cols > INT32_MAX || nnz < 0)
         return false;
     double cells = (double)rows * (double)cols;
-    if (cells < SP_MIN_CELLS)
+    int64_t min = sp_min_cells();
+    if (cells < (double)min)
         return false;
     if ((double)nnz / cells >= SP_SPARSITY_TURN_POINT)
         return false;
-    return sp_bytes(rows, nnz) < sp_dense_bytes(rows, cols);
+    /* the debug setting 0 skips the size comparison, which tiny matrices
+     * (a header and a row pointer per row) would fail */
+    return min == 0 || sp_bytes(rows, nnz) < sp_dense_bytes(rows, cols);
 }
 
 /* The entry arrays for 'cap' entries; false when they do not fit. */
@@ -191,7 +219,7 @@ SpMat *sp_from_dense(const double *x, int64_t rows, int64_t cols, int64_t nnz)
     if (!s)
         return NULL;
     int64_t k = 0;
-    for (int64_t i = 0; i < rows; i++) {
+    for (int64_t i = 0; i < rows && cols > 0; i++) {   /* x is NULL when cols == 0 */
         const double *r = x + i * cols;
         for (int64_t j = 0; j < cols; j++)
             if (r[j] != 0) {
@@ -214,7 +242,7 @@ void sp_to_dense(const SpMat *s, double *out)
     int64_t C = s->cols;
     if (s->rows && C)
         memset(out, 0, (size_t)(s->rows * C) * sizeof *out);
-    for (int64_t i = 0; i < s->rows; i++) {
+    for (int64_t i = 0; i < s->rows && C > 0; i++) {  /* out may be NULL when C == 0 */
         double *r = out + i * C;
         for (int64_t p = s->rowptr[i]; p < s->rowptr[i + 1]; p++)
             r[s->colidx[p]] = s->vals[p];
@@ -231,9 +259,12 @@ const char *sp_check(const SpMat *s)
         return "rowptr[rows] is not nnz";
     if (s->nnz > s->cap)
         return "nnz exceeds the capacity";
-    for (int64_t i = 0; i < s->rows; i++) {
+    /* The row pointers first, all of them: a row reaching past nnz is
+     * caught before its entries are read. */
+    for (int64_t i = 0; i < s->rows; i++)
         if (s->rowptr[i + 1] < s->rowptr[i])
             return "rowptr decreases";
+    for (int64_t i = 0; i < s->rows; i++) {
         for (int64_t p = s->rowptr[i]; p < s->rowptr[i + 1]; p++) {
             if (s->colidx[p] < 0 || s->colidx[p] >= s->cols)
                 return "column index out of range";

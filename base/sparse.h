@@ -84,6 +84,10 @@ uint64_t sp_dense_bytes(int64_t rows, int64_t cols);
  * dense (upstream's examineSparsity), a dense one for which it says yes
  * becomes sparse where its non-zeros are counted anyway. */
 bool sp_prefer_sparse(int64_t rows, int64_t cols, int64_t nnz);
+/* The smallest cell count held sparse: SP_MIN_CELLS, or the environment
+ * variable DML_SPARSE_MIN_CELLS (a debug switch: 0 also drops the size
+ * comparison, so that small test matrices take the sparse paths). */
+int64_t sp_min_cells(void);
 
 /* ---- checks ---- */
 /* NULL when the invariants hold, else what is broken (a static string). */

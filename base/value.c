@@ -7,6 +7,7 @@
 #include "value.h"
 
 #include "frame.h"
+#include "sparse.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,6 +62,9 @@ static void str_release_name(Str *s)
  * hence signed. */
 static atomic_bool mem_on;
 static _Atomic int64_t mat_live_bytes, mat_peak_bytes;
+/* Sparse matrices alive (mat_sparse_live): always counted, one add per
+ * sparse matrix, so that the gates cost nothing while none exists. */
+static _Atomic int64_t sparse_live;
 
 static void mem_add(int64_t bytes)
 {
@@ -70,6 +74,17 @@ static void mem_add(int64_t bytes)
            !atomic_compare_exchange_weak_explicit(&mat_peak_bytes, &peak, now, memory_order_relaxed,
                                                   memory_order_relaxed))
         ;
+}
+
+void mat_mem_add(int64_t bytes)
+{
+    if (atomic_load_explicit(&mem_on, memory_order_relaxed))
+        mem_add(bytes);
+}
+
+int64_t mat_sparse_live(void)
+{
+    return atomic_load_explicit(&sparse_live, memory_order_relaxed);
 }
 
 void mat_mem_track(bool on)
@@ -139,6 +154,14 @@ void obj_free(ValKind kind, Obj *o)
         if (m->data && atomic_load_explicit(&mem_on, memory_order_relaxed))
             atomic_fetch_sub_explicit(&mat_live_bytes, mat_len(m) * (int64_t)sizeof(double), memory_order_relaxed);
         data_free(m->data);
+        if (m->sp) {
+            if (atomic_load_explicit(&mem_on, memory_order_relaxed))
+                atomic_fetch_sub_explicit(&mat_live_bytes, (int64_t)sp_bytes(m->sp->rows, m->sp->cap),
+                                          memory_order_relaxed);
+            sp_free(m->sp);
+            atomic_fetch_sub_explicit(&sparse_live, 1, memory_order_relaxed);
+        }
+        mat_release(atomic_load_explicit(&m->dense_view, memory_order_acquire));
         free(m);
         break;
     }
@@ -260,6 +283,12 @@ static bool mat_bytes(int64_t rows, int64_t cols, size_t *bytes)
     return true;
 }
 
+uint64_t mat_cap_bytes(void)
+{
+    pthread_once(&cap_once, cap_init);
+    return cap_bytes;
+}
+
 bool mat_cap_allows(uint64_t bytes)
 {
     pthread_once(&cap_once, cap_init);
@@ -280,6 +309,9 @@ Matrix *mat_new_raw(int64_t rows, int64_t cols)
     m->rows = rows;
     m->cols = cols;
     m->data = NULL;
+    m->sp = NULL;
+    atomic_init(&m->dense_view, NULL);
+    m->nnz = -1;
     if (bytes) {
         void *p = data_alloc(bytes);
         if (!p) {
@@ -302,9 +334,58 @@ Matrix *mat_new_zero_raw(int64_t rows, int64_t cols)
     return m;
 }
 
-/* Deep copy with count 1, whatever m's count; NULL on allocation failure. */
+/* Contract in value.h. */
+Matrix *mat_new_sparse_take(SpMat *s)
+{
+    if (!s)
+        return NULL;
+    if (s->rows == 0 || s->cols == 0) {
+        Matrix *m = mat_new_raw(s->rows, s->cols);
+        if (m)
+            m->nnz = 0;
+        sp_free(s);
+        return m;
+    }
+    Matrix *m = malloc(sizeof *m);
+    if (!m) {
+        sp_free(s);
+        return NULL;
+    }
+    atomic_init(&m->h.rc, 1);
+    m->rows = s->rows;
+    m->cols = s->cols;
+    m->data = NULL;
+    m->sp = s;
+    atomic_init(&m->dense_view, NULL);
+    m->nnz = s->nnz;
+    atomic_fetch_add_explicit(&sparse_live, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&mem_on, memory_order_relaxed))
+        mem_add((int64_t)sp_bytes(s->rows, s->cap));
+    return m;
+}
+
+double mat_get(const Matrix *m, int64_t i, int64_t j)
+{
+    if (!m->sp)
+        return m->data[i * m->cols + j];
+    const SpMat *s = m->sp;
+    int64_t lo = s->rowptr[i], hi = s->rowptr[i + 1];
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (s->colidx[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->rowptr[i + 1] && s->colidx[lo] == j ? s->vals[lo] : 0.0;
+}
+
+/* Deep copy with count 1, whatever m's count, in the form m has; NULL on
+ * allocation failure. */
 Matrix *mat_clone_raw(const Matrix *m)
 {
+    if (m->sp)
+        return mat_new_sparse_take(sp_clone(m->sp));
     Matrix *c = mat_new_raw(m->rows, m->cols);
     if (c && c->data)
         memcpy(c->data, m->data, (size_t)mat_len(m) * sizeof(double));

@@ -44,12 +44,25 @@ typedef struct Str {
     char s[];          /* NUL-terminated; may contain no embedded NULs */
 } Str;
 
-/* Dense row-major matrix of doubles. 'data' is separately allocated (64-byte
- * aligned) and may be NULL when rows*cols == 0. */
+struct SpMat;                             /* sparse.h */
+
+/* Matrix of doubles, held in one of two forms (doc/sparse-plan.md):
+ * - dense: 'data' row-major, separately allocated (64-byte aligned), NULL
+ *   when rows*cols == 0; 'sp' NULL;
+ * - sparse: 'sp' (CSR, base/sparse.h) and 'data' NULL. Code without a
+ *   sparse branch never reads 'data' of such a matrix: it goes through the
+ *   gate (mat_dense / mat_dense_m in runtime/matrix.h, arg_matrix for
+ *   builtins), which makes 'dense_view', a dense copy kept with the matrix.
+ * 'nnz' is sp->nnz for a sparse matrix; -1 for a dense one (dense cells
+ * are mutated in place by their sole owner, so a count kept with them would
+ * go stale: nnz(X) counts). */
 typedef struct Matrix {
     Obj h;
     int64_t rows, cols;
     double *data;
+    struct SpMat *sp;
+    struct Matrix *_Atomic dense_view;   /* sparse only: the gate's dense copy, or NULL */
+    int64_t nnz;
 } Matrix;
 
 typedef struct Value Value;
@@ -162,6 +175,22 @@ Matrix *mat_clone_raw(const Matrix *m);
  * called (--stats calls it before the script runs). Thread-safe. */
 void mat_mem_track(bool on);
 void mat_mem_stats(uint64_t *live, uint64_t *peak);
+/* Adds (or with a negative count removes) bytes of matrix storage that do
+ * not come from mat_new_raw (a CSR form's arrays), for the counters above. */
+void mat_mem_add(int64_t bytes);
+/* The cap mat_cap_allows() checks against, in bytes. */
+uint64_t mat_cap_bytes(void);
+/* A matrix in sparse form wrapping 's' (taken: freed on failure too); NULL
+ * when memory runs out. A matrix without cells is made dense (data NULL)
+ * whatever 's' is. The format decision is the caller's (runtime/matrix.h:
+ * mat_from_sp_take decides by sp_prefer_sparse). */
+Matrix *mat_new_sparse_take(struct SpMat *s);
+/* Sparse matrices alive in the process (0: no sparse matrix exists, and
+ * the gates have nothing to do). Thread-safe. */
+int64_t mat_sparse_live(void);
+/* Cell (i, j) of either form (a binary search in a sparse row). */
+double mat_get(const Matrix *m, int64_t i, int64_t j);
+static inline bool mat_is_sparse(const Matrix *m) { return m->sp != NULL; }
 static inline double *mat_row(Matrix *m, int64_t r) { return m->data + r * m->cols; }
 static inline int64_t mat_len(const Matrix *m) { return m->rows * m->cols; }
 

@@ -38,6 +38,19 @@ bool blas_single(void)
     return false;
 }
 
+/* the float im2col of builtins/dnn_kernels.c links these (single only) */
+void blas_round_float(const double *s, float *d, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = (float)s[i];
+}
+
+void blas_widen_float(const float *f, double *w, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        w[i] = f[i];
+}
+
 /* n doubles in [-0.5, 0.5) from a fixed LCG, so every run sees the same data;
  * 'who' names the program in the out-of-memory exit. */
 static double *bench_filled(int64_t n, unsigned seed, const char *who)

@@ -279,6 +279,10 @@ ew_row() { # ew_row LABEL CONFIG
         echo
         sh bench/mpi.sh "$DML"
     fi
+    if [ -f bench/ps_cluster.sh ] && [ -z "${BENCH_SKIP_CLUSTER:-}" ]; then
+        echo
+        sh bench/ps_cluster.sh "$DML" || echo "ps_cluster.sh failed" >&2
+    fi
     if [ -s "$KEPT" ]; then
         echo
         cat "$KEPT"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../runtime/ops.h"
+#include "../runtime/sparse_ops.h"
 
 #define LL(x) ((long long)(x))
 
@@ -104,6 +105,8 @@ static double kmean_strided(const double *x, int64_t n, int64_t s)
     return sum;
 }
 
+typedef double KV4 __attribute__((vector_size(4 * sizeof(double))));
+
 /* Column sums of an R x C row-major block into out[0..C) (Kahan per column). */
 static Status col_ksums(Interp *I, const Matrix *x, double *out)
 {
@@ -116,7 +119,20 @@ static Status col_ksums(Interp *I, const Matrix *x, double *out)
     double *restrict o = out, *restrict k = corr;
     for (int64_t i = 0; i < R; i++) {
         const double *restrict r = x->data + i * C;
-        for (int64_t j = 0; j < C; j++) {
+        int64_t j = 0;
+        /* four columns a step, each column's operations as below (gcc -O2
+         * left this loop scalar: colSums was 5% of LeNet's training) */
+        for (; j + 4 <= C; j += 4) {
+            KV4 rv, kv, ov;
+            memcpy(&rv, r + j, sizeof rv);
+            memcpy(&kv, k + j, sizeof kv);
+            memcpy(&ov, o + j, sizeof ov);
+            KV4 c = rv + kv, t = ov + c;
+            kv = c - (t - ov);
+            memcpy(k + j, &kv, sizeof kv);
+            memcpy(o + j, &t, sizeof t);
+        }
+        for (; j < C; j++) {
             double c = r[j] + k[j];
             double t = o[j] + c;
             k[j] = c - (t - o[j]);
@@ -160,8 +176,21 @@ static double var_strided(const double *x, int64_t n, int64_t s)
 static Status bi_sum(Interp *I, const BArgs *a, Value *out)
 {
     Matrix *x;
-    TRY(arg_matrix(I, a, 0, &x));
+    TRY(arg_matrix_any(I, a, 0, &x));
+    if (x->sp) {
+        *out = val_double(sp_full_agg(x->sp, SP_SUM));
+        return ST_OK;
+    }
     *out = val_double(ksum(x->data, mat_len(x)));
+    return ST_OK;
+}
+
+/* nnz(X) */
+static Status bi_nnz(Interp *I, const BArgs *a, Value *out)
+{
+    Matrix *x;
+    TRY(arg_matrix_any(I, a, 0, &x));
+    *out = val_int(mat_nnz(x));
     return ST_OK;
 }
 
@@ -169,6 +198,11 @@ static Status bi_sum(Interp *I, const BArgs *a, Value *out)
 static Status bi_mean(Interp *I, const BArgs *a, Value *out)
 {
     Matrix *x, *w;
+    TRY(arg_matrix_any(I, a, 0, &x));
+    if (x->sp && !arg_given(a, 1)) {
+        *out = val_double(sp_full_agg(x->sp, SP_MEAN));
+        return ST_OK;
+    }
     TRY(arg_matrix(I, a, 0, &x));
     int64_t n = mat_len(x);
     if (!arg_given(a, 1)) {
@@ -234,9 +268,24 @@ static Status bi_trace(Interp *I, const BArgs *a, Value *out)
 
 typedef enum RC { RC_SUM, RC_MEAN, RC_MAX, RC_MIN, RC_VAR, RC_SD, RC_PROD } RC;
 
+/* The sparse kernels' name for op, or -1 where there is none. */
+static int sp_agg_of(RC op)
+{
+    return op == RC_SUM ? SP_SUM : op == RC_MEAN ? SP_MEAN : op == RC_MAX ? SP_MAX : op == RC_MIN ? SP_MIN : -1;
+}
+
 static Status row_agg(Interp *I, const BArgs *a, Value *out, RC op)
 {
     Matrix *x;
+    TRY(arg_matrix_any(I, a, 0, &x));
+    if (x->sp && sp_agg_of(op) >= 0) {
+        Matrix *m = mat_alloc(I, x->rows, 1);
+        if (!m)
+            return ST_ERR;
+        sp_row_agg(I, x->sp, (SpAgg)sp_agg_of(op), m->data);
+        *out = val_matrix_take(m);
+        return ST_OK;
+    }
     TRY(arg_matrix(I, a, 0, &x));
     int64_t R = x->rows, C = x->cols;
     Matrix *m = mat_alloc(I, R, 1);
@@ -263,6 +312,18 @@ static Status row_agg(Interp *I, const BArgs *a, Value *out, RC op)
 static Status col_agg(Interp *I, const BArgs *a, Value *out, RC op)
 {
     Matrix *x;
+    TRY(arg_matrix_any(I, a, 0, &x));
+    if (x->sp && sp_agg_of(op) >= 0) {
+        Matrix *m = mat_alloc(I, 1, x->cols);
+        if (!m)
+            return ST_ERR;
+        if (!sp_col_agg(I, x->sp, (SpAgg)sp_agg_of(op), m->data)) {
+            mat_release(m);
+            return err_set(I, "%s(): out of memory", a->def->name);
+        }
+        *out = val_matrix_take(m);
+        return ST_OK;
+    }
     TRY(arg_matrix(I, a, 0, &x));
     int64_t R = x->rows, C = x->cols;
     Matrix *m = mat_alloc(I, 1, C);
@@ -483,28 +544,29 @@ static Status bi_rowcumsum(Interp *I, const BArgs *a, Value *out)
 }
 
 const BuiltinDef bi_aggregate_table[] = {
-    {"sum", bi_sum, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_PURE},
-    {"mean", bi_mean, "x,w", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_PURE},
-    {"avg", bi_mean, "x,w", 1, BIND_POS, 1, BF_RT(RT_SCALAR)},
+    {"nnz", bi_nnz, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_PURE | BF_SPARSE},
+    {"sum", bi_sum, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_PURE | BF_SPARSE},
+    {"mean", bi_mean, "x,w", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_PURE | BF_SPARSE},
+    {"avg", bi_mean, "x,w", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_SPARSE},
     {"var", bi_var, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR)},
     {"sd", bi_sd, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR)},
     {"prod", bi_prod, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_PURE},
     {"trace", bi_trace, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR)},
     {"tr", bi_trace, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR)},
-    {"rowSums", bi_rowSums, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
-    {"colSums", bi_colSums, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
-    {"rowMeans", bi_rowMeans, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
-    {"colMeans", bi_colMeans, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
-    {"rowMaxs", bi_rowMaxs, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
-    {"colMaxs", bi_colMaxs, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
-    {"rowMins", bi_rowMins, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
-    {"colMins", bi_colMins, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
-    {"rowVars", bi_rowVars, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX)},
-    {"colVars", bi_colVars, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX)},
-    {"rowSds", bi_rowSds, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX)},
-    {"colSds", bi_colSds, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX)},
-    {"rowProds", bi_rowProds, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX)},
-    {"colProds", bi_colProds, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX)},
+    {"rowSums", bi_rowSums, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE | BF_SPARSE},
+    {"colSums", bi_colSums, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE | BF_SPARSE},
+    {"rowMeans", bi_rowMeans, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE | BF_SPARSE},
+    {"colMeans", bi_colMeans, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE | BF_SPARSE},
+    {"rowMaxs", bi_rowMaxs, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE | BF_SPARSE},
+    {"colMaxs", bi_colMaxs, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE | BF_SPARSE},
+    {"rowMins", bi_rowMins, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE | BF_SPARSE},
+    {"colMins", bi_colMins, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE | BF_SPARSE},
+    {"rowVars", bi_rowVars, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_SPARSE},
+    {"colVars", bi_colVars, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_SPARSE},
+    {"rowSds", bi_rowSds, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_SPARSE},
+    {"colSds", bi_colSds, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_SPARSE},
+    {"rowProds", bi_rowProds, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_SPARSE},
+    {"colProds", bi_colProds, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_SPARSE},
     {"rowIndexMax", bi_rowIndexMax, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
     {"rowIndexMin", bi_rowIndexMin, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX)},
     {"cumsum", bi_cumsum, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},

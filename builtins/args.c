@@ -6,6 +6,7 @@
 #include "registry.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,16 +50,49 @@ Status arg_matrix(Interp *I, const BArgs *a, int i, Matrix **out)
 {
     if (!arg_given(a, i) || a->v[i].kind != VAL_MATRIX)
         return arg_type_error(I, a, i, "a matrix");
+    *out = mat_dense_m(I, a->v[i].m, fn_name(a));
+    return *out ? ST_OK : ST_ERR;
+}
+
+Status arg_matrix_any(Interp *I, const BArgs *a, int i, Matrix **out)
+{
+    if (!arg_given(a, i) || a->v[i].kind != VAL_MATRIX)
+        return arg_type_error(I, a, i, "a matrix");
     *out = a->v[i].m;
     return ST_OK;
+}
+
+Status bargs_densify(Interp *I, const BArgs *a, BArgs *d)
+{
+    *d = *a;
+    d->v = calloc((size_t)(a->n ? a->n : 1), sizeof *d->v);
+    if (!d->v)
+        return err_set(I, "%s(): out of memory", fn_name(a));
+    Status st = ST_OK;
+    for (int i = 0; i < a->n; i++) {
+        d->v[i] = val_ref(a->v[i]);
+        if (st == ST_OK)
+            st = val_densify(I, &d->v[i], fn_name(a));
+    }
+    if (st != ST_OK)
+        bargs_dense_free(d);
+    return st;
+}
+
+void bargs_dense_free(BArgs *d)
+{
+    for (int i = 0; d->v && i < d->n; i++)
+        val_release(d->v[i]);
+    free(d->v);
+    d->v = NULL;
 }
 
 Status arg_matrix_or_scalar(Interp *I, const BArgs *a, int i, Matrix **out, Value *owned)
 {
     *owned = val_none();
     if (arg_given(a, i) && a->v[i].kind == VAL_MATRIX) {
-        *out = a->v[i].m;
-        return ST_OK;
+        *out = mat_dense_m(I, a->v[i].m, fn_name(a));
+        return *out ? ST_OK : ST_ERR;
     }
     if (!arg_given(a, i) || !(val_is_number(a->v[i]) || a->v[i].kind == VAL_BOOL))
         return arg_type_error(I, a, i, "a matrix or a number");

@@ -12,6 +12,7 @@
 
 #include "../runtime/frame.h"
 #include "../runtime/ops.h"
+#include "../runtime/sparse_ops.h"
 
 #define LL(x) ((long long)(x))
 
@@ -175,6 +176,9 @@ static Status bi_matrix(Interp *I, const BArgs *a, Value *out)
 
 /* ================================= rand ================================= */
 
+/* Cells up to which a sparse rand draws per cell (time ~1 s here). */
+#define RAND_CELLWISE_MAX ((double)(1 << 27))
+
 /* rand(rows=1, cols=1, min=0.0, max=1.0, pdf="uniform", sparsity=1.0, seed=-1, lambda=1.0) */
 static Status bi_rand(Interp *I, const BArgs *a, Value *out)
 {
@@ -206,10 +210,32 @@ static Status bi_rand(Interp *I, const BArgs *a, Value *out)
                            "\"cb_normal\", got \"%s\"", pdf);
     if (kind == 2 && !(lambda > 0 && isfinite(lambda)))
         return err_set(I, "rand(): lambda must be positive for pdf=\"poisson\", got %g", lambda);
+    Rng local;
+    if (kind < 3 && sp < 1.0) {
+        /* Held sparse when the expected count says so (doc/sparse.md):
+         * generated straight into CSR, with the dense loop's draws (one
+         * uniform per cell, so a seed gives the same matrix in either
+         * form) up to RAND_CELLWISE_MAX cells; above, the gaps between
+         * non-zeros are drawn (one uniform per non-zero: the issue's
+         * 10^10-cell example in about a second), a stream of its own
+         * (doc/sparse-plan.md 7.). */
+        SpRandArgs ra = {.rows = r, .cols = c, .pdf = kind == 0 ? SP_PDF_UNIFORM : kind == 1 ? SP_PDF_NORMAL
+                                                                                            : SP_PDF_POISSON,
+                         .min = lo, .max = hi, .sparsity = sp, .lambda = lambda};
+        double cells = (double)r * (double)c, expect = sp * cells;
+        if (r > 0 && c > 0 && expect < 9e18 && sp_prefer_sparse(r, c, (int64_t)expect)) {
+            Rng *g = pick_rng(I, seed, &local);
+            Matrix *m = mat_from_sp_take(I, cells > RAND_CELLWISE_MAX ? sp_rand_skip(g, &ra)
+                                                                      : sp_rand_cellwise(g, &ra), "rand");
+            if (!m)
+                return ST_ERR;
+            *out = val_matrix_take(m);
+            return ST_OK;
+        }
+    }
     Matrix *m = mat_alloc(I, r, c);
     if (!m)
         return ST_ERR;
-    Rng local;
     Rng *g = pick_rng(I, seed, &local);
     int64_t n = mat_len(m);
     /* min > max is not checked, as upstream: cells are min + (max - min) * u,
@@ -231,7 +257,7 @@ static Status bi_rand(Interp *I, const BArgs *a, Value *out)
                 x[i] = sqrt(-2.0 * log1p(-u)) * cos(2.0 * M_PI * v);
             }
         }
-        *out = val_matrix_take(m);
+        *out = val_matrix_take(sp < 1.0 ? mat_maybe_sparse_take(m, -1) : m);
         return ST_OK;
     }
     for (int64_t i = 0; i < n; i++) {
@@ -381,7 +407,22 @@ static Status bi_sample(Interp *I, const BArgs *a, Value *out)
 static Status bi_diag(Interp *I, const BArgs *a, Value *out)
 {
     Matrix *x, *m;
-    TRY(arg_matrix(I, a, 0, &x));
+    TRY(arg_matrix_any(I, a, 0, &x));
+    if (x->cols == 1 || x->rows == x->cols) {
+        /* sparse: a sparse input, or a vector whose n x n result is sparse
+         * by the format rule (at most n non-zeros) */
+        bool vec = x->cols == 1;
+        if (x->sp || (vec && sp_prefer_sparse(x->rows, x->rows, mat_nnz(x)))) {
+            SpMat *own = x->sp ? NULL : sp_from_dense(x->data, x->rows, x->cols, -1);
+            const SpMat *xs = x->sp ? x->sp : own;
+            SpMat *r = !xs ? NULL : vec ? sp_diag_from_vector(xs) : sp_diag_of_matrix(xs);
+            sp_free(own);
+            if (!(m = mat_from_sp_take(I, r, "diag")))
+                return ST_ERR;
+            *out = val_matrix_take(m);
+            return ST_OK;
+        }
+    }
     if (x->cols == 1) {
         int64_t n = x->rows;
         if (!(m = mat_alloc_zero(I, n, n)))
@@ -410,6 +451,87 @@ static Status bi_diag(Interp *I, const BArgs *a, Value *out)
 typedef struct Opnd { const double *p; int64_t ld; double s; } Opnd;
 /* Cell (i, j) of the walk over the first matrix operand's cells. */
 static inline double opnd_at(const Opnd *o, int64_t i, int64_t j) { return o->p ? o->p[i * o->ld + j] : o->s; }
+
+/* table_core's result built as CSR: the (row, column, weight) entries in
+ * the walk's order, sorted by row and column with a stable counting sort,
+ * so that a cell's weights are added in the order the dense loop adds
+ * them; cells that sum to zero are not stored. */
+static Status table_sparse(Interp *I, const char *fname, const Opnd *o, int64_t L, int64_t ncol, int64_t d1,
+                           int64_t d2, Value *out)
+{
+    int64_t *ri = malloc(sizeof(int64_t) * (size_t)(L ? L : 1)), *cnt = calloc((size_t)d2 + 1, sizeof(int64_t));
+    int64_t *rcnt = calloc((size_t)d1 + 1, sizeof(int64_t)), *ord = malloc(sizeof(int64_t) * (size_t)(L ? L : 1));
+    int64_t *tmp = malloc(sizeof(int64_t) * (size_t)(L ? L : 1));
+    int32_t *cj = malloc(sizeof(int32_t) * (size_t)(L ? L : 1));
+    double *w = malloc(sizeof(double) * (size_t)(L ? L : 1));
+    SpMat *S = NULL;
+    Status st = ST_OK;
+    if (!ri || !cnt || !rcnt || !ord || !tmp || !cj || !w) {
+        st = err_set(I, "%s(): out of memory", fname);
+        goto done;
+    }
+    int64_t n = 0;
+    for (int64_t k = 0; k < L; k++) {
+        int64_t ci = k / ncol, cc = k % ncol;
+        double x = opnd_at(&o[0], ci, cc), y = opnd_at(&o[1], ci, cc);
+        if (isnan(x) || isnan(y))
+            continue;
+        int64_t ia = (int64_t)x, ib = (int64_t)y;
+        if (ia > d1 || ib > d2)
+            continue;
+        ri[n] = ia - 1;
+        cj[n] = (int32_t)(ib - 1);
+        w[n] = opnd_at(&o[2], ci, cc);
+        n++;
+    }
+    /* stable sort by column, then by row: entries of a cell stay in order */
+    for (int64_t k = 0; k < n; k++)
+        cnt[cj[k] + 1]++;
+    for (int64_t j = 0; j < d2; j++)
+        cnt[j + 1] += cnt[j];
+    for (int64_t k = 0; k < n; k++)
+        tmp[cnt[cj[k]]++] = k;
+    for (int64_t k = 0; k < n; k++)
+        rcnt[ri[k] + 1]++;
+    for (int64_t i = 0; i < d1; i++)
+        rcnt[i + 1] += rcnt[i];
+    for (int64_t k = 0; k < n; k++)
+        ord[rcnt[ri[tmp[k]]]++] = tmp[k];
+    if (!(S = sp_new(d1, d2, n))) {
+        st = err_set(I, "%s(): out of memory", fname);
+        goto done;
+    }
+    int64_t e = 0, k = 0;
+    for (int64_t i = 0; i < d1; i++) {
+        while (k < n && ri[ord[k]] == i) {
+            int32_t c = cj[ord[k]];
+            double sum = 0;
+            while (k < n && ri[ord[k]] == i && cj[ord[k]] == c)
+                sum += w[ord[k++]];
+            if (sum != 0) {
+                S->colidx[e] = c;
+                S->vals[e++] = sum;
+            }
+        }
+        S->rowptr[i + 1] = e;
+    }
+    S->nnz = e;
+done:
+    free(ri);
+    free(cnt);
+    free(rcnt);
+    free(ord);
+    free(tmp);
+    free(cj);
+    free(w);
+    if (st != ST_OK)
+        return st;
+    Matrix *m = mat_from_sp_take(I, S, fname);
+    if (!m)
+        return ST_ERR;
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
 
 static Status table_core(Interp *I, const char *fname, Value va, Value vb, Value vw, bool has_w, int64_t od1,
                          int64_t od2, bool has_od, Value *out)
@@ -467,6 +589,8 @@ static Status table_core(Interp *I, const char *fname, Value va, Value vb, Value
         if (ib > maxb) maxb = ib;
     }
     int64_t d1 = has_od ? od1 : maxa, d2 = has_od ? od2 : maxb;
+    if (d1 > 0 && d2 > 0 && sp_prefer_sparse(d1, d2, d2 > INT64_MAX / d1 || L < d1 * d2 ? L : d1 * d2))
+        return table_sparse(I, fname, o, L, ncol, d1, d2, out);
     Matrix *m = mat_alloc_zero(I, d1, d2);
     if (!m)
         return ST_ERR;
@@ -679,10 +803,10 @@ static Status bi_upper_tri(Interp *I, const BArgs *a, Value *out) { return tri(I
 
 const BuiltinDef bi_construct_table[] = {
     {"matrix", bi_matrix, "data,rows,cols,byrow", 1, BIND_NAMED, 1, BF_RT(RT_MATRIX) | BF_PURE},
-    {"rand", bi_rand, "rows,cols,min,max,pdf,sparsity,seed,lambda", 0, BIND_NAMED, 1, BF_ANY_CASE | BF_RT(RT_MATRIX)},
+    {"rand", bi_rand, "rows,cols,min,max,pdf,sparsity,seed,lambda", 0, BIND_NAMED, 1, BF_ANY_CASE | BF_RT(RT_MATRIX) | BF_SPARSE},
     {"seq", bi_seq, "from,to,incr", 2, BIND_NAMED, 1, BF_RT(RT_MATRIX)},
     {"sample", bi_sample, "range,size,replace,seed", 2, BIND_POS, 1, BF_RT(RT_MATRIX)},
-    {"diag", bi_diag, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
+    {"diag", bi_diag, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE | BF_SPARSE},
     {"table", bi_table, "A,B,C,D,E,F", 2, BIND_POS, 1, BF_RT(RT_MATRIX)},
     {"ctable", bi_table, "A,B,C,D,E,F", 2, BIND_POS, 1, BF_RT(RT_MATRIX)},
     {"toOneHot", bi_toOneHot, "X,numClasses", 2, BIND_POS, 1, BF_RT(RT_MATRIX)},

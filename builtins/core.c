@@ -552,7 +552,7 @@ static Status bi_as_scalar(Interp *I, const BArgs *a, Value *out)
         if (v.m->rows != 1 || v.m->cols != 1)
             return err_set(I, "Dimension mismatch - unable to cast matrix of dimension (%lld x %lld) to scalar.",
                            (long long)v.m->rows, (long long)v.m->cols);
-        *out = val_double(v.m->data[0]);
+        *out = val_double(mat_get(v.m, 0, 0));
         return ST_OK;
     }
     if (v.kind == VAL_FRAME) {
@@ -815,21 +815,21 @@ static Status bi_is_nan(Interp *I, const BArgs *a, Value *out) { return indicato
 static Status bi_is_infinite(Interp *I, const BArgs *a, Value *out) { return indicator(I, a, out, 2); }
 
 const BuiltinDef bi_core_table[] = {
-    {"print", bi_print, "", 0, BIND_VARIADIC, 1, BF_STATEMENT | BF_STMT_FIRST},
+    {"print", bi_print, "", 0, BIND_VARIADIC, 1, BF_STATEMENT | BF_STMT_FIRST | BF_SPARSE},
     {"stop", bi_stop, "", 0, BIND_VARIADIC, 1, BF_STATEMENT | BF_STMT_FIRST | BF_CONTROL},
     {"assert", bi_assert, "", 0, BIND_VARIADIC, 1, BF_STATEMENT | BF_NEEDS_LOC | BF_STMT_FIRST | BF_CONTROL},
-    {"toString", bi_toString, "target,rows,cols,decimal,sparse,sep,linesep", 1, BIND_NAMED, 1, BF_RT(RT_SCALAR)},
-    {"as.scalar", bi_as_scalar, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_PURE},
-    {"castAsScalar", bi_as_scalar, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR)},
-    {"as.matrix", bi_as_matrix, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
+    {"toString", bi_toString, "target,rows,cols,decimal,sparse,sep,linesep", 1, BIND_NAMED, 1, BF_RT(RT_SCALAR) | BF_SPARSE},
+    {"as.scalar", bi_as_scalar, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_PURE | BF_SPARSE},
+    {"castAsScalar", bi_as_scalar, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_SPARSE},
+    {"as.matrix", bi_as_matrix, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE | BF_SPARSE},
     {"as.integer", bi_as_integer, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_PURE},
     {"as.double", bi_as_double, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_PURE},
     {"as.logical", bi_as_logical, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR)},
     {"as.boolean", bi_as_logical, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR)},
     {"as.list", bi_as_list, "x", 1, BIND_POS, 1, 0},
-    {"nrow", bi_nrow, "x", 1, BIND_POS, 1, BF_DIM_ONLY | BF_RT(RT_SCALAR) | BF_PURE},
-    {"ncol", bi_ncol, "x", 1, BIND_POS, 1, BF_DIM_ONLY | BF_RT(RT_SCALAR) | BF_PURE},
-    {"length", bi_length, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_PURE},
+    {"nrow", bi_nrow, "x", 1, BIND_POS, 1, BF_DIM_ONLY | BF_RT(RT_SCALAR) | BF_PURE | BF_SPARSE},
+    {"ncol", bi_ncol, "x", 1, BIND_POS, 1, BF_DIM_ONLY | BF_RT(RT_SCALAR) | BF_PURE | BF_SPARSE},
+    {"length", bi_length, "x", 1, BIND_POS, 1, BF_RT(RT_SCALAR) | BF_PURE | BF_SPARSE},
     {"time", bi_time, "", 0, BIND_POS, 1, BF_RT(RT_SCALAR)},
     {"ifelse", bi_ifelse, "test,yes,no", 3, BIND_POS, 1, BF_PURE},
     {"is.na", bi_is_na, "x", 1, BIND_POS, 1, BF_RT(RT_SAME)},

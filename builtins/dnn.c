@@ -247,9 +247,16 @@ static Status bias_op(Interp *I, const BArgs *a, Value *out, bool mul)
                        "Incorrect inputs for %s: the number of columns of the input (%ld) must be a multiple "
                        "of the number of rows of the bias (%ld)",
                        fn, (long)X->cols, (long)b->rows);
-    Matrix *res = result(I, a, X->rows, X->cols);
-    if (!res)
+    /* An input that nothing else holds (bias_add(conv2d(...), b): the
+     * argument is the only reference) takes the result in place, as the
+     * operators reuse their unshared operands (runtime/ops.c). */
+    Matrix *res;
+    if (a->v[0].kind == VAL_MATRIX && a->v[0].m == X && obj_unique(&X->h)) {
+        res = X;
+        obj_retain(&res->h);
+    } else if (!(res = result(I, a, X->rows, X->cols))) {
         return ST_ERR;
+    }
     if (mul)
         dnn_bias_multiply(X->data, X->rows, X->cols, b->data, b->rows, res->data);
     else

@@ -374,6 +374,90 @@ static void conv_finish(Conv *cv, int64_t n0, int64_t b)
         cv->cols_zero = cv->pad != NULL;
 }
 
+/* ---- single precision, one image per product ----
+ * With --precision single, a layer whose im2col matrix is too thin to
+ * batch images (CRS < DNN_BATCH_MIN_CRS: LeNet's conv1, 25 rows) builds it
+ * in float and multiplies by sgemm: the plane is rounded to float as it is
+ * copied into the zero-bordered plane (H*W conversions, not the R*S times
+ * as many that rounding the double im2col matrix would take), and the
+ * product widened as it is stored. The filter gradient adds each image's
+ * float product into dW in double. blas_dgemm alone keeps these products
+ * double: 14 multiply-adds per converted cell are too few to pay for the
+ * conversions (runtime/blas.c, sgemm_pays). The data gradient (col2im)
+ * stays double. Measured (bench/conv_precision.c, one thread, batch 64):
+ * see bench/RESULTS.md. */
+
+/* pad_fill into a float plane */
+static void pad_fill_f(const DnnGeom *g, const double *plane, float *pad)
+{
+    const int64_t wp = g->W + 2 * g->pw;
+    for (int64_t h = 0; h < g->H; h++)
+        blas_round_float(plane + h * g->W, pad + (h + g->ph) * wp + g->pw, g->W);
+}
+
+/* im2col_padded on float planes (stride 1 rows copied whole) */
+static void im2col_padded_f(const DnnGeom *g, const float *pad, float *rows, int64_t ld)
+{
+    const int64_t P = g->P, Q = g->Q, sw = g->sw, wp = g->W + 2 * g->pw, step = g->sh * wp;
+    for (int64_t r = 0; r < g->R; r++)
+        for (int64_t s = 0; s < g->S; s++) {
+            float *dst = rows + (r * g->S + s) * ld;
+            const float *src = pad + r * wp + s;
+            for (int64_t p = 0; p < P; p++, dst += Q, src += step) {
+                if (sw == 1)
+                    memcpy(dst, src, (size_t)Q * sizeof(float));
+                else
+                    for (int64_t q = 0; q < Q; q++)
+                        dst[q] = src[q * sw];
+            }
+        }
+}
+
+/* Whether the forward or filter-gradient pass takes the float path */
+static bool conv_single(const Conv *cv)
+{
+    const DnnGeom *g = cv->g;
+    return cv->op != CONV_BWD && blas_single() && g->batch <= 1 && g->C * g->R * g->S < DNN_BATCH_MIN_CRS &&
+           padded_cells(g) >= 0;
+}
+
+/* The float path: 0, or -1 when out of memory. */
+static int conv_run_f(Conv *cv)
+{
+    const DnnGeom *g = cv->g;
+    const int64_t HW = g->H * g->W, CHW = g->C * HW, PQ = g->P * g->Q, FPQ = g->F * PQ;
+    const int64_t RS = g->R * g->S, CRS = g->C * RS, cells = padded_cells(g);
+    /* scratch: pad, cols (CRS x PQ), the filters or one image's dout (F x
+     * CRS or F x PQ), the product (F x PQ or F x CRS) */
+    const int64_t nw = cv->op == CONV_FWD ? g->F * CRS : FPQ, np = cv->op == CONV_FWD ? FPQ : g->F * CRS;
+    float *pad = calloc((size_t)(cells + CRS * PQ + nw + np), sizeof(float));
+    if (!pad)
+        return -1;
+    float *cols = pad + cells, *wf = cols + CRS * PQ, *prod = wf + nw;
+    if (cv->op == CONV_FWD)
+        blas_round_float(cv->Wt, wf, g->F * CRS);
+    else
+        memset(cv->res, 0, (size_t)(g->F * CRS) * sizeof(double));
+    for (int64_t n = 0; n < g->N; n++) {
+        const double *x = cv->X + n * CHW;
+        for (int64_t c = 0; c < g->C; c++) {
+            pad_fill_f(g, x + c * HW, pad);
+            im2col_padded_f(g, pad, cols + c * RS * PQ, PQ);
+        }
+        if (cv->op == CONV_FWD) {   /* out (F x PQ) = W (F x CRS) * cols (CRS x PQ) */
+            blas_sgemm(false, false, g->F, PQ, CRS, 1.0f, wf, CRS, cols, PQ, 0.0f, prod, PQ);
+            blas_widen_float(prod, cv->res + n * FPQ, FPQ);
+        } else {                    /* dW += dout (F x PQ) * cols^T */
+            blas_round_float(cv->dout + n * FPQ, wf, FPQ);
+            blas_sgemm(false, true, g->F, CRS, PQ, 1.0f, wf, PQ, cols, PQ, 0.0f, prod, CRS);
+            for (int64_t i = 0; i < g->F * CRS; i++)
+                cv->res[i] += prod[i];
+        }
+    }
+    free(pad);
+    return 0;
+}
+
 static int conv_run(Conv *cv)
 {
     const DnnGeom *g = cv->g;
@@ -387,6 +471,8 @@ static int conv_run(Conv *cv)
     int64_t per;
     if (__builtin_mul_overflow(CRS, PQ, &per) || per > INT64_MAX / 16)
         return -1;
+    if (conv_single(cv))
+        return conv_run_f(cv);
     /* images per dgemm: the caller's choice, else as many as fit the target */
     int64_t nb = g->batch > 0 ? g->batch
                  : CRS < DNN_BATCH_MIN_CRS ? 1
@@ -554,14 +640,83 @@ static bool pool_tiles(const DnnGeom *g)
     return g->sh == g->R && g->sw == g->S && g->ph == 0 && g->pw == 0;
 }
 
+/* Four 2x2 windows side by side: a vector of their top-left, top-right,
+ * bottom-left or bottom-right cells, and the lanes' masks (all ones where
+ * a comparison holds, as the vector comparisons give them). The
+ * comparisons, selections and masks are the scalar code's, lane by lane, so
+ * the bits are the same. */
+typedef double PoolV __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
+typedef int64_t PoolM __attribute__((vector_size(4 * sizeof(int64_t))));
+
+#define POOL_INLINE static inline __attribute__((always_inline))
+
+/* the even and odd cells of the 8 at s: a window row's left and right cells */
+POOL_INLINE void pool_split(const double *s, PoolV *l, PoolV *r)
+{
+    PoolV u = *(const PoolV *)s, w = *(const PoolV *)(s + 4);
+    *l = __builtin_shufflevector(u, w, 0, 2, 4, 6);
+    *r = __builtin_shufflevector(u, w, 1, 3, 5, 7);
+}
+
+/* the inverse of pool_split (macros: a vector passed by value would change
+ * the base build's ABI, which gcc warns about) */
+#define POOL_JOIN(l, r, d)                                                   \
+    do {                                                                     \
+        *(PoolV *)(d) = __builtin_shufflevector((l), (r), 0, 4, 1, 5);       \
+        *(PoolV *)((d) + 4) = __builtin_shufflevector((l), (r), 2, 6, 3, 7); \
+    } while (0)
+
+/* a where m, else v */
+#define POOL_SEL(m, a, v) ((PoolV)(((PoolM)(a) & (m)) | ((PoolM)(v) & ~(m))))
+
+/* max_pool_plane_2x2's windows q .. q+3 of output row p */
+POOL_INLINE void max_pool_2x2_v4(const double *x0, const double *x1, double *op)
+{
+    PoolV a, b, c, e;
+    pool_split(x0, &a, &b);
+    pool_split(x1, &c, &e);
+    PoolV m = {-DBL_MAX, -DBL_MAX, -DBL_MAX, -DBL_MAX};
+    m = POOL_SEL(a > m, a, m);
+    m = POOL_SEL(b > m, b, m);
+    m = POOL_SEL(c > m, c, m);
+    m = POOL_SEL(e > m, e, m);
+    const PoolV qnan = {NAN, NAN, NAN, NAN};
+    PoolM nan = (a != a) | (b != b) | (c != c) | (e != e);
+    *(PoolV *)op = POOL_SEL(nan, qnan, m);
+}
+
+/* max_pool_backward_tiled's 2x2 windows q .. q+3 of output row p */
+POOL_INLINE void max_pool_bwd_2x2_v4(const double *x0, const double *x1, const double *dp, double *dx0,
+                                     double *dx1)
+{
+    PoolV a, b, c, e;
+    pool_split(x0, &a, &b);
+    pool_split(x1, &c, &e);
+    PoolV m = a;
+    PoolM gb = b > m;
+    m = POOL_SEL(gb, b, m);
+    PoolM gc = c > m;
+    m = POOL_SEL(gc, c, m);
+    PoolM ge = e > m;
+    PoolM v = (PoolM)(*(const PoolV *)dp + 0.0);
+    PoolV oa = (PoolV)(v & ~(gb | gc | ge)), ob = (PoolV)(v & (gb & ~(gc | ge)));
+    PoolV oc = (PoolV)(v & (gc & ~ge)), oe = (PoolV)(v & ge);
+    POOL_JOIN(oa, ob, dx0);
+    POOL_JOIN(oc, oe, dx1);
+}
+
 /* max_pool_plane for 2x2 tiles: the same operations in the same order,
- * without the window loops. */
-static void max_pool_plane_2x2(const DnnGeom *g, const double *x, double *o)
+ * without the window loops; four windows a step (gcc -O2 leaves the scalar
+ * loop as it is). */
+POOL_INLINE void max_pool_plane_2x2_body(const DnnGeom *g, const double *x, double *o)
 {
     for (int64_t p = 0; p < g->P; p++) {
         const double *x0 = x + 2 * p * g->W, *x1 = x0 + g->W;
         double *op = o + p * g->Q;
-        for (int64_t q = 0; q < g->Q; q++) {
+        int64_t q = 0;
+        for (; q + 4 <= g->Q; q += 4)
+            max_pool_2x2_v4(x0 + 2 * q, x1 + 2 * q, op + q);
+        for (; q < g->Q; q++) {
             double a = x0[2 * q], b = x0[2 * q + 1], c = x1[2 * q], e = x1[2 * q + 1];
             double m = -DBL_MAX;
             m = a > m ? a : m;
@@ -574,13 +729,24 @@ static void max_pool_plane_2x2(const DnnGeom *g, const double *x, double *o)
     }
 }
 
+static void max_pool_plane_2x2_base(const DnnGeom *g, const double *x, double *o)
+{
+    max_pool_plane_2x2_body(g, x, o);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void max_pool_plane_2x2_avx2(const DnnGeom *g, const double *x, double *o)
+{
+    max_pool_plane_2x2_body(g, x, o);
+}
+#endif
+
 /* max_pool_backward_plane where the windows tile the image (pool_tiles):
  * each window's cells are written once, d to the first maximum and zero to
  * the others (d + 0.0, as the zeroed plane plus d would give, so that -0.0
  * reads the same), and the cells past the last window are zeroed; so dx
  * needs no clearing first. The maximum is picked by the same comparisons as
  * max_pool_backward_plane. */
-static void max_pool_backward_tiled(const DnnGeom *g, const double *x, const double *d, double *dx)
+POOL_INLINE void max_pool_backward_tiled_body(const DnnGeom *g, const double *x, const double *d, double *dx)
 {
     const int64_t W = g->W, R = g->R, S = g->S, P = g->P, Q = g->Q;
     for (int64_t p = 0; p < P; p++) {
@@ -589,7 +755,10 @@ static void max_pool_backward_tiled(const DnnGeom *g, const double *x, const dou
         if (R == 2 && S == 2) {
             const double *x1 = xp + W;
             double *dx1 = dxp + W;
-            for (int64_t q = 0; q < Q; q++) {
+            int64_t q = 0;
+            for (; q + 4 <= Q; q += 4)
+                max_pool_bwd_2x2_v4(xp + 2 * q, x1 + 2 * q, dp + q, dxp + 2 * q, dx1 + 2 * q);
+            for (; q < Q; q++) {
                 double a = xp[2 * q], b = xp[2 * q + 1], c = x1[2 * q], e = x1[2 * q + 1];
                 double m = a;
                 int gb = b > m;
@@ -631,14 +800,47 @@ static void max_pool_backward_tiled(const DnnGeom *g, const double *x, const dou
         memset(dx + P * R * W, 0, (size_t)((g->H - P * R) * W) * sizeof(double));
 }
 
+static void max_pool_backward_tiled_base(const DnnGeom *g, const double *x, const double *d, double *dx)
+{
+    max_pool_backward_tiled_body(g, x, d, dx);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void max_pool_backward_tiled_avx2(const DnnGeom *g, const double *x,
+                                                                         const double *d, double *dx)
+{
+    max_pool_backward_tiled_body(g, x, d, dx);
+}
+#endif
+
+/* The pooling planes' code for the CPU: AVX2 where it has it */
+typedef struct PoolIsa {
+    void (*fwd2x2)(const DnnGeom *, const double *, double *);
+    void (*bwd_tiled)(const DnnGeom *, const double *, const double *, double *);
+} PoolIsa;
+static PoolIsa pool_isa;
+static pthread_once_t pool_isa_once = PTHREAD_ONCE_INIT;
+
+static void pool_isa_init(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        pool_isa = (PoolIsa){max_pool_plane_2x2_avx2, max_pool_backward_tiled_avx2};
+        return;
+    }
+#endif
+    pool_isa = (PoolIsa){max_pool_plane_2x2_base, max_pool_backward_tiled_base};
+}
+
 void dnn_max_pool(const DnnGeom *g, const double *X, double *out)
 {
     const int64_t HW = g->H * g->W, PQ = g->P * g->Q;
     const bool fast = pool_tiles(g) && g->R == 2 && g->S == 2;
+    pthread_once(&pool_isa_once, pool_isa_init);
     /* (n,c) planes are contiguous in X and in out alike */
     for (int64_t nc = 0; nc < g->N * g->C; nc++) {
         if (fast)
-            max_pool_plane_2x2(g, X + nc * HW, out + nc * PQ);
+            pool_isa.fwd2x2(g, X + nc * HW, out + nc * PQ);
         else
             max_pool_plane(g, X + nc * HW, out + nc * PQ);
     }
@@ -648,8 +850,9 @@ void dnn_max_pool_backward(const DnnGeom *g, const double *X, const double *dout
 {
     const int64_t HW = g->H * g->W, PQ = g->P * g->Q;
     if (pool_tiles(g)) {
+        pthread_once(&pool_isa_once, pool_isa_init);
         for (int64_t nc = 0; nc < g->N * g->C; nc++)
-            max_pool_backward_tiled(g, X + nc * HW, dout + nc * PQ, dX + nc * HW);
+            pool_isa.bwd_tiled(g, X + nc * HW, dout + nc * PQ, dX + nc * HW);
         return;
     }
     memset(dX, 0, (size_t)(g->N * g->C * HW) * sizeof(double));
@@ -674,6 +877,9 @@ void dnn_avg_pool_backward(const DnnGeom *g, const double *dout, double *dX)
 
 /* ---- bias ---- */
 
+/* Four cells a step (gcc -O2 leaves the plain loop scalar); out may be X. */
+typedef double BiasV __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
+
 void dnn_bias_add(const double *X, int64_t rows, int64_t cols, const double *b, int64_t C,
                   double *out)
 {
@@ -682,7 +888,10 @@ void dnn_bias_add(const double *X, int64_t rows, int64_t cols, const double *b, 
         for (int64_t c = 0; c < C; c++) {
             const double *x = X + n * cols + c * HW;
             double *o = out + n * cols + c * HW, bc = b[c];
-            for (int64_t k = 0; k < HW; k++)
+            int64_t k = 0;
+            for (; k + 4 <= HW; k += 4)
+                *(BiasV *)(o + k) = *(const BiasV *)(x + k) + bc;
+            for (; k < HW; k++)
                 o[k] = x[k] + bc;
         }
 }

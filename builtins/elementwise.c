@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../runtime/ops.h"
+#include "../runtime/sparse_ops.h"
 #include "../runtime/vmath.h"
 
 #define LL(x) ((long long)(x))
@@ -23,10 +24,20 @@ static Status unary(Interp *I, const BArgs *a, Value *out, VmFn f)
 {
     Value v = a->v[0];
     if (v.kind == VAL_MATRIX) {
+        if (v.m->sp && sp_unary_safe(f)) {   /* f(0) == 0: the non-zeros only */
+            Matrix *m = mat_from_sp_take(I, sp_unary(I, v.m->sp, f), a->def->name);
+            if (!m)
+                return ST_ERR;
+            *out = val_matrix_take(m);
+            return ST_OK;
+        }
+        const double *x = mat_dense(I, v.m, a->def->name);
+        if (!x && mat_len(v.m) > 0)
+            return ST_ERR;
         Matrix *m = mat_alloc(I, v.m->rows, v.m->cols);
         if (!m)
             return ST_ERR;
-        vm_unary(f, v.m->data, m->data, mat_len(m));
+        vm_unary(f, x, m->data, mat_len(m));
         *out = val_matrix_take(m);
         return ST_OK;
     }
@@ -301,6 +312,10 @@ static Status agg_minmax(Interp *I, const BArgs *a, Value *out, bool is_max)
         *out = v.kind == VAL_BOOL ? val_double(val_num(v)) : v;
         return ST_OK;
     }
+    if (v.m->sp) {
+        *out = val_double(sp_full_agg(v.m->sp, is_max ? SP_MAX : SP_MIN));
+        return ST_OK;
+    }
     const double *x = v.m->data;
     int64_t n = mat_len(v.m);
     double r = is_max ? -INFINITY : INFINITY;
@@ -318,7 +333,27 @@ static Status minmax(Interp *I, const BArgs *a, Value *out, bool is_max)
         return err_set(I, "%s(): expects at least one argument", a->def->name);
     if (a->n == 1)
         return agg_minmax(I, a, out, is_max);
-    return nary(I, a, a->v, a->n, is_max ? NFN_MAX : NFN_MIN, out);
+    bool sparse = false;
+    for (int i = 0; i < a->n; i++)
+        sparse |= a->v[i].kind == VAL_MATRIX && a->v[i].m->sp;
+    if (!sparse)
+        return nary(I, a, a->v, a->n, is_max ? NFN_MAX : NFN_MIN, out);
+    /* the cell-wise form has no sparse kernel: dense operands */
+    Value *v = calloc((size_t)a->n, sizeof *v);
+    if (!v)
+        return err_set(I, "%s(): out of memory", a->def->name);
+    Status st = ST_OK;
+    for (int i = 0; i < a->n; i++) {
+        v[i] = val_ref(a->v[i]);
+        if (st == ST_OK)
+            st = val_densify(I, &v[i], a->def->name);
+    }
+    if (st == ST_OK)
+        st = nary(I, a, v, a->n, is_max ? NFN_MAX : NFN_MIN, out);
+    for (int i = 0; i < a->n; i++)
+        val_release(v[i]);
+    free(v);
+    return st;
 }
 
 /* min(X) / min(a, b, ...) / pmin(...) */
@@ -346,29 +381,29 @@ static Status bi_bitwShiftL(Interp *I, const BArgs *a, Value *out) { return bina
 static Status bi_bitwShiftR(Interp *I, const BArgs *a, Value *out) { return binary2(I, a, out, NFN_SHR); }
 
 const BuiltinDef bi_elementwise_table[] = {
-    {"exp", bi_exp, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_EXP) | BF_PURE},
-    {"sqrt", bi_sqrt, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_SQRT) | BF_PURE},
+    {"exp", bi_exp, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_EXP) | BF_PURE | BF_SPARSE},
+    {"sqrt", bi_sqrt, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_SQRT) | BF_PURE | BF_SPARSE},
     {"log", bi_log, "x,base", 1, BIND_POS, 1, BF_FUSE_VM(VM_LOG) | BF_PURE},
-    {"abs", bi_abs, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_ABS) | BF_PURE},
-    {"sign", bi_sign, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_SIGN) | BF_PURE},
-    {"round", bi_round, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_ROUND) | BF_PURE},
-    {"floor", bi_floor, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_FLOOR) | BF_PURE},
-    {"ceil", bi_ceil, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_CEIL) | BF_PURE},
-    {"ceiling", bi_ceil, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_CEIL)},
-    {"sin", bi_sin, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_SIN)},
-    {"cos", bi_cos, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_COS)},
-    {"tan", bi_tan, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_TAN)},
-    {"asin", bi_asin, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_ASIN)},
-    {"acos", bi_acos, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_ACOS)},
-    {"atan", bi_atan, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_ATAN)},
-    {"sinh", bi_sinh, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_SINH)},
-    {"cosh", bi_cosh, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_COSH)},
-    {"tanh", bi_tanh, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_TANH) | BF_PURE},
-    {"sigmoid", bi_sigmoid, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_SIGMOID) | BF_PURE},
-    {"min", bi_min, "", 0, BIND_VARIADIC, 1, BF_FUSE_MIN | BF_PURE},
-    {"max", bi_max, "", 0, BIND_VARIADIC, 1, BF_FUSE_MAX | BF_PURE},
-    {"pmin", bi_min, "", 0, BIND_VARIADIC, 1, BF_FUSE_MIN},
-    {"pmax", bi_max, "", 0, BIND_VARIADIC, 1, BF_FUSE_MAX},
+    {"abs", bi_abs, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_ABS) | BF_PURE | BF_SPARSE},
+    {"sign", bi_sign, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_SIGN) | BF_PURE | BF_SPARSE},
+    {"round", bi_round, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_ROUND) | BF_PURE | BF_SPARSE},
+    {"floor", bi_floor, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_FLOOR) | BF_PURE | BF_SPARSE},
+    {"ceil", bi_ceil, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_CEIL) | BF_PURE | BF_SPARSE},
+    {"ceiling", bi_ceil, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_CEIL) | BF_SPARSE},
+    {"sin", bi_sin, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_SIN) | BF_SPARSE},
+    {"cos", bi_cos, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_COS) | BF_SPARSE},
+    {"tan", bi_tan, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_TAN) | BF_SPARSE},
+    {"asin", bi_asin, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_ASIN) | BF_SPARSE},
+    {"acos", bi_acos, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_ACOS) | BF_SPARSE},
+    {"atan", bi_atan, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_ATAN) | BF_SPARSE},
+    {"sinh", bi_sinh, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_SINH) | BF_SPARSE},
+    {"cosh", bi_cosh, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_COSH) | BF_SPARSE},
+    {"tanh", bi_tanh, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_TANH) | BF_PURE | BF_SPARSE},
+    {"sigmoid", bi_sigmoid, "x", 1, BIND_POS, 1, BF_RT(RT_SAME) | BF_FUSE_VM(VM_SIGMOID) | BF_PURE | BF_SPARSE},
+    {"min", bi_min, "", 0, BIND_VARIADIC, 1, BF_FUSE_MIN | BF_PURE | BF_SPARSE},
+    {"max", bi_max, "", 0, BIND_VARIADIC, 1, BF_FUSE_MAX | BF_PURE | BF_SPARSE},
+    {"pmin", bi_min, "", 0, BIND_VARIADIC, 1, BF_FUSE_MIN | BF_SPARSE},
+    {"pmax", bi_max, "", 0, BIND_VARIADIC, 1, BF_FUSE_MAX | BF_SPARSE},
     {"xor", bi_xor, "a,b", 2, BIND_POS, 1, 0},
     {"bitwAnd", bi_bitwAnd, "a,b", 2, BIND_POS, 1, 0},
     {"bitwOr", bi_bitwOr, "a,b", 2, BIND_POS, 1, 0},

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../base/frame.h"
+#include "../base/sparse.h"
 #include "../runtime/fmt.h"
 #include "../runtime/program.h"
 #include "../runtime/suggest.h"
@@ -508,13 +509,21 @@ static void describe_sb(StrBuf *b, Value v, int depth)
     case VAL_MATRIX: {
         const Matrix *m = v.m;
         sb_printf(b, "matrix %lldx%lld", (long long)m->rows, (long long)m->cols);
+        if (m->sp)
+            sb_printf(b, " (sparse, %lld non-zeros)", (long long)m->sp->nnz);
         int64_t n = m->rows * m->cols;
         if (n == 0 || depth > 0)
             break;
         double lo = INFINITY, hi = -INFINITY, sum = 0;
         int64_t nan = 0, nz = 0;
-        for (int64_t i = 0; i < n; i++) {
-            double x = m->data[i];
+        /* a sparse matrix: its stored values, and a zero if any is implicit */
+        const double *cells = m->sp ? m->sp->vals : m->data;
+        int64_t ncells = m->sp ? m->sp->nnz : n;
+        if (m->sp && m->sp->nnz < n) {
+            lo = hi = 0;
+        }
+        for (int64_t i = 0; i < ncells; i++) {
+            double x = cells[i];
             if (isnan(x)) {
                 nan++;
                 continue;
@@ -536,9 +545,9 @@ static void describe_sb(StrBuf *b, Value v, int depth)
                 /* finite cells whose sum overflows: the sum of x/count,
                  * which cannot, as mean() does */
                 mean = 0;
-                for (int64_t i = 0; i < n; i++)
-                    if (!isnan(m->data[i]))
-                        mean += m->data[i] / (double)(n - nan);
+                for (int64_t i = 0; i < ncells; i++)
+                    if (!isnan(cells[i]))
+                        mean += cells[i] / (double)(n - nan);
             }
             if (isfinite(mean)) {
                 sb_printf(b, ", mean %.4g", mean);
@@ -637,6 +646,6 @@ static Status bi_ls(Interp *I, const BArgs *a, Value *out)
 const BuiltinDef bi_help_table[] = {
     {"help", bi_help, "topic", 0, BIND_POS, 1, BF_STATEMENT},
     {"ls", bi_ls, "", 0, BIND_POS, 1, BF_STATEMENT | BF_READS_VARS},
-    {"describe", bi_describe, "x", 1, BIND_POS, 1, 0},
+    {"describe", bi_describe, "x", 1, BIND_POS, 1, BF_SPARSE},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

@@ -68,7 +68,7 @@ oom:
 }
 
 const BuiltinDef bi_list_table[] = {
-    {"list", bi_list, "", 0, BIND_VARIADIC, 1, BF_RT(RT_LIST)},
-    {"remove", bi_remove, "list,index", 2, BIND_POS, 2, BF_MULTI},
+    {"list", bi_list, "", 0, BIND_VARIADIC, 1, BF_RT(RT_LIST) | BF_SPARSE},
+    {"remove", bi_remove, "list,index", 2, BIND_POS, 2, BF_MULTI | BF_SPARSE},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

@@ -241,9 +241,14 @@ static Status read_matrix(Interp *I, const ReadSpec *s, Value *out)
         return err_set(I, "read(): format \"%s\" is not supported (supported: text, csv, mm, binary, libsvm, idx)", f);
     if (text && (s->rows < 0 || s->cols < 0))
         return err_set(I, "read(): format \"text\" needs rows and cols (in the call or in '%s.mtd')", s->path);
-    /* Hopeless dimensions fail before the file is even read. */
+    /* Hopeless dimensions fail before the file is even read: the dense
+     * size for the formats read densely, the row pointers of the sparse
+     * form for the others (their non-zeros decide the form). */
     DiagErr e;
-    if (s->rows >= 0 && s->cols >= 0 && !io_check_dims(s->rows, s->cols, s->path, &e))
+    bool sparse_capable = text || mm || svm || bin;
+    if (s->rows >= 0 && s->cols >= 0 &&
+        !(sparse_capable ? io_check_sparse_dims(s->rows, s->cols, s->path, &e)
+                         : io_check_dims(s->rows, s->cols, s->path, &e)))
         return err_take(I, &e);
     Matrix *m;
     if (bin) {
@@ -269,6 +274,10 @@ static Status read_matrix(Interp *I, const ReadSpec *s, Value *out)
     io_buf_free(&b);
     if (!m)
         return err_take(I, &e);
+    /* read dense (csv, mm's array format): held sparse when its non-zeros
+     * say so; idx (images) stays dense */
+    if (!idx)
+        m = io_matrix_settle(m);
     *out = val_matrix_take(m);
     return ST_OK;
 }
@@ -758,6 +767,7 @@ const BuiltinDef bi_io_table[] = {
      "cols_in_block",
      1, BIND_NAMED, 1, 0},
     {"readMM", bi_readMM, "file", 1, BIND_NAMED, 1, BF_RT(RT_MATRIX)},
-    {"write", bi_write, "X,file,format,header,sep,sparse,description,indSep", 2, BIND_NAMED, 1, BF_STATEMENT | BF_STMT_FIRST},
+    {"write", bi_write, "X,file,format,header,sep,sparse,description,indSep", 2, BIND_NAMED, 1,
+     BF_STATEMENT | BF_STMT_FIRST | BF_SPARSE},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

@@ -20,7 +20,17 @@ void builtin_each(void (*fn)(const char *name, void *ctx), void *ctx);
 /* ---- argument helpers: each sets an error naming the argument and the
  * builtin on a type mismatch. 'i' indexes a->v. ---- */
 static inline bool arg_given(const BArgs *a, int i) { return i < a->n && a->v[i].kind != VAL_NONE; }
+/* A matrix argument, dense: a sparse one through the gate (mat_dense_m,
+ * runtime/matrix.h), the error naming the builtin when it does not fit. */
 Status arg_matrix(Interp *I, const BArgs *a, int i, Matrix **out);      /* borrowed */
+/* A matrix argument in the form it has (m->sp set when sparse): for the
+ * builtins with a sparse branch (flag BF_SPARSE). */
+Status arg_matrix_any(Interp *I, const BArgs *a, int i, Matrix **out);  /* borrowed */
+/* For a BF_SPARSE builtin's paths without a sparse branch: *d is a copy of
+ * a whose values are dense (val_densify); free it with bargs_dense_free
+ * (also done here on failure). */
+Status bargs_densify(Interp *I, const BArgs *a, BArgs *d);
+void bargs_dense_free(BArgs *d);
 /* Matrix, or a numeric scalar seen as 1x1 (allocated; caller releases *owned). */
 Status arg_matrix_or_scalar(Interp *I, const BArgs *a, int i, Matrix **out, Value *owned);
 Status arg_double(Interp *I, const BArgs *a, int i, double dflt, double *out);

@@ -13,6 +13,7 @@
 #include "../runtime/frame.h"
 #include "../runtime/matrix.h"
 #include "../runtime/ops.h"
+#include "../runtime/sparse_ops.h"
 
 #define LL(x) ((long long)(x))
 
@@ -20,7 +21,14 @@
 static Status bi_t(Interp *I, const BArgs *a, Value *out)
 {
     Matrix *x;
-    TRY(arg_matrix(I, a, 0, &x));
+    TRY(arg_matrix_any(I, a, 0, &x));
+    if (x->sp) {
+        Matrix *m = mat_from_sp_take(I, sp_transpose(I, x->sp), "t");
+        if (!m)
+            return ST_ERR;
+        *out = val_matrix_take(m);
+        return ST_OK;
+    }
     if (x->rows == 1 || x->cols == 1) {
         /* a vector's transpose has the same cell order */
         Matrix *m = mat_alloc(I, x->cols, x->rows);
@@ -213,6 +221,34 @@ static Status list_append_args(Interp *I, const BArgs *a, Value *out)
 }
 
 /* Bind the matrices in v[0..n) (numbers count as 1x1) by columns or rows. */
+/* cbind/rbind of ms[0..k) (shapes checked) into a sparse R x C result:
+ * the dense inputs in CSR, then bound pairwise. */
+static Status bind_sparse(Interp *I, const char *fname, Matrix **ms, int k, int64_t R, int64_t C, bool by_cols,
+                          Value *out)
+{
+    SpMat *acc = NULL;
+    for (int i = 0; i < k; i++) {
+        const Matrix *x = ms[i];
+        if (by_cols ? (x->cols == 0 || x->rows != R) : (x->rows == 0 || x->cols != C))
+            continue;
+        SpMat *own = x->sp ? NULL : sp_from_dense(x->data, x->rows, x->cols, -1);
+        const SpMat *xs = x->sp ? x->sp : own;
+        SpMat *next = !xs ? NULL : !acc ? sp_clone(xs) : by_cols ? sp_cbind(acc, xs) : sp_rbind(acc, xs);
+        sp_free(own);
+        sp_free(acc);
+        if (!next)
+            return err_set(I, "%s(): out of memory", fname);
+        acc = next;
+    }
+    if (!acc)
+        acc = sp_new(R, C, 0);
+    Matrix *m = mat_from_sp_take(I, acc, fname);
+    if (!m)
+        return ST_ERR;
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
 static Status bind_values(Interp *I, const char *fname, const Value *v, int n, bool by_cols, Value *out)
 {
     Matrix **ms = malloc((size_t)(n ? n : 1) * sizeof *ms);
@@ -275,6 +311,21 @@ static Status bind_values(Interp *I, const char *fname, const Value *v, int n, b
         *out = val_ref(v[0]);
         goto done;
     }
+    bool any_sparse = false;
+    int64_t nnz = 0;
+    for (int i = 0; i < k; i++)
+        any_sparse |= ms[i]->sp != NULL;
+    for (int i = 0; any_sparse && i < k; i++)
+        nnz += mat_nnz(ms[i]);
+    if (any_sparse && sp_prefer_sparse(R, C, nnz)) {
+        st = bind_sparse(I, fname, ms, k, R, C, by_cols, out);
+        goto done;
+    }
+    for (int i = 0; any_sparse && i < k; i++)
+        if (ms[i]->sp && !(ms[i] = mat_dense_m(I, ms[i], fname))) {
+            st = ST_ERR;
+            goto done;
+        }
     if (!(m = mat_alloc(I, R, C))) {
         st = ST_ERR;
         goto done;
@@ -324,8 +375,13 @@ static Status bind_common(Interp *I, const BArgs *a, Value *out, bool by_cols)
         }
         return list_append_args(I, a, out);
     }
-    if (a->v[0].kind == VAL_FRAME)
-        return frame_bind(I, fname, a->v, a->n, by_cols, out);
+    if (a->v[0].kind == VAL_FRAME) {
+        BArgs d;
+        TRY(bargs_densify(I, a, &d));
+        Status st = frame_bind(I, fname, d.v, d.n, by_cols, out);
+        bargs_dense_free(&d);
+        return st;
+    }
     if (a->n == 2 && a->v[0].kind == VAL_STRING && a->v[1].kind == VAL_STRING) {
         Str *s = str_printf("%s\n%s", a->v[0].s->s, a->v[1].s->s);
         if (!s)
@@ -343,13 +399,87 @@ static Status bi_rbind(Interp *I, const BArgs *a, Value *out) { return bind_comm
 
 /* ============================== removeEmpty ============================= */
 
+/* removeEmpty of a sparse x: the kept rows gathered (sp_gather_rows), or
+ * the kept columns renumbered; the result by the format rule. */
+static Status remove_empty_sparse(Interp *I, const BArgs *a, const Matrix *x, const Matrix *sel, bool rows,
+                                  bool empty_ret, Value *out)
+{
+    const SpMat *S = x->sp;
+    int64_t R = x->rows, C = x->cols, n = rows ? R : C;
+    int64_t *keep = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!keep)
+        return err_set(I, "removeEmpty(): out of memory");
+    int64_t cnt = 0;
+    if (sel) {
+        for (int64_t i = 0; i < n; i++)
+            keep[i] = sel->data[i] != 0;
+    } else if (rows) {
+        for (int64_t i = 0; i < R; i++)
+            keep[i] = S->rowptr[i + 1] > S->rowptr[i];
+    } else {
+        memset(keep, 0, sizeof(int64_t) * (size_t)n);
+        for (int64_t p = 0; p < S->nnz; p++)
+            keep[S->colidx[p]] = 1;
+    }
+    for (int64_t i = 0; i < n; i++)
+        cnt += keep[i] != 0;
+    Matrix *m = NULL;
+    if (cnt == 0) {
+        free(keep);
+        m = rows ? mat_alloc_zero(I, empty_ret ? 1 : 0, C) : mat_alloc_zero(I, R, empty_ret ? 1 : 0);
+        if (!m)
+            return ST_ERR;
+        *out = val_matrix_take(m);
+        return ST_OK;
+    }
+    if (cnt == n && !sel) {
+        free(keep);
+        *out = val_ref(a->v[0]);
+        return ST_OK;
+    }
+    SpMat *r;
+    if (rows) {
+        int64_t k = 0;
+        for (int64_t i = 0; i < R; i++)
+            if (keep[i])
+                keep[k++] = i;
+        r = sp_gather_rows(S, keep, cnt);
+    } else {
+        /* keep[j] becomes column j's new index, or -1 */
+        for (int64_t j = 0, k = 0; j < C; j++)
+            keep[j] = keep[j] ? k++ : -1;
+        int64_t nz = 0;
+        for (int64_t p = 0; p < S->nnz; p++)
+            nz += keep[S->colidx[p]] >= 0;
+        r = sp_new(R, cnt, nz);
+        if (r) {
+            int64_t o = 0;
+            for (int64_t i = 0; i < R; i++) {
+                for (int64_t p = S->rowptr[i]; p < S->rowptr[i + 1]; p++)
+                    if (keep[S->colidx[p]] >= 0) {
+                        r->colidx[o] = (int32_t)keep[S->colidx[p]];
+                        r->vals[o++] = S->vals[p];
+                    }
+                r->rowptr[i + 1] = o;
+            }
+            r->nnz = o;
+        }
+    }
+    free(keep);
+    m = mat_from_sp_take(I, r, "removeEmpty");
+    if (!m)
+        return ST_ERR;
+    *out = val_matrix_take(m);
+    return ST_OK;
+}
+
 /* removeEmpty(target=M, margin="rows"|"cols", select=F, empty.return=TRUE) */
 static Status bi_removeEmpty(Interp *I, const BArgs *a, Value *out)
 {
     Matrix *x, *sel = NULL;
     const char *margin;
     bool empty_ret;
-    TRY(arg_matrix(I, a, 0, &x));
+    TRY(arg_matrix_any(I, a, 0, &x));
     if (!arg_given(a, 1))
         return err_set(I, "Named parameter 'margin' missing. Please specify 'rows' or 'cols'.");
     TRY(arg_string(I, a, 1, NULL, &margin));
@@ -364,6 +494,8 @@ static Status bi_removeEmpty(Interp *I, const BArgs *a, Value *out)
     if (sel && mat_len(sel) != n)
         return err_set(I, "removeEmpty(): select must have %lld entries (one per %s), got %lldx%lld", LL(n),
                        rows ? "row" : "column", LL(sel->rows), LL(sel->cols));
+    if (x->sp)
+        return remove_empty_sparse(I, a, x, sel, rows, empty_ret, out);
     unsigned char *keep = malloc((size_t)(n ? n : 1));
     if (!keep)
         return err_set(I, "removeEmpty(): out of memory");
@@ -480,13 +612,13 @@ static Status bi_order(Interp *I, const BArgs *a, Value *out)
 }
 
 const BuiltinDef bi_reorg_table[] = {
-    {"t", bi_t, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_FUSE_T | BF_PURE},
+    {"t", bi_t, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_FUSE_T | BF_PURE | BF_SPARSE},
     {"rev", bi_rev, "x", 1, BIND_POS, 1, BF_RT(RT_MATRIX) | BF_PURE},
     {"unique", bi_unique, "data,dir", 1, BIND_NAMED, 1, 0},
-    {"cbind", bi_cbind, "", 0, BIND_VARIADIC, 1, BF_RT(RT_BIND) | BF_PURE},
-    {"append", bi_cbind, "", 0, BIND_VARIADIC, 1, 0},
-    {"rbind", bi_rbind, "", 0, BIND_VARIADIC, 1, BF_RT(RT_BIND) | BF_PURE},
-    {"removeEmpty", bi_removeEmpty, "target,margin,select,empty.return", 1, BIND_NAMED, 1, BF_NAMED_ONLY | BF_RT(RT_MATRIX)},
+    {"cbind", bi_cbind, "", 0, BIND_VARIADIC, 1, BF_RT(RT_BIND) | BF_PURE | BF_SPARSE},
+    {"append", bi_cbind, "", 0, BIND_VARIADIC, 1, BF_SPARSE},
+    {"rbind", bi_rbind, "", 0, BIND_VARIADIC, 1, BF_RT(RT_BIND) | BF_PURE | BF_SPARSE},
+    {"removeEmpty", bi_removeEmpty, "target,margin,select,empty.return", 1, BIND_NAMED, 1, BF_NAMED_ONLY | BF_RT(RT_MATRIX) | BF_SPARSE},
     {"order", bi_order, "target,by,decreasing,index.return", 1, BIND_NAMED, 1, BF_NAMED_ONLY | BF_RT(RT_MATRIX)},
     {NULL, NULL, NULL, 0, 0, 0, 0},
 };

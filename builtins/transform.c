@@ -802,7 +802,8 @@ static Status bi_transformencode(Interp *I, const BArgs *a, Value *out)
         mat_release(X);
         return st;
     }
-    out[0] = val_matrix_take(X);
+    /* dummy coding makes mostly zeros: sparse by the format rule */
+    out[0] = val_matrix_take(mat_maybe_sparse_take(X, -1));
     out[1] = val_frame_take(M);
     return ST_OK;
 }
@@ -825,7 +826,7 @@ static Status bi_transformapply(Interp *I, const BArgs *a, Value *out)
     tf_free(&t);
     if (st != ST_OK)
         return st;
-    *out = val_matrix_take(X);
+    *out = val_matrix_take(mat_maybe_sparse_take(X, -1));
     return ST_OK;
 }
 

@@ -365,6 +365,20 @@ static int apply_precision(const char *opt)
     return 0;
 }
 
+/* The value of --precision among the options (before any script
+ * arguments), or NULL: main's early look, for the ranks that serve
+ * paramserv under mpirun. */
+static const char *precision_arg(int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "-args") == 0 || strcmp(argv[i], "-nvargs") == 0)
+            break;
+        if (strcmp(argv[i], "--precision") == 0)
+            return argv[i + 1];
+    }
+    return NULL;
+}
+
 static void apply_threads(int threads)
 {
     const char *env = getenv("DML_THREADS");
@@ -501,7 +515,15 @@ int main(int argc, char **argv)
         return kernel_exec(argv);
 #endif
     /* Under mpirun, ranks 1..N-1 serve paramserv calls and never run the
-     * script; rank 0 goes on, and tells them to exit when it is done. */
+     * script; rank 0 goes on, and tells them to exit when it is done. They
+     * never reach run_main, so the precision is set here for every rank
+     * (run_main sets it again, and reports a bad value, on rank 0): without
+     * it the worker ranks computed in double under --precision single. */
+    const char *prec = precision_arg(argc, argv);
+    if (!prec)
+        prec = getenv("DML_PRECISION");
+    if (prec && *prec)
+        (void)blas_precision_set(prec);
     int mpi_status;
     DiagSink sink = cli_stderr_sink();
     if (ps_mpi_launch(&sink, &mpi_status))

@@ -16,6 +16,11 @@ void blas_dgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, doubl
  * (the single-precision convolutions, builtins/dnn_winograd.c). */
 void blas_sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
                 int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* d[i] = (float)s[i] and w[i] = f[i], i < n: the conversions of the
+ * single-precision paths, vectorised (AVX2 where the CPU has it; exact
+ * operations, so the same bits on every ISA). */
+void blas_round_float(const double *s, float *d, int64_t n);
+void blas_widen_float(const float *f, double *w, int64_t n);
 /* Precision of the heavy products: "double" (the default) or "single"
  * (--precision / DML_PRECISION; upstream's sysds.floating.point.precision).
  * In single precision blas_dgemm rounds its operands to float and

@@ -90,3 +90,12 @@ const char *builtin_param_name(const BuiltinDef *def, int i, char *buf, size_t c
     buf[n] = '\0';
     return buf;
 }
+
+Status builtin_densify_args(Interp *I, const BuiltinDef *bi, Value *argv, int n)
+{
+    if ((bi->flags & BF_SPARSE) || mat_sparse_live() == 0)
+        return ST_OK;
+    for (int i = 0; i < n; i++)
+        TRY(val_densify(I, &argv[i], bi->name));
+    return ST_OK;
+}

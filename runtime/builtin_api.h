@@ -53,7 +53,11 @@ enum {
     BF_PURE = 2048,         /* the result depends on the arguments alone, with no other effect
                              * (no output, files, random numbers, clock or calls into DML):
                              * liveness may drop an assignment nobody reads */
+    BF_SPARSE = 1u << 22,   /* takes sparse matrices as they are (arg_matrix_any, or reads no
+                             * cells); without it the evaluator hands the builtin dense ones
+                             * (builtin_densify_args), so no builtin meets a NULL m->data */
 };
+
 
 /* Result data type, where it does not depend on what the arguments hold
  * at run time (runtime/dtcheck.c); in bits 12-14 of flags: BF_RT(RT_SCALAR). */
@@ -97,6 +101,15 @@ struct BuiltinDef {
     unsigned flags;
 };
 
+/* An owned value, in place: a sparse matrix becomes its dense copy
+ * (mat_dense_m), a list holding sparse matrices (at any depth) a copy
+ * holding dense ones; other values are left as they are. The error names
+ * op. For code that reads the cells of matrices inside values. */
+Status val_densify(Interp *I, Value *v, const char *op);
+/* The evaluator's gate before a builtin call: unless bi has BF_SPARSE, the
+ * owned values argv[0..n) that are or hold sparse matrices are replaced by
+ * dense ones (val_densify), the error naming the builtin. */
+Status builtin_densify_args(Interp *I, const BuiltinDef *bi, Value *argv, int n);
 static inline BuiltinRt builtin_rt(const BuiltinDef *d) { return (BuiltinRt)((d->flags >> 12) & 7); }
 /* The fusion kernel: BUILTIN_FUSE_NONE, a VmFn, or BUILTIN_FUSE_T/MAX/MIN. */
 static inline int builtin_fuse(const BuiltinDef *d) { return (int)((d->flags >> 16) & 63) - 1; }

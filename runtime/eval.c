@@ -575,6 +575,8 @@ static Status call_builtin(Interp *I, const Node *n, Value *outs, int nout)
     }
     if (st == ST_OK && interp_interrupted(I))
         st = eval_raise_interrupt(I, &n->loc);
+    if (st == ST_OK && (st = builtin_densify_args(I, bi, argv, np)) != ST_OK)
+        err_stamp(I, &n->loc);
     if (st == ST_OK) {
         Value res[MAX_OUT];
         memset(res, 0, sizeof res);

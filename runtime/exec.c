@@ -39,7 +39,7 @@ static Status exec_pred(Interp *I, const Node *n, bool *out)
         /* A 1x1 matrix is accepted as its single cell (a common slip that
          * upstream's compiler often folds away). */
         if (v.m->rows == 1 && v.m->cols == 1) {
-            *out = v.m->data[0] != 0;
+            *out = mat_get(v.m, 0, 0) != 0;
             break;
         }
         st = err_at(I, &n->loc, "predicate must be a scalar, got a %lldx%lld matrix (use as.scalar())",
@@ -110,7 +110,7 @@ static Status loop_bound(Interp *I, const Node *n, int64_t *out)
     if (v.kind == VAL_DOUBLE)
         d = v.d;
     else if (v.kind == VAL_MATRIX && v.m->rows == 1 && v.m->cols == 1)
-        d = v.m->data[0];
+        d = mat_get(v.m, 0, 0);
     else {
         val_release(v);
         return err_at(I, &n->loc, "for-loop bounds must be numbers, got a %s", val_kind_name(v.kind));

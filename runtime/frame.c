@@ -193,6 +193,8 @@ Status frame_replace(Interp *I, const FrameBlock *f, Value pat, Value rep, Value
 
 FrameBlock *frame_from_matrix(Interp *I, const Matrix *m)
 {
+    if (m->sp && !(m = mat_dense_m(I, m, "matrix to frame")))
+        return NULL;
     FrameType *types = calloc((size_t)m->cols + 1, sizeof *types);
     if (!types) {
         err_set(I, "out of memory in as.frame()");

@@ -26,6 +26,7 @@
 #include "matrix.h"
 #include "ops.h"
 #include "pool.h"
+#include "sparse_eval.h"
 #include "vmath.h"
 
 enum {
@@ -209,7 +210,9 @@ static Status call_fn_take(Interp *I, const Node *n, Value x, Value y, Value *ou
         val_release(y);
     BArgs a = {.def = bi, .v = argv, .names = NULL, .n = np, .loc = &n->loc, .nout = 1};
     Value res = val_none();
-    Status st = HITTERS_TIMED(I, bi->name, bi->fn(I, &a, &res));
+    Status st = builtin_densify_args(I, bi, argv, np);
+    if (st == ST_OK)
+        st = HITTERS_TIMED(I, bi->name, bi->fn(I, &a, &res));
     for (int i = 0; i < np; i++)
         val_release(argv[i]);
     if (st != ST_OK)
@@ -334,6 +337,8 @@ static bool type_tree(Interp *I, Tree *T)
         FNode *f = &T->f[i];
         if (f->kind == F_LEAF) {
             f->is_mat = f->v.kind == VAL_MATRIX;
+            if (f->is_mat && f->v.m->sp)
+                return false;   /* the ordinary operators, which have the sparse kernels */
             if (f->is_mat)
                 f->rows = f->v.m->rows, f->cols = f->v.m->cols;
             continue;
@@ -930,6 +935,17 @@ bool fuse_matmul(Interp *I, const Node *n, Value *out, Status *st)
         }
         *st = HITTERS_TIMED(I, hitters_binop_name(OP_MATMUL), ops_binary_take(I, OP_MATMUL, a, b, out)) == ST_OK
                   ? ST_OK : err_stamp(I, &n->loc);
+        return true;
+    }
+    if (a.m->sp || b.m->sp) {
+        uint64_t t0 = I->hh ? hitters_now_ns() : 0;
+        *st = sparse_matmul(I, a.m, ta, b.m, tb, out);
+        if (I->hh)
+            hitters_add(I->hh, hitters_binop_name(OP_MATMUL), hitters_now_ns() - t0);
+        if (*st != ST_OK)
+            err_stamp(I, &n->loc);
+        val_release(a);
+        val_release(b);
         return true;
     }
     int64_t m = ta ? a.m->cols : a.m->rows, k1 = ta ? a.m->rows : a.m->cols;

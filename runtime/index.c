@@ -10,6 +10,7 @@
 #include "eval.h"
 #include "frame.h"
 #include "ops.h"
+#include "sparse_ops.h"
 
 typedef struct Span {
     int64_t lo, hi;         /* 0-based, half-open [lo, hi) */
@@ -27,8 +28,8 @@ static Status index_value(Interp *I, Value v, int64_t *out)
         return ST_OK;
     case VAL_BOOL: *out = v.b; return ST_OK;
     case VAL_MATRIX:
-        if (v.m->rows == 1 && v.m->cols == 1 && isfinite(v.m->data[0])) {
-            *out = ops_d2i(v.m->data[0]);
+        if (v.m->rows == 1 && v.m->cols == 1 && isfinite(mat_get(v.m, 0, 0))) {
+            *out = ops_d2i(mat_get(v.m, 0, 0));
             return ST_OK;
         }
         return err_set(I, "index must be a scalar, got a %lldx%lld matrix", (long long)v.m->rows,
@@ -102,6 +103,8 @@ static Status matrix_spans(Interp *I, const Matrix *m, const IndexPart *rows, co
 static Matrix *slice(Interp *I, const Matrix *m, Span rs, Span cs)
 {
     int64_t nr = rs.hi - rs.lo, nc = cs.hi - cs.lo;
+    if (m->sp)  /* sparse, or dense when the slice filled up */
+        return mat_from_sp_take(I, sp_slice(m->sp, rs.lo, rs.hi, cs.lo, cs.hi), "indexing");
     Matrix *r = mat_alloc(I, nr, nc);
     if (!r)
         return NULL;
@@ -113,6 +116,49 @@ static Matrix *slice(Interp *I, const Matrix *m, Span rs, Span cs)
             memcpy(r->data + i * nc, m->data + (rs.lo + i) * m->cols + cs.lo, sizeof(double) * (size_t)nc);
     }
     return r;
+}
+
+/* S with the cells [rs) x [cs) replaced by src (row-major, rs x cs; NULL
+ * when the range is empty), as a new CSR; NULL when memory runs out. */
+static SpMat *sparse_assign(const SpMat *S, Span rs, Span cs, const double *src)
+{
+    int64_t nc = cs.hi - cs.lo, nr = rs.hi - rs.lo;
+    int64_t add = 0;
+    for (int64_t k = 0; k < nr * nc; k++)
+        add += src[k] != 0;
+    SpMat *Z = sp_new(S->rows, S->cols, S->nnz + add);
+    if (!Z)
+        return NULL;
+    int64_t o = 0;
+    for (int64_t i = 0; i < S->rows; i++) {
+        int64_t p = S->rowptr[i], pe = S->rowptr[i + 1];
+        if (i < rs.lo || i >= rs.hi) {
+            for (; p < pe; p++, o++) {
+                Z->colidx[o] = S->colidx[p];
+                Z->vals[o] = S->vals[p];
+            }
+        } else {
+            const double *row = nc > 0 ? src + (i - rs.lo) * nc : NULL;
+            for (; p < pe && S->colidx[p] < cs.lo; p++, o++) {
+                Z->colidx[o] = S->colidx[p];
+                Z->vals[o] = S->vals[p];
+            }
+            for (int64_t j = 0; j < nc; j++)
+                if (row[j] != 0) {
+                    Z->colidx[o] = (int32_t)(cs.lo + j);
+                    Z->vals[o++] = row[j];
+                }
+            while (p < pe && S->colidx[p] < cs.hi)
+                p++;
+            for (; p < pe; p++, o++) {
+                Z->colidx[o] = S->colidx[p];
+                Z->vals[o] = S->vals[p];
+            }
+        }
+        Z->rowptr[i + 1] = o;
+    }
+    Z->nnz = o;
+    return Z;
 }
 
 /* ---- lists ---- */
@@ -272,9 +318,23 @@ static Status assign_matrix_take(Interp *I, Matrix *m, Span rs, Span cs, Value v
                         (long long)rs.hi, (long long)cs.lo + 1, (long long)cs.hi, (long long)nr, (long long)nc);
             goto out;
         }
-        src = v.m->data;
+        src = mat_dense(I, v.m, "left indexing");
+        if (!src && nr * nc > 0) {
+            st = err_stamp(I, loc);
+            goto out;
+        }
     } else {
         st = err_at(I, loc, "cannot assign a %s into a matrix", val_kind_name(v.kind));
+        goto out;
+    }
+    if (m->sp) {
+        /* a sparse target: rebuilt around the new cells (O(nnz)), sparse
+         * or dense by the format rule; no dense copy of a large matrix */
+        Matrix *r = mat_from_sp_take(I, sparse_assign(m->sp, rs, cs, src), "left indexing");
+        mat_release(m);
+        *res = r;
+        if (!r)
+            st = err_stamp(I, loc);
         goto out;
     }
     m = mat_make_unique_take(I, m);

@@ -5,9 +5,12 @@
  * allocates. Safe from any thread (BLAS threads are set by the caller). */
 #include "matrix.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "../base/sparse.h"
 #include "blas.h"
+#include "builtin_api.h"
 #include "interp.h"
 
 /* ---- allocation ---- */
@@ -42,11 +45,216 @@ Matrix *mat_clone(Interp *I, const Matrix *m)
 
 Matrix *mat_make_unique_take(Interp *I, Matrix *m)
 {
+    if (m->sp) {
+        const double *d = mat_dense(I, m, "left indexing");
+        Matrix *c = d ? mat_alloc(I, m->rows, m->cols) : NULL;
+        if (c)
+            memcpy(c->data, d, sizeof(double) * (size_t)mat_len(m));
+        mat_release(m);
+        return c;
+    }
     if (obj_unique(&m->h))
         return m;
     Matrix *c = mat_clone(I, m);
     mat_release(m);
     return c;
+}
+
+/* ---- the sparse form ---- */
+
+/* "1,234,567" into buf. */
+static const char *group3(int64_t v, char *buf, size_t cap)
+{
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    size_t o = 0;
+    for (int i = 0; i < n && o + 2 < cap; i++) {
+        if (i > 0 && tmp[i - 1] != '-' && (n - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = tmp[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* "800.0 GB", "12.3 MB", "512 bytes" into buf. */
+static const char *human_bytes(uint64_t b, char *buf, size_t cap)
+{
+    static const char *unit[] = {"KB", "MB", "GB", "TB", "PB", "EB"};
+    if (b < 1000) {
+        snprintf(buf, cap, "%llu bytes", (unsigned long long)b);
+        return buf;
+    }
+    double x = (double)b / 1000;
+    int u = 0;
+    while (x >= 1000 && u < 5) {
+        x /= 1000;
+        u++;
+    }
+    snprintf(buf, cap, "%.1f %s", x, unit[u]);
+    return buf;
+}
+
+Matrix *mat_dense_m(Interp *I, const Matrix *m, const char *op)
+{
+    if (!m->sp)
+        return (Matrix *)m;
+    Matrix *v = atomic_load_explicit(&((Matrix *)m)->dense_view, memory_order_acquire);
+    if (v)
+        return v;
+    uint64_t need = sp_dense_bytes(m->rows, m->cols), live, peak;
+    mat_mem_stats(&live, &peak);
+    uint64_t cap = mat_cap_bytes();
+    if (need == UINT64_MAX || need > cap || live > cap - need) {
+        char nz[40], nb[40], cb[40];
+        err_set(I, "%s: the sparse %lldx%lld matrix (%s non-zeros) needs %s as a dense matrix, over the %s "
+                "allowed for matrices (physical memory, or DML_MAX_MATRIX_BYTES)", op ? op : "operation",
+                (long long)m->rows, (long long)m->cols, group3(m->sp->nnz, nz, sizeof nz),
+                need == UINT64_MAX ? "more than 16 EB" : human_bytes(need, nb, sizeof nb),
+                human_bytes(cap, cb, sizeof cb));
+        return NULL;
+    }
+    Matrix *d = mat_alloc(I, m->rows, m->cols);
+    if (!d)
+        return NULL;
+    sp_to_dense(m->sp, d->data);
+    Matrix *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&((Matrix *)m)->dense_view, &expected, d, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        mat_release(d);
+        return expected;
+    }
+    return d;
+}
+
+const double *mat_dense(Interp *I, const Matrix *m, const char *op)
+{
+    if (!m->sp)
+        return m->data;
+    Matrix *d = mat_dense_m(I, m, op);
+    return d ? d->data : NULL;
+}
+
+Matrix *mat_to_dense_take(Interp *I, Matrix *m, const char *op)
+{
+    if (!m->sp)
+        return m;
+    Matrix *d = mat_dense_m(I, m, op);
+    if (d)
+        obj_retain(&d->h);
+    mat_release(m);
+    return d;
+}
+
+/* Nesting bound of the list walks below (a list nested deeper than this
+ * is refused rather than walked on the C stack). */
+enum { DENSIFY_MAX_DEPTH = 1000 };
+
+static bool has_sparse(Value v, int depth)
+{
+    if (v.kind == VAL_MATRIX)
+        return v.m->sp != NULL;
+    if (v.kind != VAL_LIST)
+        return false;
+    if (depth > DENSIFY_MAX_DEPTH)
+        return true;    /* too deep to look: densify() refuses it */
+    for (int64_t i = 0; i < v.l->n; i++)
+        if (has_sparse(v.l->items[i], depth + 1))
+            return true;
+    return false;
+}
+
+bool val_has_sparse(Value v)
+{
+    return mat_sparse_live() > 0 && has_sparse(v, 0);
+}
+
+static Status densify(Interp *I, Value *v, const char *op, int depth)
+{
+    if (v->kind == VAL_MATRIX) {
+        if (!v->m->sp)
+            return ST_OK;
+        Matrix *d = mat_to_dense_take(I, v->m, op);
+        *v = d ? val_matrix_take(d) : val_none();
+        return d ? ST_OK : ST_ERR;
+    }
+    if (v->kind != VAL_LIST || !has_sparse(*v, depth))
+        return ST_OK;
+    if (depth >= DENSIFY_MAX_DEPTH)
+        return err_set(I, "%s: list nested more than %d deep", op ? op : "operation", DENSIFY_MAX_DEPTH);
+    List *c = list_clone(v->l);
+    if (!c)
+        return err_set(I, "out of memory");
+    for (int64_t i = 0; i < c->n; i++)
+        if (densify(I, &c->items[i], op, depth + 1) != ST_OK) {
+            list_release(c);
+            return ST_ERR;
+        }
+    val_release(*v);
+    *v = val_list_take(c);
+    return ST_OK;
+}
+
+Status val_densify(Interp *I, Value *v, const char *op)
+{
+    if (mat_sparse_live() == 0)
+        return ST_OK;
+    return densify(I, v, op, 0);
+}
+
+Matrix *mat_from_sp_take(Interp *I, SpMat *s, const char *op)
+{
+    if (!s) {
+        err_set(I, "%s: out of memory", op ? op : "operation");
+        return NULL;
+    }
+    int64_t r = s->rows, c = s->cols;
+    if (sp_prefer_sparse(r, c, s->nnz)) {
+        sp_shrink(s);
+        Matrix *m = mat_new_sparse_take(s);
+        if (!m)
+            err_oom(I, r, c);
+        return m;
+    }
+    Matrix *m = mat_alloc(I, r, c);
+    if (m && m->data)
+        sp_to_dense(s, m->data);
+    sp_free(s);
+    return m;
+}
+
+Matrix *mat_maybe_sparse_take(Matrix *m, int64_t nnz)
+{
+    if (m->sp || mat_len(m) == 0)
+        return m;
+    if (nnz < 0)
+        nnz = sp_count_nnz(m->data, mat_len(m));
+    if (!sp_prefer_sparse(m->rows, m->cols, nnz))
+        return m;
+    Matrix *s = mat_new_sparse_take(sp_from_dense(m->data, m->rows, m->cols, nnz));
+    if (!s)
+        return m;
+    mat_release(m);
+    return s;
+}
+
+int64_t mat_nnz(const Matrix *m)
+{
+    if (m->sp)
+        return m->sp->nnz;
+    return mat_len(m) ? sp_count_nnz(m->data, mat_len(m)) : 0;
+}
+
+void mat_row_get(const Matrix *m, int64_t i, double *out)
+{
+    if (!m->sp) {
+        memcpy(out, m->data + i * m->cols, sizeof(double) * (size_t)m->cols);
+        return;
+    }
+    const SpMat *s = m->sp;
+    memset(out, 0, sizeof(double) * (size_t)m->cols);
+    for (int64_t k = s->rowptr[i]; k < s->rowptr[i + 1]; k++)
+        out[s->colidx[k]] = s->vals[k];
 }
 
 /* ---- dense kernels ---- */

@@ -23,9 +23,46 @@ typedef struct Interp Interp;
 Matrix *mat_alloc(Interp *I, int64_t rows, int64_t cols);       /* uninitialised */
 Matrix *mat_alloc_zero(Interp *I, int64_t rows, int64_t cols);
 Matrix *mat_clone(Interp *I, const Matrix *m);
-/* Takes 'm'; returns a matrix safe to mutate: 'm' itself when unshared, else
- * a copy (and 'm' is released). NULL (error set) on allocation failure. */
+/* Takes 'm'; returns a dense matrix safe to mutate: 'm' itself when unshared
+ * and dense, else a dense copy (and 'm' is released). NULL (error set) on
+ * allocation failure, or when a sparse m's dense form does not fit. */
 Matrix *mat_make_unique_take(Interp *I, Matrix *m);
+
+/* ---- the sparse form (doc/sparse-plan.md) ----
+ * 'op' names the DML operation in errors ("rowSums", "%*%"). */
+
+/* The gate: the dense cells of m. m->data for a dense matrix; for a sparse
+ * one a dense copy made on first use and kept with the matrix (published
+ * with a compare-and-swap, so two threads densifying at once keep one).
+ * NULL with an error naming op and both sizes when the dense form does not
+ * fit next to the matrices alive now (DML_MAX_MATRIX_BYTES or physical
+ * memory). A matrix without cells gives NULL with no error: check
+ * mat_len() first, as for m->data. */
+const double *mat_dense(Interp *I, const Matrix *m, const char *op);
+/* The gate as a Matrix: m itself when dense, else its dense copy (a dense
+ * Matrix owned by m: borrowed, valid while m lives). NULL with the error. */
+Matrix *mat_dense_m(Interp *I, const Matrix *m, const char *op);
+/* Takes m; returns it in dense form (m itself when dense). NULL, m released,
+ * with the error. */
+Matrix *mat_to_dense_take(Interp *I, Matrix *m, const char *op);
+/* val_densify (a Status) is in builtin_api.h. */
+/* Whether v is or holds (in a list, at any depth) a sparse matrix. */
+bool val_has_sparse(Value v);
+/* The format decision for a result computed in CSR: a sparse matrix when
+ * sp_prefer_sparse says so, else dense. Takes s; NULL s (a kernel out of
+ * memory) or a failed conversion give NULL with an error naming op. */
+Matrix *mat_from_sp_take(Interp *I, struct SpMat *s, const char *op);
+/* The format decision for a dense result whose non-zeros the producer
+ * counts anyway (rand, table, readers): m itself, or its CSR form when
+ * sp_prefer_sparse says so (m released). nnz < 0: counted here. Never
+ * fails: when the CSR form cannot be made, m stays dense. */
+Matrix *mat_maybe_sparse_take(Matrix *m, int64_t nnz);
+/* Non-zeros of m (counted for a dense matrix). */
+int64_t mat_nnz(const Matrix *m);
+/* Row i of m written densely into out[0 .. m->cols): the row iterator of
+ * print, toString and the csv writer, which must not densify a large
+ * sparse matrix. */
+void mat_row_get(const Matrix *m, int64_t i, double *out);
 
 /* ---- dense kernels ---- */
 

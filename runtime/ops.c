@@ -19,6 +19,7 @@
 #include "binops.h"
 #include "fmt.h"
 #include "matrix.h"
+#include "sparse_eval.h"
 
 /* ORDER BinOp (parser/ast.h) */
 static const char *const OP_SYM[OP__COUNT] = {
@@ -552,6 +553,8 @@ static __attribute__((noinline)) Status binary_obj_take(Interp *I, BinOp op, Val
         a.kind == VAL_NONE || b.kind == VAL_NONE) {
         st = err_bad_op(I, op, a.kind, b.kind);
     } else if (op == OP_MATMUL) {
+        if (val_is_sparse(a) || val_is_sparse(b))
+            return sparse_binary_take(I, op, a, b, out);
         return matmul_take(I, a, b, out);
     } else if (a.kind == VAL_STRING || b.kind == VAL_STRING) {
         if (a.kind == VAL_MATRIX || b.kind == VAL_MATRIX)
@@ -561,6 +564,8 @@ static __attribute__((noinline)) Status binary_obj_take(Interp *I, BinOp op, Val
     } else if (op >= OP_ANDAND) {
         st = err_bad_op(I, op, a.kind, b.kind);
     } else {
+        if (val_is_sparse(a) || val_is_sparse(b))
+            return sparse_binary_take(I, op, a, b, out);
         return matrix_op_take(I, op, a, b, out);
     }
     val_release(a);
@@ -620,6 +625,8 @@ Status ops_unary_take(Interp *I, UnOp op, Value a, Value *out)
             *out = a;
             return ST_OK;
         }
+        if (a.m->sp)
+            return sparse_unary_take(I, op, a, out);
         Matrix *M = a.m, *O;
         if (obj_unique(&M->h)) {
             O = M;

@@ -128,7 +128,11 @@ static Status merge_one(Interp *I, Value orig, Value v, bool accum, Value *res, 
         if (!m)
             return ST_ERR;
         int64_t n = mat_len(m);
-        const double *o = orig.m->data, *x = v.m->data;
+        const double *o = mat_dense(I, orig.m, "parfor"), *x = mat_dense(I, v.m, "parfor");
+        if (n > 0 && (!o || !x)) {
+            mat_release(m);
+            return ST_ERR;
+        }
         if (accum) {
             for (int64_t i = 0; i < n; i++)
                 m->data[i] += x[i] - o[i];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/sparse.h"
 #include "fmt.h"
 #include "frame.h"
 
@@ -61,6 +62,31 @@ static void matrix_tostring_sb(StrBuf *b, const Matrix *m, const ToStringOpts *o
     const char *linesep = o->linesep ? o->linesep : "\n";
     size_t seplen = strlen(sep), linelen = strlen(linesep);
     for (int64_t i = 0; i < rows && !b->oom; i++) {
+        if (m->sp) {
+            /* a sparse matrix row by row: its non-zeros, zeros between (no
+             * dense copy of a matrix that may not fit) */
+            const SpMat *S = m->sp;
+            int64_t p = S->rowptr[i], pe = S->rowptr[i + 1];
+            if (o->sparse) {
+                for (; p < pe && S->colidx[p] < cols; p++) {
+                    sb_printf(b, "%lld", (long long)(i + 1));
+                    sb_putn(b, sep, seplen);
+                    sb_printf(b, "%lld", (long long)(S->colidx[p] + 1));
+                    sb_putn(b, sep, seplen);
+                    fmt_decimal_format(b, S->vals[p], o->decimal);
+                    sb_putn(b, linesep, linelen);
+                }
+                continue;
+            }
+            for (int64_t j = 0; j < cols; j++) {
+                if (j)
+                    sb_putn(b, sep, seplen);
+                double x = p < pe && S->colidx[p] == j ? S->vals[p++] : 0.0;
+                fmt_decimal_format(b, x, o->decimal);
+            }
+            sb_putn(b, linesep, linelen);
+            continue;
+        }
         const double *row = m->data + i * m->cols;
         if (o->sparse) {
             for (int64_t j = 0; j < cols; j++) {
@@ -170,7 +196,7 @@ static bool needs_sig_digits(const Matrix *m, int64_t rows, int64_t cols)
 {
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {
-            double x = m->data[i * m->cols + j];
+            double x = mat_get(m, i, j);
             if (x != 0 && isfinite(x) && fabs(x) < 0.0005)
                 return true;
         }
@@ -195,13 +221,13 @@ void tostring_matrix_display_sb(StrBuf *b, const Matrix *m, int64_t maxrows, int
         char cell[40];
         for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < cols; j++) {
-                int n = snprintf(cell, sizeof cell, "%.4g", m->data[i * m->cols + j]);
+                int n = snprintf(cell, sizeof cell, "%.4g", mat_get(m, i, j));
                 if (n > width)
                     width = n;
             }
         for (int64_t i = 0; i < rows && !b->oom; i++) {
             for (int64_t j = 0; j < cols; j++) {
-                double x = m->data[i * m->cols + j];
+                double x = mat_get(m, i, j);
                 snprintf(cell, sizeof cell, "%.4g", x == 0 ? 0.0 : x);
                 sb_printf(b, "%s%*s", j ? " " : "", width, cell);
             }
@@ -236,7 +262,7 @@ void tostring_matrix_html_sb(StrBuf *b, const Matrix *m, int64_t maxrows, int64_
     for (int64_t i = 0; i < rows && !b->oom; i++) {
         sb_printf(b, "<tr><th>[%lld,]</th>", (long long)i + 1);
         for (int64_t j = 0; j < cols; j++) {
-            double x = m->data[i * m->cols + j];
+            double x = mat_get(m, i, j);
             sb_puts(b, "<td>");
             if (sig)
                 sb_printf(b, "%.4g", x == 0 ? 0.0 : x);

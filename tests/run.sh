@@ -189,12 +189,16 @@ if [ -x "$DML" ]; then
     [ -f tests/paramserv/record.sh ] && run_suite paramserv/record tests/paramserv/record.sh
     # paramserv's --trace timeline
     [ -f tests/paramserv/trace.sh ] && run_suite paramserv/trace tests/paramserv/trace.sh
+    # a run killed while it writes its record or trace leaves no half-written file
+    [ -f tests/paramserv/kill_outputs.sh ] && run_suite paramserv/kill_outputs tests/paramserv/kill_outputs.sh
     # paramserv on Open MPI (mpirun with 2-4 ranks)
     [ -f tests/mpi/run_mpi_tests.sh ] && [ -z "${SKIP_MPI:-}" ] && run_suite mpi tests/mpi/run_mpi_tests.sh 80
     # the Jupyter kernel (jupyter_kernel_test, the example notebook under nbclient)
     [ -f tests/jupyter/run_jupyter_tests.sh ] && [ -z "${THREADED:-}" ] && run_suite jupyter tests/jupyter/run_jupyter_tests.sh 80
     # the command line itself (help, dml test, an installed layout)
     [ -f tests/cli/run_cli_tests.sh ] && [ -z "${THREADED:-}" ] && run_suite cli tests/cli/run_cli_tests.sh
+    # sparse matrices under a memory cap (issue 31)
+    [ -f tests/sparse/run_sparse_tests.sh ] && [ -z "${THREADED:-}" ] && run_suite sparse tests/sparse/run_sparse_tests.sh
     # all-or-nothing writes, Ctrl-C, plot temporaries (issue 28)
     [ -f tests/robust/run_robust_tests.sh ] && [ -z "${THREADED:-}" ] && run_suite robust tests/robust/run_robust_tests.sh
 fi

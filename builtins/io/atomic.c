@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The process umask, read without changing it: umask(2) both reads and
+/* The process umask (io_formats.h), read without changing it: umask(2) both reads and
  * sets, which would race with other threads creating files. */
-static mode_t current_umask(void)
+mode_t io_current_umask(void)
 {
     mode_t mask = 022;
     FILE *f = fopen("/proc/self/status", "re");
@@ -104,7 +104,7 @@ bool io_tmp_open(const char *path, IoTmp *t, DiagErr *e)
         return diag_fail(e, "cannot write '%s': %s", path, io_strerror(err, eb, sizeof eb));
     }
     /* mkstemp makes the file 0600; give it the mode open(2) would have. */
-    (void)fchmod(fd, 0666 & ~current_umask());
+    (void)fchmod(fd, 0666 & ~io_current_umask());
     FILE *f = fdopen(fd, "w");
     if (!f) {
         int err = errno;
@@ -281,7 +281,7 @@ char *io_tmp_dir_open(const char *path, DiagErr *e)
     if (!d)
         diag_fail(e, "cannot write '%s': %s", path, io_strerror(errno, eb, sizeof eb));
     else
-        (void)chmod(d, 0777 & ~current_umask());
+        (void)chmod(d, 0777 & ~io_current_umask());
     return d;
 }
 

@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "../../base/numparse.h"
+#include "../../base/sparse.h"
 
 
 /* strerror_r is XSI (returns int) or GNU (returns char *) depending on the
@@ -271,6 +272,61 @@ bool io_check_dims(int64_t rows, int64_t cols, const char *name, DiagErr *e)
     return true;
 }
 
+bool io_check_sparse(int64_t rows, int64_t cols, int64_t nnz, const char *name, DiagErr *e)
+{
+    if (rows < 0 || cols < 0)
+        return diag_fail(e, "%s: invalid dimensions %lld x %lld", name, (long long)rows, (long long)cols);
+    uint64_t bytes = sp_bytes(rows, nnz), mem = phys_mem_bytes();
+    if (bytes > mem)
+        return diag_fail(e,
+                         "%s: a sparse %lld x %lld matrix with %lld entries needs %llu bytes, more than this "
+                         "machine's memory (%llu bytes)",
+                         name, (long long)rows, (long long)cols, (long long)nnz, (unsigned long long)bytes,
+                         (unsigned long long)mem);
+    return true;
+}
+
+bool io_check_sparse_dims(int64_t rows, int64_t cols, const char *name, DiagErr *e)
+{
+    return io_check_sparse(rows, cols, 0, name, e);
+}
+
+Matrix *io_matrix_from_csr(SpMat *s, const char *name, DiagErr *e)
+{
+    int64_t nnz = s->nnz;
+    if (sp_prefer_sparse(s->rows, s->cols, nnz)) {
+        int64_t rows = s->rows, cols = s->cols;
+        Matrix *m = mat_new_sparse_take(s);
+        if (!m)
+            diag_fail(e, "%s: out of memory for a sparse %lld x %lld matrix", name, (long long)rows, (long long)cols);
+        return m;
+    }
+    /* dense by the rule: expanded, when the dense matrix fits */
+    Matrix *m = io_matrix_raw(s->rows, s->cols, name, e);
+    if (m) {
+        if (m->rows && m->cols)
+            sp_to_dense(s, m->data);
+        m->nnz = nnz;
+    }
+    sp_free(s);
+    return m;
+}
+
+Matrix *io_matrix_settle(Matrix *m)
+{
+    if (m->sp || mat_len(m) == 0)
+        return m;
+    int64_t nnz = sp_count_nnz(m->data, mat_len(m));
+    m->nnz = nnz;
+    if (!sp_prefer_sparse(m->rows, m->cols, nnz))
+        return m;
+    Matrix *s = mat_new_sparse_take(sp_from_dense(m->data, m->rows, m->cols, nnz));
+    if (!s)
+        return m;   /* no memory for the CSR: the dense form is still right */
+    mat_release(m);
+    return s;
+}
+
 static Matrix *matrix_new(int64_t rows, int64_t cols, bool zero, const char *name, DiagErr *e)
 {
     if (!io_check_dims(rows, cols, name, e))
@@ -292,28 +348,55 @@ Matrix *io_matrix_raw(int64_t rows, int64_t cols, const char *name, DiagErr *e)
     return matrix_new(rows, cols, false, name, e);
 }
 
+/* One "i j v" line. */
+static void out_entry(Out *o, int64_t i, int64_t j, double v)
+{
+    out_int(o, i + 1);
+    out_put(o, " ", 1);
+    out_int(o, j + 1);
+    out_put(o, " ", 1);
+    out_double(o, v);
+    out_put(o, "\n", 1);
+}
+
 int64_t out_ijv(Out *o, const Matrix *m)
 {
+    if (m->sp) {
+        const SpMat *s = m->sp;
+        for (int64_t i = 0; i < s->rows; i++)
+            for (int64_t p = s->rowptr[i]; p < s->rowptr[i + 1]; p++)
+                out_entry(o, i, s->colidx[p], s->vals[p]);
+        return s->nnz;
+    }
     int64_t n = 0;
-    for (int64_t i = 0; i < m->rows; i++) {
+    for (int64_t i = 0; i < m->rows && m->cols > 0; i++) {
         const double *row = m->data + i * m->cols;
         for (int64_t j = 0; j < m->cols; j++) {
             if (row[j] == 0.0)
                 continue;
-            out_int(o, i + 1);
-            out_put(o, " ", 1);
-            out_int(o, j + 1);
-            out_put(o, " ", 1);
-            out_double(o, row[j]);
-            out_put(o, "\n", 1);
+            out_entry(o, i, j, row[j]);
             n++;
         }
     }
     return n;
 }
 
+void io_row_get(const Matrix *m, int64_t i, double *out)
+{
+    if (!m->sp) {
+        memcpy(out, m->data + i * m->cols, (size_t)m->cols * sizeof *out);
+        return;
+    }
+    const SpMat *s = m->sp;
+    memset(out, 0, (size_t)m->cols * sizeof *out);
+    for (int64_t p = s->rowptr[i]; p < s->rowptr[i + 1]; p++)
+        out[s->colidx[p]] = s->vals[p];
+}
+
 int64_t io_nnz(const Matrix *m)
 {
+    if (m->sp)
+        return m->sp->nnz;
     int64_t n = 0, len = m->rows * m->cols;
     for (int64_t i = 0; i < len; i++)
         n += m->data[i] != 0.0;

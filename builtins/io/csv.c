@@ -278,8 +278,17 @@ bool io_write_csv(FILE *f, const Matrix *m, const IoCsvWriteOpts *opt)
         }
         out_put(&o, "\n", 1);
     }
+    /* a sparse matrix is written a row at a time, expanded into 'buf' */
+    double *buf = NULL;
+    if (m->sp && m->rows && !(buf = malloc((size_t)m->cols * sizeof *buf))) {
+        out_done(&o);
+        errno = ENOMEM;
+        return false;
+    }
     for (int64_t i = 0; i < m->rows; i++) {
-        const double *row = m->data + i * m->cols;
+        const double *row = buf ? buf : m->data + i * m->cols;
+        if (buf)
+            io_row_get(m, i, buf);
         for (int64_t j = 0; j < m->cols; j++) {
             if (j)
                 out_put(&o, sep, sl);
@@ -290,5 +299,6 @@ bool io_write_csv(FILE *f, const Matrix *m, const IoCsvWriteOpts *opt)
         }
         out_put(&o, "\n", 1);
     }
+    free(buf);
     return out_done(&o);
 }

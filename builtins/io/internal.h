@@ -50,6 +50,55 @@ ssize_t io_read_full(int fd, void *dst, size_t n);
 bool io_parse_i64(const char *s, const char *e, int64_t *out);
 bool io_parse_index(const char *s, const char *e, int64_t *out);
 
+/* common.c: whether a sparse rows x cols matrix with room for nnz entries
+ * is representable and its CSR form fits in memory (the dense size is not
+ * asked); the message names 'name'. */
+bool io_check_sparse(int64_t rows, int64_t cols, int64_t nnz, const char *name, DiagErr *e);
+
+/* ================================================================
+ * Sparse results
+ * ================================================================ */
+
+struct SpMat;
+/* common.c: the matrix a reader built as CSR ('s' is taken, freed on
+ * failure too): held sparse when sp_prefer_sparse says so, else made dense
+ * (when the dense form fits; otherwise an error naming the size). The one
+ * place where a reader's CSR becomes a Matrix. */
+Matrix *io_matrix_from_csr(struct SpMat *s, const char *name, DiagErr *e);
+
+/* csr.c: a CSR built from (row, column, value) entries that come in any
+ * order (0-based, in range: the caller checks). While the entries come in
+ * strictly ascending (row, column) order they are appended to the CSR
+ * directly; from the first one out of order they are kept as triples and
+ * sorted at the end. Of entries at the same position the last one wins (as
+ * a dense reader overwriting the cell), and zeros are dropped. A matrix of
+ * more than INT32_MAX columns is filled densely (it has no CSR form). */
+typedef struct IoCsr {
+    int64_t rows, cols;
+    struct SpMat *s;            /* CSR (append mode), the result's storage */
+    int64_t last_i, last_j;     /* the position last added in append mode */
+    bool triples;               /* entries are in ti/tj/tv */
+    int64_t n, cap;
+    int64_t *ti;
+    int32_t *tj;
+    double *tv;
+    Matrix *dense;              /* cols > INT32_MAX */
+} IoCsr;
+
+/* 'cap': the expected number of entries (a hint; more may come). */
+bool io_csr_init(IoCsr *b, int64_t rows, int64_t cols, int64_t cap, const char *name, DiagErr *e);
+/* False when memory runs out. */
+bool io_csr_add(IoCsr *b, int64_t i, int64_t j, double v);
+/* The matrix (through io_matrix_from_csr); b is freed either way. */
+Matrix *io_csr_finish(IoCsr *b, const char *name, DiagErr *e);
+void io_csr_free(IoCsr *b);
+/* text_ijv.c: the lines of [buf, buf + len) (a bound on one-a-line entries). */
+int64_t io_count_lines(const char *buf, size_t len);
+
+/* common.c: row i of m, dense in out[0 .. m->cols): the row of a dense
+ * matrix, or a sparse one's row expanded (the csv writer's row iterator). */
+void io_row_get(const Matrix *m, int64_t i, double *out);
+
 /* Exact powers of ten, 1e0 to 1e22, for the fast decimal paths. */
 extern const double io_pow10[23];
 
@@ -229,7 +278,8 @@ static inline void out_cell_scalar(Out *o, const FrameCol *c, int64_t i)
 }
 
 /* "i j v" lines (1-based) for the non-zero cells of m, row by row: the body
- * of the text and MatrixMarket files (common.c). Returns the lines written. */
+ * of the text and MatrixMarket files (common.c); a sparse m's non-zeros are
+ * read from its CSR, never densified. Returns the lines written. */
 int64_t out_ijv(Out *o, const Matrix *m);
 
 #endif

@@ -10,17 +10,27 @@
  * Formats:
  *   text    "i j v" per line (1-based), only non-zeros; dims come from outside.
  *           Blank lines and lines starting with '%' are skipped; the line
- *           "0 0 0" marks an all-zero matrix.
+ *           "0 0 0" marks an all-zero matrix. Entries in any order; of two
+ *           at one cell the later wins.
  *   csv     fields separated by 'sep'; dims inferred by scanning.
  *   mm      MatrixMarket: "%%MatrixMarket matrix coordinate|array
  *           real|integer|double|pattern general|symmetric|skew-symmetric".
+ *           Coordinate entries in any order (the later of two at one cell
+ *           wins), explicit zeros dropped, symmetric ones mirrored.
  *   binary  dml's own format (upstream's Hadoop binary is implementation-
  *           defined per spec): the 8 bytes "DMLBIN1\0", int64 rows, int64
  *           cols, then rows*cols doubles in row-major order. All numbers are
  *           little-endian. The file length must be exactly 24 + 8*rows*cols.
+ *           A sparse matrix is written in a second layout (the magic
+ *           "DMLSPR1\0", then the CSR: see io_write_binary_csr); its
+ *           arrays are checked (sp_check) before the matrix is accepted.
  *   libsvm  "label idx:val idx:val ..." (1-based idx); the matrix holds the
  *           features in columns 1..cols-1 and the label in the LAST column,
- *           as upstream SystemDS does.
+ *           as upstream SystemDS does. Indices of a line in any order; an
+ *           index twice in a line is an error naming the line.
+ * text, mm (coordinate), libsvm and the sparse binary layout are read into
+ * a CSR with memory in proportion to the non-zeros; io_matrix_from_csr
+ * (internal.h) decides the form of the result.
  *   idx     the MNIST format: bytes 0,0,type,ndims, then ndims big-endian
  *           int32 dims, then the data (type 0x08 ubyte, 0x09 byte, 0x0B
  *           int16, 0x0C int32, 0x0D float32, 0x0E float64; big-endian).
@@ -33,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "../../base/diag.h"
 #include "../../base/frame.h"
@@ -64,10 +75,16 @@ bool io_gunzip(const char *buf, size_t len, const char *name, IoBuf *out, DiagEr
 /* Checks that a rows x cols matrix of doubles is representable and fits in
  * the machine's physical memory; the message names 'name'. */
 bool io_check_dims(int64_t rows, int64_t cols, const char *name, DiagErr *e);
+/* The same for a matrix that may be held sparse: its row pointers fit. */
+bool io_check_sparse_dims(int64_t rows, int64_t cols, const char *name, DiagErr *e);
 /* New zero-filled rows x cols matrix after io_check_dims; NULL with e set. */
 Matrix *io_matrix_zero(int64_t rows, int64_t cols, const char *name, DiagErr *e);
-/* Number of cells != 0 (NaN counts as non-zero). */
+/* Number of cells != 0 (NaN counts as non-zero); a sparse matrix's count. */
 int64_t io_nnz(const Matrix *m);
+/* A dense matrix a reader made ('m' taken): converted to the sparse form
+ * when sp_prefer_sparse says so for its non-zeros (counted here, and kept
+ * in m->nnz); m as it is when the CSR cannot be made. */
+Matrix *io_matrix_settle(Matrix *m);
 
 /* ---- parsers: owned Matrix on success, NULL with e set on failure ---- */
 
@@ -132,6 +149,11 @@ bool io_write_text(FILE *f, const Matrix *m);
 bool io_write_csv(FILE *f, const Matrix *m, const IoCsvWriteOpts *o);
 bool io_write_mm(FILE *f, const Matrix *m);
 bool io_write_binary(FILE *f, const Matrix *m);
+/* The sparse layout of the binary format ("DMLSPR1\0", int64 rows, cols,
+ * nnz, then the CSR's row pointers (int64), column indices (int32) and
+ * values, little-endian), which io_parse_binary reads too. */
+struct SpMat;
+bool io_write_binary_csr(FILE *f, const struct SpMat *s);
 bool io_write_libsvm(FILE *f, const Matrix *m);
 /* libsvm as upstream writes it: label (last column), then sep, j, indsep,
  * value per nonzero feature; io_write_libsvm uses sep "," and indsep ":". */
@@ -212,6 +234,11 @@ char *io_tmp_dir_open(const char *path, DiagErr *e);
  * both in place). On failure the old folder and .mtd are untouched and
  * tmp_dir is removed. Consumes tmp_dir and meta either way. */
 bool io_commit_dir(char *tmp_dir, const char *path, IoTmp *meta, const char *mtd_path, DiagErr *e);
+/* The process umask, read from /proc without setting it (umask(2) would
+ * race with other threads creating files); 022 when it cannot be read.
+ * Temporaries made by mkstemp (mode 0600) get 0666 & ~umask before they
+ * are renamed into place, as open(2) would have given them. */
+mode_t io_current_umask(void);
 /* Removes the temporaries "<path>.tmp<pid>.XXXXXX" (files or folders) of
  * processes that no longer run. */
 void io_remove_stale_tmps(const char *path);

@@ -118,12 +118,12 @@ static bool read_array_values(Lines *L, const char *name, int sym, Matrix *m, in
 
 /* Coordinate format: "i j v" lines (pattern: "i j", the value 1), 1-based.
  * Counts the entries read in *got. */
-static bool read_coordinate_entries(Lines *L, const char *name, const MmHeader *h, Matrix *m, int64_t expect,
+static bool read_coordinate_entries(Lines *L, const char *name, const MmHeader *h, IoCsr *b, int64_t expect,
                                     int64_t *got, DiagErr *e)
 {
     const char *ls, *le, *ts[3], *te[3];
     char sn[64];
-    int64_t rows = m->rows, cols = m->cols;
+    int64_t rows = b->rows, cols = b->cols;
     int nf = h->pattern ? 2 : 3;
     while (*got < expect && next_data_line(L, &ls, &le)) {
         int nt = split_blanks(ls, le, ts, te, 3);
@@ -143,13 +143,28 @@ static bool read_coordinate_entries(Lines *L, const char *name, const MmHeader *
         if (j < 1 || j > cols)
             return diag_fail(e, "%s:%lld: column index %lld out of range 1..%lld", name, (long long)L->lineno,
                              (long long)j, (long long)cols);
-        m->data[(i - 1) * cols + (j - 1)] = v;
-        if (h->sym == SYM_SYMMETRIC)
-            m->data[(j - 1) * cols + (i - 1)] = v;
-        else if (h->sym == SYM_SKEW && i != j)
-            m->data[(j - 1) * cols + (i - 1)] = -v;
+        bool ok = io_csr_add(b, i - 1, j - 1, v);
+        if (ok && h->sym == SYM_SYMMETRIC && i != j)
+            ok = io_csr_add(b, j - 1, i - 1, v);
+        else if (ok && h->sym == SYM_SKEW && i != j)
+            ok = io_csr_add(b, j - 1, i - 1, -v);
+        if (!ok)
+            return diag_fail(e, "%s:%lld: out of memory for the entries of a %lld x %lld matrix", name,
+                             (long long)L->lineno, (long long)rows, (long long)cols);
         (*got)++;
     }
+    return true;
+}
+
+/* After the entries: fewer than declared, or more, is an error. */
+static bool check_entry_count(Lines *L, const char *name, int64_t expect, int64_t got, DiagErr *e)
+{
+    const char *ls, *le;
+    if (got < expect)
+        return diag_fail(e, "%s: expected %lld entries, found %lld", name, (long long)expect, (long long)got);
+    if (next_data_line(L, &ls, &le))
+        return diag_fail(e, "%s:%lld: more entries than the %lld declared", name, (long long)L->lineno,
+                         (long long)expect);
     return true;
 }
 
@@ -162,27 +177,33 @@ Matrix *io_parse_mm(const char *buf, size_t len, const char *name, int64_t rows,
         return NULL;
     rows = sz[0];
     cols = sz[1];
+    int64_t expect, got = 0;
+    if (!h.array) {
+        /* Coordinate: a CSR sized by the declared count (bounded by the
+         * lines there are: a header cannot make it allocate). */
+        expect = sz[2];
+        int64_t cap = io_count_lines(L.p, (size_t)(L.end - L.p));
+        if (expect < cap)
+            cap = expect;
+        if (h.sym != SYM_GENERAL)
+            cap *= 2;
+        IoCsr b;
+        if (!io_csr_init(&b, rows, cols, cap, name, e))
+            return NULL;
+        if (!read_coordinate_entries(&L, name, &h, &b, expect, &got, e) ||
+            !check_entry_count(&L, name, expect, got, e)) {
+            io_csr_free(&b);
+            return NULL;
+        }
+        return io_csr_finish(&b, name, e);
+    }
     Matrix *m = io_matrix_zero(rows, cols, name, e);
     if (!m)
         return NULL;
-    int64_t expect, got = 0;
-    bool ok;
-    if (h.array) {
-        expect = h.sym == SYM_GENERAL     ? rows * cols
-                 : h.sym == SYM_SYMMETRIC ? rows * (rows + 1) / 2
-                                          : rows * (rows - 1) / 2;
-        ok = read_array_values(&L, name, h.sym, m, expect, &got, e);
-    } else {
-        expect = sz[2];
-        ok = read_coordinate_entries(&L, name, &h, m, expect, &got, e);
-    }
-    const char *ls, *le;
-    if (ok && got < expect)
-        ok = diag_fail(e, "%s: expected %lld entries, found %lld", name, (long long)expect, (long long)got);
-    if (ok && next_data_line(&L, &ls, &le))
-        ok = diag_fail(e, "%s:%lld: more entries than the %lld declared", name, (long long)L.lineno,
-                       (long long)expect);
-    if (!ok) {
+    expect = h.sym == SYM_GENERAL     ? rows * cols
+             : h.sym == SYM_SYMMETRIC ? rows * (rows + 1) / 2
+                                      : rows * (rows - 1) / 2;
+    if (!read_array_values(&L, name, h.sym, m, expect, &got, e) || !check_entry_count(&L, name, expect, got, e)) {
         mat_release(m);
         return NULL;
     }

@@ -1,12 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0
- * text: "i j v" per line, 1-based, only the non-zeros; the parser and the
- * writer. */
+ * text: "i j v" per line, 1-based, only the non-zeros; the parser (into a
+ * CSR, entries in any order) and the writer. */
 #include "internal.h"
+
+/* Lines in [buf, buf + len): an upper bound on the entries of a file with
+ * one entry a line. */
+int64_t io_count_lines(const char *buf, size_t len)
+{
+    int64_t n = 0;
+    const char *p = buf, *end = buf + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        n++;
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+    return n;
+}
 
 Matrix *io_parse_text(const char *buf, size_t len, const char *name, int64_t rows, int64_t cols, DiagErr *e)
 {
-    Matrix *m = io_matrix_zero(rows, cols, name, e);
-    if (!m)
+    IoCsr b;
+    if (!io_csr_init(&b, rows, cols, io_count_lines(buf, len), name, e))
         return NULL;
     Lines L = {buf, buf + len, 0};
     const char *ls, *le;
@@ -51,11 +67,15 @@ Matrix *io_parse_text(const char *buf, size_t len, const char *name, int64_t row
                     (long long)j, (long long)cols);
             goto fail;
         }
-        m->data[(i - 1) * cols + (j - 1)] = v;
+        if (!io_csr_add(&b, i - 1, j - 1, v)) {
+            diag_fail(e, "%s:%lld: out of memory for the entries of a %lld x %lld matrix", name,
+                      (long long)L.lineno, (long long)rows, (long long)cols);
+            goto fail;
+        }
     }
-    return m;
+    return io_csr_finish(&b, name, e);
 fail:
-    mat_release(m);
+    io_csr_free(&b);
     return NULL;
 }
 

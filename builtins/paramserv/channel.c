@@ -82,7 +82,10 @@ Status ps_enqueue_push_take(PsRun *run, int worker, int64_t epoch, int64_t batch
         run->inbox = nb;
         run->capinbox = cap;
     }
-    run->inbox[run->ninbox++] = (PsMsg){.worker = worker, .epoch = epoch, .batch = batch, .payload = payload};
+    /* NONE: a BSP push added on a worker rank into an earlier worker's
+     * (tree.c); the server checks that only such a round has them. */
+    run->inbox[run->ninbox++] = (PsMsg){.worker = worker, .epoch = epoch, .batch = batch, .payload = payload,
+                                        .summed = payload.kind == VAL_NONE};
     pthread_cond_signal(&run->server_cv);
     pthread_mutex_unlock(&run->mu);
     return ST_OK;

@@ -304,6 +304,8 @@ int ps_open_tmp(const char *path, char **tmp)
     }
     snprintf(*tmp, len, "%s.tmp%ld.XXXXXX", path, (long)getpid());
     int fd = mkstemp(*tmp);
+    if (fd >= 0)
+        (void)fchmod(fd, 0666 & ~io_current_umask());  /* mkstemp's 0600 is not what the user's umask asks */
     if (fd < 0) {
         int e = errno;
         free(*tmp);

@@ -87,6 +87,7 @@ static struct {
     Pending *pending;
     double send_moved;          /* clock_now_sec() when a send request was last posted or completed */
     bool spin_sends;            /* this host has a core per rank: senders may spin */
+    uint64_t bytes_in, bytes_out;   /* every byte of every message received and queued (mpi_traffic) */
     char err[512];
     pthread_mutex_t lock;
 } M = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -175,6 +176,9 @@ static bool send_msg_take(int dest, int type, int worker, int64_t epoch, int64_t
     p->hdr[5] = keep.kind == VAL_NONE ? 0 : 1 + nmats;
     p->reqs = reqs;
     p->keep = keep;
+    M.bytes_out += sizeof p->hdr + len;
+    for (int64_t i = 0; i < nmats; i++)
+        M.bytes_out += sizeof(double) * (size_t)mat_len(mats[i]);
     if (payload) {
         p->data = payload->p;
         *payload = (WBuf){0};
@@ -244,6 +248,12 @@ bool mpi_progress(void)
 }
 
 bool mpi_sends_pending(void) { return M.pending != NULL; }
+
+void mpi_traffic(uint64_t *in, uint64_t *out)
+{
+    *in = M.bytes_in;
+    *out = M.bytes_out;
+}
 
 bool mpi_sends_moving(void)
 {
@@ -324,6 +334,7 @@ int mpi_poll(MpiMsg *m)
     if (rc != MPI_SUCCESS)
         return mpi_fail(rc, "MPI_Recv"), -1;
     *m = (MpiMsg){.src = src, .type = (int)hdr[0], .worker = (int)hdr[1], .epoch = hdr[2], .batch = hdr[3]};
+    M.bytes_in += sizeof hdr;
     m->value = val_none();
     /* Nothing is allocated for a message larger than this host's memory:
      * it cannot be received. */
@@ -345,6 +356,7 @@ int mpi_poll(MpiMsg *m)
             return -1;
         }
         m->len = len;
+        M.bytes_in += len;
     }
     if (hdr[5] > 0) {
         /* A value whose matrices (hdr[5] - 1 of them) follow in place:
@@ -371,6 +383,8 @@ int mpi_poll(MpiMsg *m)
                 mpi_msg_free(m);
                 return -1;
             }
+        for (int64_t i = 0; i < n; i++)
+            M.bytes_in += sizeof(double) * (size_t)mat_len(mats[i]);
         free(mats);
         m->value = v;
     }
@@ -729,6 +743,7 @@ bool mpi_send_take(int dest, int type, int worker, int64_t epoch, int64_t batch,
 }
 bool mpi_progress(void) { return false; }
 bool mpi_sends_pending(void) { return false; }
+void mpi_traffic(uint64_t *in, uint64_t *out) { *in = *out = 0; }
 bool mpi_sends_moving(void) { return false; }
 bool mpi_flush_sends(void) { return true; }
 int mpi_poll(MpiMsg *m) { return -1; }

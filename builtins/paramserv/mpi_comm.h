@@ -43,6 +43,11 @@ enum {
     MM_SHARD_READY,     /* s -> 0: server rank s took its call */
     MM_SHARD_DONE,      /* s -> 0: its last shard and statistics */
     MM_SHARD_EPOCH,     /* s -> 0: its shard at the end of epoch 'epoch' (for validation, checkpoints) */
+    MM_GROUP,           /* 0 -> r: right after CALL, the rank's group (tp_mpi_tree.h): a 1 x (4 + k)
+                           matrix (first worker, workers, groups, tree on, each worker's pushes per epoch);
+                           then one MM_PART per worker of the group */
+    MM_PUSH_SUM,        /* r -> r or 0: BSP tree: list(sum, [seq, w1, b1, ...]) of the workers covered,
+                           header epoch and round (tp_mpi_tree.h) */
 };
 
 typedef struct MpiMsg {
@@ -66,6 +71,9 @@ bool mpi_send_value(int dest, int type, int worker, int64_t epoch, int64_t batch
 /* Advance pending sends; false on an MPI error. */
 bool mpi_progress(void);
 bool mpi_sends_pending(void);
+/* Bytes of every message this process has received and queued for
+ * sending so far (headers, payloads and matrix cells), under mpi_lock. */
+void mpi_traffic(uint64_t *in, uint64_t *out);
 /* Wait (polling) until every queued send has left, at most mpi_timeout()
  * seconds; false on an MPI error or the timeout. */
 bool mpi_flush_sends(void);

@@ -151,6 +151,7 @@ const char *ps_call_read(WRead *rd, CallMsg *m, Value part, int64_t *id)
         return rd->oom ? oom : malformed;
     if (i >= 0 && i <= INT_MAX)
         *id = i;
+    m->k = k;
     List *pl = part.kind == VAL_LIST ? part.l : NULL;
     if (!call_strings(m) || !pl || pl->n != 2 || pl->items[0].kind != VAL_MATRIX ||
         pl->items[1].kind != VAL_MATRIX || pl->items[0].m->rows != pl->items[1].m->rows || m->nargs > INT_MAX ||
@@ -167,33 +168,6 @@ const char *ps_call_read(WRead *rd, CallMsg *m, Value part, int64_t *id)
     if (m->opt.nbatches > rows)
         m->opt.nbatches = rows;
     return NULL;
-}
-
-bool ps_tree_ranks(Value v, int self, int size, int **ranks, int64_t *n)
-{
-    *ranks = NULL;
-    *n = 0;
-    List *l = v.kind == VAL_LIST ? v.l : NULL;
-    Matrix *fwd = l && l->n == 2 && l->items[0].kind == VAL_LIST && l->items[1].kind == VAL_MATRIX
-                      ? l->items[1].m : NULL;
-    /* A half of the tree names fewer ranks than there are (not rank 0). */
-    int64_t len = fwd ? mat_len(fwd) : 0;
-    if (!fwd || len >= size)
-        return false;
-    int *r = len > 0 ? malloc(sizeof *r * (size_t)len) : NULL;
-    if (len > 0 && !r)
-        return false;
-    for (int64_t i = 0; i < len; i++) {
-        double d = fwd->data[i];
-        if (!(d >= 1 && d < size && d == (int)d && (int)d != self)) {
-            free(r);
-            return false;
-        }
-        r[i] = (int)d;
-    }
-    *ranks = r;
-    *n = len;
-    return true;
 }
 
 Value ps_task_value(Value model, Matrix *X, Matrix *Y, const PsTask *t)

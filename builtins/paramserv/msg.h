@@ -28,6 +28,7 @@ typedef struct CallMsg {
     PsConfig opt;               /* the options params.h marks 'wire'; nothing else of it is set */
     int64_t start_epoch;
     Value hyper;
+    int64_t k;                  /* read: the call's workers */
 } CallMsg;
 
 /* Writes or reads a CALL's common part; false when reading runs out of
@@ -68,10 +69,5 @@ Value ps_task_value(Value model, Matrix *X, Matrix *Y, const PsTask *t);
  * rounded up)). */
 bool ps_task_read(Value v, int64_t epoch, int64_t batchsize, Value *model, PsTask *t);
 
-/* The ranks that an MM_MODEL_TREE, list(model, ranks), asks this rank
- * ('self' of 'size') to pass the model on to: false when the value is
- * malformed (not such a list, a rank out of range or this one) or memory
- * ran out; else *ranks (malloc'd, NULL when *n is 0) and *n. */
-bool ps_tree_ranks(Value v, int self, int size, int **ranks, int64_t *n);
 
 #endif

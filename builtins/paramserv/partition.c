@@ -9,9 +9,12 @@
 
 #include "ps.h"
 #include "../../runtime/pool.h"
+#include "../../runtime/sparse_ops.h"
 
 static Matrix *take_rows(Interp *I, const Matrix *M, const int64_t *rows, int64_t n)
 {
+    if (M->sp)  /* a sparse X: a sparse partition (or dense by the format rule) */
+        return mat_from_sp_take(I, sp_gather_rows(M->sp, rows, n), "paramserv");
     Matrix *r = mat_alloc(I, n, M->cols);
     if (!r)
         return NULL;

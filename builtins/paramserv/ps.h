@@ -6,10 +6,12 @@
  * and tears down one run, server.c and worker.c hold the server and worker
  * logic, channel.c the server's end of the seam, stats.c --stats,
  * history.c the per-epoch history and the progress line, readset.c which
- * model entries a worker's functions read; params.h/params.c declare
- * paramserv's parameters. The transports (PsTransportOps below): tp_local.c
+ * model entries a worker's functions read, tree.c the order in which a
+ * BSP round's pushes are added; params.h/params.c declare paramserv's
+ * parameters. The transports (PsTransportOps below): tp_local.c
  * (threads), tp_mpi_server.c and tp_mpi_worker.c (Open MPI: rank 0's side
- * and the worker ranks' side, tp_mpi_common.c what they share), wire.c the
+ * and the worker ranks' side, tp_mpi_common.c what they share,
+ * tp_mpi_tree.c worker groups and the pushes' tree of ranks), wire.c the
  * byte format of what crosses it, msg.c the payloads of its messages and
  * the checks a receiver applies.
  *
@@ -274,6 +276,7 @@ typedef struct PsMsg {
     int64_t epoch;
     int64_t batch;              /* 1-based number of the last batch it covers */
     Value payload;              /* owned list */
+    bool summed;                /* BSP tree: no payload, it was added into an earlier worker's (tree.c) */
 } PsMsg;
 
 /* A unit of work under dispatch=DYNAMIC (dispatch.c): the batches of one
@@ -473,7 +476,8 @@ typedef struct PsRun {
 void ps_fail(PsRun *run, Interp *I, const char *who);
 /* The same with a finished message (a remote worker's). */
 void ps_fail_msg(PsRun *run, const char *msg);
-/* Append a push to the server's inbox (consumes payload, also on failure). */
+/* Append a push to the server's inbox (consumes payload, also on failure);
+ * NONE: a BSP push that a worker rank added into an earlier worker's (tree.c). */
 Status ps_enqueue_push_take(PsRun *run, int worker, int64_t epoch, int64_t batch, Value payload);
 /* Server: hand the current model to worker w (through the transport). */
 void ps_deliver(PsRun *run, PsWorker *w);
@@ -494,6 +498,21 @@ void *ps_server_main(void *arg);         /* arg: PsRun */
  * it); count a push of epoch e (ends the epoch when it completes it). */
 Status ps_apply_one(PsRun *run, Value payload);
 Status ps_apply_round(PsRun *run, Value *lists, int cnt, int waiting);
+/* The same over n slots (NONE: no payload there) for 'members' pushes. */
+Status ps_apply_round_n(PsRun *run, Value *slots, int n, int members, int waiting);
+
+/* ---- tree.c: the order of a round's sum (issue 25) ---- */
+/* Where the tree splits the workers [lo, hi) (hi - lo >= 2). */
+int64_t ps_tree_mid(int64_t lo, int64_t hi);
+/* The slots [lo, hi) (NONE: absent) added in the tree's order into *out
+ * (NONE when all are absent); the slots are consumed, also on failure. */
+Status ps_tree_sum_take(Interp *I, Value *slots, int64_t lo, int64_t hi, Value *out);
+/* k workers over at most 'ranks' ranks: groups that are nodes of the tree,
+ * as even as the tree allows; first[g] is group g's first worker (first
+ * has room for min(k, ranks) entries). Returns the number of groups. */
+int64_t ps_tree_groups(int64_t k, int64_t ranks, int64_t *first);
+/* DML_PS_TREE=0: pushes go to rank 0 one by one (the same sum, made there). */
+bool ps_tree_off(void);
 Status ps_count_push(PsRun *run, int64_t e);
 
 /* ---- dispatch.c: dispatch=DYNAMIC ---- */

@@ -5,9 +5,9 @@
  * (channel.c). It runs on one thread of the process that called paramserv,
  * whatever the transport (threads or Open MPI ranks).
  *
- * Determinism: BSP sums a round's payloads in worker order, whatever order
- * they arrived in, so a seeded BSP run gives the same model for any timing
- * and any transport. */
+ * Determinism: BSP sums a round's payloads in a fixed tree over the
+ * workers (tree.c), whatever order they arrived in, so a seeded BSP run
+ * gives the same model for any timing and any transport. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,14 +158,23 @@ static bool more_pulls(const PsRun *run, const PsWorker *w)
 
 Status ps_apply_round(PsRun *run, Value *lists, int cnt, int waiting)
 {
+    return ps_apply_round_n(run, lists, cnt, cnt, waiting);
+}
+
+/* The slots are added in the tree's order (tree.c), the order every
+ * backend uses, so a seeded run has the same bits on threads and ranks. */
+Status ps_apply_round_n(PsRun *run, Value *lists, int n, int members, int waiting)
+{
     update_threads_begin(run, waiting);
     Value acc;
     double t0 = clock_now_sec();
-    Status st = ps_list_sum_take(&run->SI, lists, cnt, &acc);
+    Status st = ps_tree_sum_take(&run->SI, lists, 0, n, &acc);
     run->sum_time += clock_now_sec() - t0;
+    if (st == ST_OK && acc.kind == VAL_NONE)
+        st = err_set(&run->SI, "paramserv: internal error: a round without payloads");
     if (st == ST_OK) {
         if (run->cfg->model_avg) {
-            st = ps_list_scale_take(&run->SI, acc, 1.0 / cnt, &acc);
+            st = ps_list_scale_take(&run->SI, acc, 1.0 / members, &acc);
             if (st == ST_OK) {
                 val_release(run->model);
                 run->model = acc;
@@ -192,19 +201,20 @@ static Status finish_round(PsRun *run, int64_t round_e, int64_t round_r)
     int cnt = 0;
     for (int i = 0; i < run->k; i++) {
         PsWorker *w = &run->w[i];
-        if (!w->marked)
-            continue;
         if (lists)
-            lists[cnt++] = w->slot;
+            lists[i] = w->marked ? w->slot : val_none();
         else
             val_release(w->slot);
         w->slot = val_none();
+        cnt += w->marked;
     }
     if (!lists)
         return err_set(&run->SI, "out of memory");
     /* BSP: every worker waits for this round's model, so the sum and the
-     * update may use all their threads; SBP: the pushers'. */
-    Status st = ps_apply_round(run, lists, cnt, round_e >= 0 ? run->k : cnt);
+     * update may use all their threads; SBP: the pushers'. In the tree's
+     * order over the workers; a slot is NONE when its push was added on a
+     * worker rank into an earlier worker's (tree.c). */
+    Status st = ps_apply_round_n(run, lists, run->k, cnt, round_e >= 0 ? run->k : cnt);
     if (lists != few)
         free(lists);
     TRY(st);
@@ -347,6 +357,8 @@ static Status check_push(PsRun *run, const PsMsg *msg)
     const List *m = run->model.l, *g = msg->payload.l;
     const char *what = run->cfg->model_avg ? "model" : "gradients";
     const char *one = run->cfg->model_avg ? "model entry" : "gradient";
+    if (msg->summed && msg->payload.kind == VAL_NONE && run->cfg->utype == PS_UTYPE_BSP && !run->dyn)
+        return ST_OK;       /* added on a worker rank into an earlier worker's push (tree.c) */
     if (msg->payload.kind != VAL_LIST)
         return err_set(I, "the pushed %s are not a list", what);
     TRY(ps_check_model(I, g, what));

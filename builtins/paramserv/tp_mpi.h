@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../../base/strbuf.h"
 #include "../../base/value.h"
 #include "ps.h"
 #include "wire.h"
@@ -42,17 +43,35 @@
 void tp_mpi_cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us);
 
 /* A model that several ranks pull at once (a BSP round) goes down a tree
- * instead of k times out of rank 0: the ranks ranks[0..n) are split in two
- * halves, the first rank of each gets the model with the rest of its half
- * to pass on in the same way (an MM_MODEL_TREE, list(model, ranks)). Each
- * rank still receives one copy, the cells are the same bytes, so results
- * do not change; rank 0 sends two copies instead of k, and the copies
- * travel in parallel, log2(k) hops deep. A rank that dies on the way ends
- * the job as any dead rank does; one that hangs stops answering rank 0 and
- * is found by the heartbeat timeout. 'seq' is the call's number (rank 0
- * numbers its calls), so a worker rank drops a model forwarded late from an
- * aborted earlier call. False on an MPI error. */
-bool tp_mpi_send_tree(Value model, const int *ranks, int n, int worker, int64_t seq);
+ * instead of k times out of rank 0 (tp_mpi_send_models, tp_mpi_tree.h):
+ * the ranks are split in two halves, the first rank of each gets the model
+ * with the rest of its half to pass on in the same way (an MM_MODEL_TREE,
+ * list(model, ranks and workers)). Each rank still receives one copy, the
+ * cells are the same bytes, so results do not change; rank 0 sends two
+ * copies instead of k, and the copies travel in parallel, log2(k) hops
+ * deep. A rank that dies on the way ends the job as any dead rank does;
+ * one that hangs stops answering rank 0 and is found by the heartbeat
+ * timeout. The call's number (rank 0 numbers its calls) travels with it,
+ * so a worker rank drops a model forwarded late from an aborted earlier
+ * call. */
+
+/* What a rank moved over MPI for paramserv: bytes received and sent,
+ * every message counted whole (header, payload, matrix cells), heartbeats,
+ * the CALL with the program and the partitions included. A rank takes
+ * ps_traffic_now() when a call starts and ps_traffic_since() when it ends
+ * (under mpi_lock, as every MPI call here); --stats divides by the call's
+ * rounds. A round is one update of the model: under BSP and SBP one
+ * aggregated step of all pushes of a round, under ASP and SSP one applied
+ * push (so with k workers an ASP call has k times the rounds of BSP over
+ * the same batches). */
+typedef struct PsTraffic {
+    uint64_t in, out;
+} PsTraffic;
+PsTraffic ps_traffic_now(void);
+PsTraffic ps_traffic_since(PsTraffic start);
+/* --stats' line "Rank R bytes per round: in N, out N" (N: whole bytes,
+ * rounded down; a call without an update divides by 1). */
+void ps_traffic_line(StrBuf *b, int rank, PsTraffic t, int64_t rounds);
 
 /* ---- servers=S (tp_mpi_shard.c) ---- */
 struct PsRun;

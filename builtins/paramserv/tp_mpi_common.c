@@ -25,32 +25,24 @@ void tp_mpi_cond_wait_us(pthread_cond_t *cv, pthread_mutex_t *mu, long us)
     pthread_cond_timedwait(cv, mu, &ts);
 }
 
-static bool send_tree_half(Value model, const int *ranks, int n, int worker, int64_t seq)
+PsTraffic ps_traffic_now(void)
 {
-    Matrix *fwd = mat_new_raw(1, n - 1);
-    List *l = list_new(2, false);
-    bool ok = fwd && l && list_push(l, model, NULL);
-    if (ok) {
-        for (int i = 1; i < n; i++)
-            fwd->data[i - 1] = ranks[i];
-        ok = list_push_take(l, val_matrix_take(fwd), NULL);
-        fwd = NULL;
-    }
-    if (!ok) {
-        mat_release(fwd);
-        list_release(l);
-        return false;
-    }
-    Value v = val_list_take(l);
-    ok = mpi_send_value(ranks[0], MM_MODEL_TREE, worker, 0, seq, v);
-    val_release(v);
-    return ok;
+    PsTraffic t;
+    mpi_traffic(&t.in, &t.out);
+    return t;
 }
 
-bool tp_mpi_send_tree(Value model, const int *ranks, int n, int worker, int64_t seq)
+PsTraffic ps_traffic_since(PsTraffic start)
 {
-    int h = (n + 1) / 2;
-    if (n > 0 && !send_tree_half(model, ranks, h, worker, seq))
-        return false;
-    return n - h <= 0 || send_tree_half(model, ranks + h, n - h, worker, seq);
+    PsTraffic t = ps_traffic_now();
+    t.in -= start.in;
+    t.out -= start.out;
+    return t;
+}
+
+void ps_traffic_line(StrBuf *b, int rank, PsTraffic t, int64_t rounds)
+{
+    uint64_t r = rounds > 0 ? (uint64_t)rounds : 1;
+    sb_printf(b, "Rank %d bytes per round: in %llu, out %llu\n", rank, (unsigned long long)(t.in / r),
+              (unsigned long long)(t.out / r));
 }

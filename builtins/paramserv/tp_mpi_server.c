@@ -6,17 +6,22 @@
  * worker rank its partition and the program (every loaded file, so no
  * shared filesystem is needed), sends a worker's model to its rank
  * whenever the server delivers one, and puts the pushes that arrive into
- * the server's inbox. Worker i runs on rank i + 1 (tp_mpi_worker.c is
- * that side; with servers=S on rank S + i, and ranks 1..S-1 hold shards of
- * the model: tp_mpi_shard.c). Each pull or push moves one copy of the model or gradients;
+ * the server's inbox. With k <= N-1 worker i runs on rank i + 1; with
+ * more, the workers run as groups of threads, group g on rank g + 1
+ * (tp_mpi_tree.h; tp_mpi_worker.c is that side), and BSP's pushes are
+ * summed up a tree of ranks on their way here. With servers=S the workers
+ * start at rank S instead (group g on rank g + S), ranks 1..S-1 hold
+ * shards of the model (tp_mpi_shard.c) and the tree is off: each worker
+ * pushes its shards to the S servers itself. Each pull or push moves one copy of the model or gradients;
  * a pull only the model entries that the worker's functions can read
  * (readset.c); a model several ranks pull at once goes down a tree
  * (tp_mpi.h).
  *
  * Same partitions (made on rank 0), the same per-worker RNG streams
- * (seeded from seed, worker and epoch) and BSP's aggregation in worker
- * order make a seeded BSP run bit-identical to a local run with the same
- * k; doubles travel as their bytes.
+ * (seeded from seed, worker and epoch) and BSP's aggregation in the
+ * tree's order (tree.c), wherever each sum is made, make a seeded BSP run
+ * bit-identical to a local run with the same k; doubles travel as their
+ * bytes.
  *
  * Failures: a worker's DML error travels to rank 0 as a message and ends
  * the call there with the worker's rank, host, epoch, batch and DML stack;
@@ -39,6 +44,8 @@
 #include "ps.h"
 #include "psmpi.h"
 #include "tp_mpi.h"
+#include "tp_mpi_tree.h"
+#include "tp_mpi_rows.h"
 
 /* The transport's state in one call (PsRun.tps). */
 typedef struct MpiServe {
@@ -52,7 +59,13 @@ typedef struct MpiServe {
     pthread_cond_t pump_cv;     /* the bridge waits here (run->mu) for deliveries */
     double rpc_time;            /* time the bridge spent sending and receiving */
     int64_t pull_entries;       /* model entries a pull carries (readset.c); -1: all */
-    int wr0;                    /* worker i runs on rank wr0 + i (servers=S: S) */
+    PsTraffic traffic;          /* rank 0's bytes in and out during the call (tp_mpi.h) */
+    TpGroups grp;               /* which workers run on which rank (tp_mpi_tree.h) */
+    bool tree;                  /* BSP pushes are summed on the way (tp_mpi_tree.h) */
+    uint64_t push_bytes;        /* gradient (or model) bytes that pushes brought to rank 0 */
+    int64_t push_msgs;          /* and how many messages */
+    PsRowsSent rows;            /* DYNAMIC: the task rows each rank keeps (tp_mpi_rows.h) */
+    int wr0;                    /* group g runs on rank wr0 + g (servers=S: S, else 1) */
     TpShard *shard;             /* servers=S > 1: the shards (tp_mpi_shard.c) */
 } MpiServe;
 
@@ -160,6 +173,8 @@ static Value part_value(const PsPart *p)
 
 /* ---- rank 0 ---- */
 
+static int rank_of(const PsRun *run, int i);
+
 static void mpi_failed(PsRun *run, const char *what)
 {
     char msg[768];
@@ -186,22 +201,12 @@ static Value pull_view(Value m, const bool *need, int64_t n)
     return val_list_take(v);
 }
 
-enum { TREE_MIN = 3 };   /* fewer recipients than this: direct sends are as good (tp_mpi.h) */
-
 /* Rank 0 numbers its calls; a CALL carries the number (header 'epoch') and
  * so does each tree message (header 'batch'), so a worker rank drops a
  * model forwarded late from an aborted earlier call. Only workers that
  * have pushed get a model through the tree: their CALL is in, and a peer's
  * message cannot overtake it (MPI orders messages per sender only). */
 static int64_t call_seq;
-
-/* Whether worker j may take worker i's model (ms[i]) in one tree with it:
- * the same model object, and both have pushed (so their CALL is in). */
-static bool tree_mate(const MpiServe *S, const Value *ms, int i, int j)
-{
-    return S->heard_push[i] && S->heard_push[j] && ms[i].kind == VAL_LIST && ms[j].kind == VAL_LIST &&
-           ms[j].l == ms[i].l;
-}
 
 /* DYNAMIC: send worker i its task with model m (taken): list(model,
  * rows, meta), the rows copied out of the task's partition; a stop
@@ -211,10 +216,13 @@ static bool send_task(PsRun *run, int i, Value m, const PsTask *t, const bool *n
     MpiServe *S = run->tps;
     if (t->epoch < 0) {
         val_release(m);
-        return mpi_send_take(S->wr0 + i, MM_TASK, i, -1, 0, NULL);
+        return mpi_send_take(rank_of(run, i), MM_TASK, i, -1, 0, NULL);
     }
     const PsPart *p = &S->parts[t->part];
     int64_t n = t->row1 - t->row0, cx = p->X->cols, cy = p->Y->cols;
+    int plan = ps_rows_plan(&S->rows, (int)tp_group_of(&S->grp, i), t->id, sizeof(double) * (uint64_t)(n * (cx + cy)));
+    if (plan == PS_ROWS_KEPT)
+        n = 0;              /* the rank has them from an earlier epoch */
     Matrix *X = mat_new_raw(n, cx), *Y = mat_new_raw(n, cy);
     if (X && Y) {
         if (n * cx > 0)
@@ -230,25 +238,29 @@ static bool send_task(PsRun *run, int i, Value m, const PsTask *t, const bool *n
         mat_release(Y);
     }
     val_release(view);
+    if (v.kind != VAL_NONE && !ps_rows_mark(v, plan)) {
+        val_release(v);
+        v = val_none();
+    }
     if (v.kind == VAL_NONE) {
         ps_fail_msg(run, "paramserv: out of memory");
         return true;
     }
-    bool ok = mpi_send_value(S->wr0 + i, MM_TASK, i, t->epoch, t->id, v);
+    bool ok = mpi_send_value(rank_of(run, i), MM_TASK, i, t->epoch, t->id, v);
     val_release(v);
     return ok;
 }
 
 /* Send each worker's pending delivery to its rank (the entries in need[]).
  * Workers whose mailboxes hold the same model (BSP delivers one model to
- * every worker) get it through one tree when there are TREE_MIN or more
- * of them. Returns whether anything was sent. */
+ * every worker) get one copy per rank, through a tree of ranks when there
+ * are three or more (tp_mpi_tree.h). Returns whether anything was sent. */
 static bool send_models(PsRun *run, const bool *need, int64_t nneed)
 {
     MpiServe *S = run->tps;
     bool any = false;
-    int k = run->k, few[16];
-    int *ranks = k <= 16 ? few : malloc(sizeof *ranks * (size_t)k);
+    int k = run->k, few[32];
+    int *ranks = k <= 16 ? few : malloc(sizeof *ranks * (size_t)(2 * k));
     Value *ms = calloc((size_t)k, sizeof *ms);
     bool *go = calloc((size_t)k, sizeof *go);
     PsTask *tk = calloc((size_t)k, sizeof *tk);
@@ -285,23 +297,27 @@ static bool send_models(PsRun *run, const bool *need, int64_t nneed)
             any = true;
             continue;
         }
-        /* The workers from i on waiting for this very model. */
+        /* The workers from i on waiting for this very model: one copy to
+         * each of their ranks, naming the workers there that take it;
+         * down a tree when rank 0 has heard from all of them
+         * (tp_mpi_tree.h). ranks[] holds (rank, worker) pairs. */
         int n = 0;
+        bool heard = true;
         for (int j = i; j < k; j++)
-            if (go[j] && tree_mate(S, ms, i, j))
-                ranks[n++] = S->wr0 + j;
-        Value view = ok ? pull_view(ms[i], need, nneed) : val_none();
-        if (ok && n >= TREE_MIN) {
-            ok = tp_mpi_send_tree(view, ranks, n, i, call_seq);
-            for (int j = k - 1; j > i; j--)
-                if (go[j] && tree_mate(S, ms, i, j)) {
+            if (go[j] && (j == i || (ms[j].kind == VAL_LIST && ms[i].kind == VAL_LIST && ms[j].l == ms[i].l))) {
+                ranks[2 * n] = rank_of(run, j);
+                ranks[2 * n + 1] = j;
+                n++;
+                heard = heard && S->heard_push[j];
+                if (j > i) {
                     val_release(ms[j]);
                     ms[j] = val_none();
                     go[j] = false;
                 }
-        } else if (ok) {
-            ok = mpi_send_value(S->wr0 + i, MM_MODEL, i, 0, 0, view);
-        }
+            }
+        Value view = ok ? pull_view(ms[i], need, nneed) : val_none();
+        if (ok)
+            ok = tp_mpi_send_models(view, ranks, n, heard, call_seq);
         val_release(view);
         val_release(ms[i]);
         ms[i] = val_none();
@@ -320,11 +336,67 @@ static bool send_models(PsRun *run, const bool *need, int64_t nneed)
     return any;
 }
 
-/* Worker i of rank 'rank', or -1. */
+/* The first worker of rank 'rank', or -1. */
 static int worker_of_rank(const PsRun *run, int rank)
 {
-    int wr0 = ((const MpiServe *)run->tps)->wr0;
-    return rank >= wr0 && rank < wr0 + run->k ? rank - wr0 : -1;
+    const MpiServe *S = run->tps;
+    return rank >= S->wr0 && rank < S->wr0 + S->grp.n ? (int)S->grp.first[rank - S->wr0] : -1;
+}
+
+/* Rank of worker i. */
+static int rank_of(const PsRun *run, int i)
+{
+    const MpiServe *S = run->tps;
+    return (int)tp_group_of(&S->grp, i) + S->wr0;
+}
+
+/* The worker a message from 'rank' names in its header, when it runs
+ * there; else -1. */
+static int worker_named(const PsRun *run, int rank, int w)
+{
+    const MpiServe *S = run->tps;
+    int g = rank - S->wr0;
+    if (g < 0 || g >= S->grp.n || w < S->grp.first[g] || w >= S->grp.first[g + 1])
+        return -1;
+    return w;
+}
+
+/* Marks the ranks of the workers w[0..n) as having their CALL (they pushed). */
+static void heard_from(PsRun *run, const int64_t *w, int64_t n)
+{
+    MpiServe *S = run->tps;
+    for (int64_t j = 0; j < n; j++) {
+        int64_t g = tp_group_of(&S->grp, w[j]);
+        for (int64_t v = S->grp.first[g]; v < S->grp.first[g + 1]; v++)
+            S->heard_push[v] = true;
+    }
+}
+
+/* A MM_PUSH_SUM: every worker it covers pushed; the sum is the first's
+ * payload, the others' are NONE (ps_enqueue_push_take). */
+static void on_push_sum(PsRun *run, MpiMsg *m)
+{
+    MpiServe *S = run->tps;
+    Value sum;
+    int64_t *w, *b, n;
+    if (!S->tree || !tp_push_sum_read(m, run->k, call_seq, &sum, &w, &b, &n)) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "paramserv: malformed sum of pushes from rank %d", m->src);
+        ps_fail_msg(run, msg);
+        return;
+    }
+    S->push_bytes += ps_list_bytes(sum.l);
+    S->push_msgs++;
+    heard_from(run, w, n);
+    for (int64_t j = 0; j < n; j++) {
+        Value p = j == 0 ? sum : val_none();
+        if (ps_enqueue_push_take(run, (int)w[j], m->epoch, b[j], p) != ST_OK) {
+            ps_fail_msg(run, "paramserv: out of memory queueing a push");
+            break;
+        }
+    }
+    free(w);
+    free(b);
 }
 
 /* One message from a worker rank during the call. */
@@ -336,6 +408,21 @@ static void on_message(PsRun *run, MpiMsg *m, int *ndone)
     int i = worker_of_rank(run, m->src);
     if (i < 0)
         return;
+    if (m->type == MM_PUSH_SUM) {
+        on_push_sum(run, m);
+        return;
+    }
+    if (m->type == MM_PUSH || m->type == MM_DONE || m->type == MM_TRACE) {
+        /* Per worker: the one the header names, on that rank. */
+        i = worker_named(run, m->src, m->worker);
+        if (i < 0) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "paramserv: rank %d sent a message for worker %d, which it does not run",
+                     m->src, m->worker + 1);
+            ps_fail_msg(run, msg);
+            return;
+        }
+    }
     PsWorker *w = &run->w[i];
     WRead rd = {.p = m->data, .len = m->len};
     switch (m->type) {
@@ -349,7 +436,10 @@ static void on_message(PsRun *run, MpiMsg *m, int *ndone)
             ps_fail_msg(run, msg);
             return;
         }
-        S->heard_push[i] = true;
+        int64_t wi = i;
+        heard_from(run, &wi, 1);
+        S->push_bytes += ps_list_bytes(payload.l);
+        S->push_msgs++;
         if (ps_enqueue_push_take(run, i, m->epoch, m->batch, payload) != ST_OK)
             ps_fail_msg(run, "paramserv: out of memory queueing a push");
         break;
@@ -405,8 +495,26 @@ static void on_message(PsRun *run, MpiMsg *m, int *ndone)
     }
 }
 
-/* The CALL to every worker rank: the common part, then this worker's id
- * and k; its partition follows as MM_PART. seen[i] is when it went. */
+/* The group message (MM_GROUP, mpi_comm.h) for group g; NONE when out
+ * of memory. */
+static Value group_value(const PsRun *run, int64_t g)
+{
+    const MpiServe *S = run->tps;
+    Matrix *m = mat_new_raw(1, 4 + run->k);
+    if (!m)
+        return val_none();
+    m->data[0] = (double)S->grp.first[g];
+    m->data[1] = (double)(S->grp.first[g + 1] - S->grp.first[g]);
+    m->data[2] = (double)S->grp.n;
+    m->data[3] = S->tree;
+    for (int i = 0; i < run->k; i++)
+        m->data[4 + i] = (double)run->w[i].groups;
+    return val_matrix_take(m);
+}
+
+/* The CALL to every worker rank: the common part, then its first worker's
+ * id and k; its group (MM_GROUP) and each of its workers' partitions
+ * (MM_PART) follow. seen[i] is when it went. */
 static void send_calls(PsRun *run, double *seen)
 {
     MpiServe *S = run->tps;
@@ -419,35 +527,51 @@ static void send_calls(PsRun *run, double *seen)
     else
         ps_call_xfer(&(WIO){.w = &common}, &call);
     free(call.files);
-    if (S->shard && !tp_shard_start(run, S->shard, &common, call_seq))
-        n = 0;      /* failed: no worker gets the call */
-    for (int i = 0; i < n && !atomic_load(&run->abort); i++) {
+    bool shards_ok = !S->shard || tp_shard_start(run, S->shard, &common, call_seq);
+    for (int64_t g = 0; shards_ok && g < S->grp.n && !atomic_load(&run->abort); g++) {
+        int rank = (int)g + S->wr0;
         WBuf b = {0};
         wb_bytes(&b, common.p, common.len);
         if (common.oom)
             b.oom = true;
-        int64_t id = i, k = n;
+        int64_t id = S->grp.first[g], k = n;
         ps_part_xfer(&(WIO){.w = &b}, &id, &k);
-        /* Under DYNAMIC the rows go with each task: an empty partition. */
-        PsPart none = {NULL, NULL};
-        if (c->dispatch == PS_DISPATCH_DYNAMIC) {
-            none.X = mat_new_raw(0, S->parts[i].X->cols);
-            none.Y = mat_new_raw(0, S->parts[i].Y->cols);
+        Value gv = group_value(run, g);
+        bool ok = gv.kind != VAL_NONE;
+        if (ok && (!mpi_send_take(rank, MM_CALL, (int)id, call_seq, 0, &b) ||
+                   !mpi_send_value(rank, MM_GROUP, (int)id, 0, 0, gv))) {
+            mpi_failed(run, "sending a paramserv call");
+            ok = false;
         }
-        Value part = c->dispatch == PS_DISPATCH_DYNAMIC ? (none.X && none.Y ? part_value(&none) : val_none())
-                                                         : part_value(&S->parts[i]);
-        mat_release(none.X);
-        mat_release(none.Y);
-        if (part.kind == VAL_NONE) {
-            wb_free(&b);
+        wb_free(&b);
+        val_release(gv);
+        for (int64_t i = S->grp.first[g]; ok && i < S->grp.first[g + 1]; i++) {
+            /* Under DYNAMIC the rows go with each task: an empty partition. */
+            PsPart none = {NULL, NULL};
+            if (c->dispatch == PS_DISPATCH_DYNAMIC) {
+                none.X = mat_new_raw(0, S->parts[i].X->cols);
+                none.Y = mat_new_raw(0, S->parts[i].Y->cols);
+            }
+            Value part = c->dispatch == PS_DISPATCH_DYNAMIC ? (none.X && none.Y ? part_value(&none) : val_none())
+                                                             : part_value(&S->parts[i]);
+            mat_release(none.X);
+            mat_release(none.Y);
+            if (part.kind == VAL_NONE) {
+                ok = false;
+                break;
+            }
+            if (!mpi_send_value(rank, MM_PART, (int)i, 0, 0, part)) {
+                mpi_failed(run, "sending a paramserv call");
+                ok = false;
+            }
+            val_release(part);
+        }
+        if (!ok && !atomic_load(&run->abort)) {
             ps_fail_msg(run, "paramserv: out of memory");
             break;
         }
-        if (!mpi_send_take(S->wr0 + i, MM_CALL, i, call_seq, 0, &b) ||
-            !mpi_send_value(S->wr0 + i, MM_PART, i, 0, 0, part))
-            mpi_failed(run, "sending a paramserv call");
-        val_release(part);
-        seen[i] = S->sent[i] = clock_now_sec();
+        for (int64_t i = S->grp.first[g]; i < S->grp.first[g + 1]; i++)
+            seen[i] = S->sent[i] = clock_now_sec();
     }
     wb_free(&common);
 }
@@ -509,8 +633,8 @@ static int serve_bridge(PsRun *run, const bool *need, int64_t nneed, double *see
         while ((got = mpi_poll(&m)) > 0) {
             busy = true;
             int i = worker_of_rank(run, m.src);
-            if (i >= 0)
-                seen[i] = clock_now_sec();
+            for (int v = i; i >= 0 && v < S->grp.first[m.src - S->wr0 + 1]; v++)
+                seen[v] = clock_now_sec();     /* every worker of that rank */
             on_message(run, &m, &ndone);
             mpi_msg_free(&m);
         }
@@ -539,19 +663,22 @@ static int serve_bridge(PsRun *run, const bool *need, int64_t nneed, double *see
 static void end_call(PsRun *run, int n, const double *seen, MpiIdle *idle, int *ndone)
 {
     MpiServe *S = run->tps;
+    int nr = (int)S->grp.n;
+    (void)n;
     bool sent_ok = tp_shard_end(S->shard);
-    for (int i = 0; i < n && sent_ok; i++)
-        sent_ok = mpi_send_take(S->wr0 + i, MM_END, i, 0, 0, NULL);
+    for (int g = 0; g < nr && sent_ok; g++)
+        sent_ok = mpi_send_take(g + S->wr0, MM_END, (int)S->grp.first[g], 0, 0, NULL);
     int acks = 0;
-    bool *acked = calloc((size_t)n, sizeof *acked);
-    for (int i = 0; i < n && acked; i++)
-        if (seen[i] < 0) {
-            acked[i] = true;
-            acks++;
-        }
+    bool *acked = nr > 0 ? calloc((size_t)nr, sizeof *acked) : NULL;
+    for (int g = 0; g < nr && acked; g++)
+        for (int64_t i = S->grp.first[g]; i < S->grp.first[g + 1]; i++)
+            if (seen[i] < 0 && !acked[g]) {
+                acked[g] = true;     /* lost: owes no ENDACK */
+                acks++;
+            }
     double tend = clock_now_sec();
     mpi_idle_busy(idle);
-    while (sent_ok && acked && (acks < n || tp_shard_acks_left(S->shard) > 0)) {
+    while (sent_ok && acked && (acks < nr || tp_shard_acks_left(S->shard) > 0)) {
         if (!mpi_progress())
             break;
         MpiMsg m;
@@ -567,15 +694,15 @@ static void end_call(PsRun *run, int n, const double *seen, MpiIdle *idle, int *
         int i = worker_of_rank(run, m.src);
         if (i < 0 && m.type == MM_ENDACK && tp_shard_on_message(run, S->shard, &m)) {
             /* a server rank left the call */
-        } else if (i >= 0 && m.type == MM_ENDACK && !acked[i]) {
-            acked[i] = true;
+        } else if (i >= 0 && m.type == MM_ENDACK && !acked[m.src - S->wr0]) {
+            acked[m.src - S->wr0] = true;
             acks++;
         } else if (i >= 0 && m.type == MM_FAIL && !atomic_load(&run->abort)) {
             on_message(run, &m, ndone);
         }
         mpi_msg_free(&m);
     }
-    if (acks < n || tp_shard_acks_left(S->shard) > 0) {
+    if (acks < nr || tp_shard_acks_left(S->shard) > 0) {
         if (!atomic_load(&run->abort))
             ps_fail_msg(run, "paramserv: a worker rank did not leave the call");
         mpi_mark_broken();
@@ -607,6 +734,7 @@ static void mpi_serve(PsRun *run)
     /* The server's agg and val share this host with worker ranks. */
     int blas_before = blas_budget_enter(mpi_local_ranks());
     mpi_lock();
+    PsTraffic traffic0 = ps_traffic_now();
     double t0 = clock_now_sec();
     call_seq++;
     send_calls(run, seen);
@@ -616,6 +744,7 @@ static void mpi_serve(PsRun *run)
     end_call(run, n, seen, &idle, &ndone);
     /* Sends still in flight must finish before the models they carry go. */
     mpi_flush_sends();
+    S->traffic = ps_traffic_since(traffic0);
     mpi_unlock();
     blas_budget_leave(blas_before);
     S->rpc_time = t_rpc;
@@ -628,13 +757,15 @@ static void mpi_serve(PsRun *run)
 
 /* ---- the transport ---- */
 
+/* More workers than worker ranks run as groups of threads on the ranks
+ * (tp_mpi_tree.h): any k will do. */
 static Status mpi_check(Interp *I, const PsConfig *c)
 {
-    int have = ps_mpi_workers();
-    if (c->k > have)
-        return err_set(I, "paramserv: k=%lld workers, but this job has only %d worker ranks (mpirun -np %d: rank 0 "
-                       "is the server); run with -np %lld or pass k <= %d", (long long)c->k, have, have + 1,
-                       (long long)c->k + 1, have);
+    (void)c;
+    const char *t = getenv("DML_PS_TREE");
+    if (t && strcmp(t, "0") != 0 && strcmp(t, "1") != 0)
+        return err_set(I, "DML_PS_TREE='%s': expected 1 (sum BSP pushes up a tree of worker ranks, the default) or "
+                       "0 (each worker pushes to rank 0)", t);
     return ST_OK;
 }
 
@@ -669,12 +800,18 @@ static Status mpi_init(PsRun *run, PsPart *parts)
     S->sent = calloc((size_t)k, sizeof *S->sent);
     pthread_cond_init(&S->pump_cv, NULL);
     S->pull_entries = -1;
-    S->wr0 = run->cfg->servers > 1 ? (int)run->cfg->servers : 1;
+    const PsConfig *c = run->cfg;
+    /* servers=S > 1: workers from rank S on, and no tree (each worker's
+     * push goes in shards to the S servers: tp_mpi_shard.c). */
+    S->wr0 = c->servers > 1 ? (int)c->servers : 1;
+    S->tree = c->utype == PS_UTYPE_BSP && c->dispatch == PS_DISPATCH_STATIC && !ps_tree_off() && c->servers <= 1;
     if (tp_shard_init(run, &S->shard) != ST_OK) {
         mpi_free(run);
         return ST_ERR;
     }
-    if (!S->parts || !S->mailbox || !S->full || !S->task || !S->heard_push || !S->done || !S->sent) {
+    if (!S->parts || !S->mailbox || !S->full || !S->task || !S->heard_push || !S->done || !S->sent ||
+        !tp_groups_init(&S->grp, k, mpi_size() - S->wr0) ||
+        !ps_rows_sent_init(&S->rows, (int)S->grp.n)) {
         mpi_free(run);
         return err_set(run->caller, "out of memory");
     }
@@ -682,7 +819,7 @@ static Status mpi_init(PsRun *run, PsPart *parts)
         S->parts[i] = parts[i];
         parts[i].X = parts[i].Y = NULL;
         S->mailbox[i] = val_none();
-        run->w[i].where = ps_mpi_where(S->wr0 + i);
+        run->w[i].where = ps_mpi_where(rank_of(run, i));
     }
     return ST_OK;
 }
@@ -727,10 +864,20 @@ static void mpi_stats_net(PsRun *run, StrBuf *b, PsWorkerStats *sum)
     MpiServe *S = run->tps;
     sb_printf(b, "Paramserv RPC request time:\t%.3f secs.\n", S->rpc_time);
     sb_printf(b, "Paramserv network bytes:\t%llu pulled, %llu pushed (Open MPI, %d worker ranks).\n",
-              (unsigned long long)sum->bytes_pulled, (unsigned long long)sum->bytes_pushed, run->k);
+              (unsigned long long)sum->bytes_pulled, (unsigned long long)sum->bytes_pushed, (int)S->grp.n);
+    if (S->grp.n < run->k)
+        sb_printf(b, "Paramserv workers per rank:\t%.3g (%d workers on %d worker ranks, threads sharing a rank's "
+                  "model).\n", (double)run->k / (double)S->grp.n, run->k, (int)S->grp.n);
+    sb_printf(b, "Paramserv pushes into rank 0:\t%llu bytes in %lld messages (%s).\n",
+              (unsigned long long)S->push_bytes, (long long)S->push_msgs,
+              S->tree ? "BSP summed up the tree of ranks" : "one per worker push");
     if (S->pull_entries >= 0)
         sb_printf(b, "Paramserv pulled entries:\t%lld of the model's %lld (those the workers' functions read).\n",
                   (long long)S->pull_entries, (long long)run->cfg->model->n);
+    if (run->dyn)
+        sb_printf(b, "Paramserv task rows:\t\t%lld tasks sent with their rows, %lld without (kept on the rank from "
+                  "an earlier epoch).\n", (long long)S->rows.sent, (long long)S->rows.kept);
+    ps_traffic_line(b, 0, S->traffic, run->updates);
     tp_shard_stats(run, S->shard, b);
 }
 
@@ -750,6 +897,7 @@ static void mpi_free(PsRun *run)
         }
     }
     pthread_cond_destroy(&S->pump_cv);
+    ps_rows_sent_free(&S->rows);
     tp_shard_free(S->shard);
     free(S->parts);
     free(S->mailbox);
@@ -758,6 +906,7 @@ static void mpi_free(PsRun *run)
     free(S->heard_push);
     free(S->done);
     free(S->sent);
+    tp_groups_free(&S->grp);
     free(S);
     run->tps = NULL;
     atomic_fetch_sub(&mpi_calls, 1);

@@ -15,7 +15,7 @@
  * clocks) over its shard, with the same workers' shapes: a worker pushes
  * each shard's range of its gradients to that shard's server, and a pull
  * waits for the model's ranges from all S servers and joins them. BSP sums
- * a round's pushes in worker order on every shard, so each cell gets the
+ * a round's pushes in the tree's order (tree.c) on every shard, so each cell gets the
  * bits it gets with one server: seeded BSP with S servers equals S=1. ASP
  * and SSP count versions per shard; SSP: each server lets a worker pull
  * only while its clock is at most 'staleness' pushes ahead of the slowest
@@ -35,7 +35,13 @@
  * epoch: the servers then send rank 0 their shards of that epoch (a whole
  * model per epoch, not per update). Not with servers > 1 (refused by
  * ps_servers_check): SBP (each server would pick its own stragglers),
- * dispatch=DYNAMIC, record=/replay=. */
+ * dispatch=DYNAMIC, record=/replay=, several workers per rank (worker
+ * groups, tp_mpi_tree.h: k <= N-S). The reduction tree is off with
+ * servers > 1 (tp_mpi_server.c): each worker pushes its ranges to the
+ * servers itself, and a server adds a round in the tree's order (tree.c),
+ * so the bits are those of the tree.
+ * A server rank's --stats line counts its bytes with ps_traffic_now(),
+ * as rank 0's does. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -407,8 +413,10 @@ bool tp_shard_on_message(PsRun *run, TpShard *t, MpiMsg *m)
             ps_fail_msg(run, msg);
         } else {
             t->final[s] = val_ref(l->items[0]);
-            for (int j = 0; j < 3; j++)
-                t->stat[3 * s + j] = l->items[1].m->data[j];
+            for (int j = 0; j < 3; j++) {
+                double v = l->items[1].m->data[j];
+                t->stat[3 * s + j] = v >= 0 && v < 9e15 ? v : 0;    /* counts: whole and small */
+            }
         }
         t->done[s] = true;
         t->ndone++;
@@ -563,9 +571,8 @@ void tp_shard_stats(PsRun *run, const TpShard *t, StrBuf *b)
 {
     (void)run;
     for (int s = 1; t && s < t->S; s++) {
-        double rounds = t->stat[3 * s] > 0 ? t->stat[3 * s] : 1;
-        sb_printf(b, "Rank %d bytes per round: in %.0f, out %.0f\n", s, t->stat[3 * s + 1] / rounds,
-                  t->stat[3 * s + 2] / rounds);
+        PsTraffic tr = {(uint64_t)t->stat[3 * s + 1], (uint64_t)t->stat[3 * s + 2]};
+        ps_traffic_line(b, s, tr, (int64_t)t->stat[3 * s]);
     }
 }
 
@@ -689,7 +696,7 @@ typedef struct ShardServe {
     bool *full;
     pthread_cond_t pump_cv;
     bool finished;              /* run.mu: the server thread returned */
-    double bytes_in, bytes_out;
+    PsTraffic traffic0;         /* the rank's byte counters when the call came (tp_mpi.h) */
     char where[320];
     int pub;                    /* pub_mode of the call */
     EpochShard *epq;            /* run.mu: shards of ended epochs to send to rank 0 */
@@ -924,7 +931,6 @@ static bool shard_send(ShardServe *z, bool *ok)
             ps_fail_msg(run, "paramserv: out of memory on a server rank");
             continue;
         }
-        z->bytes_out += (double)ps_list_bytes(v.l);
         *ok = mpi_send_value(z->wr0 + i, MM_SHARD_MODEL, z->s, 0, 0, v);
         val_release(v);
         any = true;
@@ -971,6 +977,7 @@ static void shard_free(ShardServe *z, bool up)
 bool tp_shard_serve(MpiMsg *callm)
 {
     int64_t seq = callm->epoch;
+    PsTraffic traffic0 = ps_traffic_now();
     Value init = val_none();
     if (!recv_init(&init, seq))
         return false;
@@ -980,6 +987,7 @@ bool tp_shard_serve(MpiMsg *callm)
         return send_fail_msg("paramserv: out of memory on a server rank");
     }
     snprintf(z->where, sizeof z->where, "rank %d on %s", mpi_rank(), mpi_host(mpi_rank()));
+    z->traffic0 = traffic0;
     z->call.hyper = val_none();
     char *why = shard_setup(z, callm, init);
     val_release(init);
@@ -1039,8 +1047,9 @@ bool tp_shard_serve(MpiMsg *callm)
                     List *l = st ? list_new(2, false) : NULL;
                     if (l && list_push(l, run->model, NULL) && list_push_take(l, val_matrix_take(st), NULL)) {
                         st->data[0] = (double)run->updates;
-                        st->data[1] = z->bytes_in;
-                        st->data[2] = z->bytes_out;
+                        PsTraffic tr = ps_traffic_since(z->traffic0);
+                        st->data[1] = (double)tr.in;
+                        st->data[2] = (double)tr.out;
                         Value v = val_list_take(l);
                         ok = ok && mpi_send_value(0, MM_SHARD_DONE, z->s, 0, 0, v);
                         val_release(v);
@@ -1072,7 +1081,6 @@ bool tp_shard_serve(MpiMsg *callm)
             }
             int i = m.src - z->wr0;
             if (m.type == MM_PUSH && started && i >= 0 && i < run->k && m.value.kind == VAL_LIST) {
-                z->bytes_in += (double)ps_list_bytes(m.value.l);
                 Value p = m.value;
                 m.value = val_none();
                 if (ps_enqueue_push_take(run, i, m.epoch, m.batch, p) != ST_OK)

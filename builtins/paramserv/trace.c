@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../../runtime/clock.h"
+#include "../io/io_formats.h"
 #include "ps.h"
 
 static char *trace_path;        /* --trace FILE (NULL: off) */
@@ -49,6 +50,8 @@ Status ps_trace_prepare(Interp *I)
     struct stat sb;
     if (stat(trace_path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return err_set(I, "paramserv: cannot write --trace '%s': %s", trace_path, strerror(EISDIR));
+    /* A killed run's temporary (its process gone) goes, as record= does. */
+    io_remove_stale_tmps(trace_path);
     char *tmp;
     int fd = ps_open_tmp(trace_path, &tmp);
     if (fd < 0)

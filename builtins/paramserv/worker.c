@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "../../runtime/clock.h"
+#include "../../runtime/sparse_ops.h"
 #include "ps.h"
 
 /* ---- calling DML functions by parameter name (workers and server) ---- */
@@ -41,7 +42,19 @@ Status ps_call_named(Interp *I, const FuncDef *f, const char *const *names, cons
             }
         }
     }
-    return eval_function(I, f, bv, bn, m, outs, nout, NULL);
+    Status st = eval_function(I, f, bv, bn, m, outs, nout, NULL);
+    if (st != ST_OK)
+        return st;
+    /* models and gradients are dense (doc/sparse-plan.md 6.): the server
+     * and the transports read their cells */
+    for (int k = 0; st == ST_OK && k < nout; k++)
+        st = val_densify(I, &outs[k], f->name);
+    if (st != ST_OK)
+        for (int k = 0; k < nout; k++) {
+            val_release(outs[k]);
+            outs[k] = val_none();
+        }
+    return st;
 }
 
 Status ps_call_agg(Interp *I, const PsConfig *c, Value model, Value grads, Value *out)
@@ -62,6 +75,8 @@ Status ps_call_agg(Interp *I, const PsConfig *c, Value model, Value grads, Value
 
 static Matrix *rows_of(Interp *I, const Matrix *M, int64_t lo, int64_t hi)
 {
+    if (M->sp)  /* a sparse partition (partition.c): a sparse batch */
+        return mat_from_sp_take(I, sp_slice(M->sp, lo, hi, 0, M->cols), "paramserv");
     Matrix *r = mat_alloc(I, hi - lo, M->cols);
     if (r && (hi - lo) * M->cols > 0)
         memcpy(r->data, M->data + lo * M->cols, sizeof(double) * (size_t)((hi - lo) * M->cols));

@@ -5,7 +5,8 @@
  *   0  a value with its cells (wr_value): a pushed gradient list, a model
  *   1  a value's layout (wr_value_layout, as mpi_poll reads one), its
  *      matrices' cells filled from the rest of the input, then looked at as
- *      a model tree message (ps_tree_ranks) would
+ *      a model tree message (tp_models_read) and a sum of pushes
+ *      (tp_push_sum_read) would
  *   2  a CALL (ps_call_read) with its partition list(X, Y) as the value
  *      that follows it in the input
  *   3  strings (wr_str, wr_strn): HELLO's host names, FAIL's message
@@ -20,6 +21,7 @@
  *
  * Build and run: make fuzz; see tests/fuzz/README.md. */
 #include "../../builtins/paramserv/msg.h"
+#include "../../builtins/paramserv/tp_mpi_tree.h"
 #include "alloc_count.h"
 
 #include <stdio.h>
@@ -95,14 +97,29 @@ static void fuzz_layout(WRead *r)
     free(mats);
     if (total > LAYOUT_BUDGET)
         abort();
-    /* As a model tree message: rank 1 of 8. */
-    int *ranks;
-    int64_t nr;
-    if (ps_tree_ranks(v, 1, 8, &ranks, &nr)) {
-        for (int64_t i = 0; i < nr; i++)
-            if (ranks[i] < 2 || ranks[i] >= 8)
+    /* As a model tree message (tp_models_read): rank 1 of 8, workers 2..4. */
+    int *rest, *mine, nrest, nmine;
+    if (tp_models_read(v, 1, 8, 2, 5, &rest, &nrest, &mine, &nmine)) {
+        for (int i = 0; i < nrest; i++)
+            if (rest[2 * i] < 2 || rest[2 * i] >= 8 || rest[2 * i + 1] < 0)
                 abort();
-        free(ranks);
+        for (int i = 0; i < nmine; i++)
+            if (mine[i] < 2 || mine[i] >= 5)
+                abort();
+        free(rest);
+        free(mine);
+    }
+    /* As a sum of pushes (tp_push_sum_read), k = 6, call 1. */
+    MpiMsg pm = {.value = val_ref(v)};
+    Value sum;
+    int64_t *sw, *sb, sn;
+    if (tp_push_sum_read(&pm, 6, 1, &sum, &sw, &sb, &sn)) {
+        for (int64_t i = 0; i < sn; i++)
+            if (sw[i] < 0 || sw[i] >= 6 || sb[i] < 1)
+                abort();
+        free(sw);
+        free(sb);
+        val_release(sum);
     }
     value_round_trip(v);
     val_release(v);

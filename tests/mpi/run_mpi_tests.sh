@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# paramserv on Open MPI (issue 12): runs dml under mpirun with 2-4 ranks on
+# paramserv on Open MPI (issue 12): runs dml under mpirun with 2-9 ranks on
 # this machine, over shared memory (btl vader) and TCP loopback (btl tcp).
 # Worker ranks run in an empty folder, so nothing reaches them but what rank
 # 0 ships. Checks: seeded BSP (every freq, modelAvg, every scheme) equals
@@ -8,7 +8,9 @@
 # transports; the asynchronous utypes train; a worker's DML error, a killed
 # rank, a stopped rank, different builds and bad modes end the job with the
 # right message; upd's prints reach rank 0; progress lines; --stats;
-# chunked messages; pulls carry only the model entries upd reads.
+# chunked messages; pulls carry only the model entries upd reads; several
+# workers per rank and BSP's pushes summed up a tree of ranks (issue 25):
+# the same bits with 1, 2 and 4 workers per rank, the tree on and off.
 # Ends with "N passed, N failed". Skips (0 passed, 0 failed) only when
 # mpirun is not installed (tools/install-deps.sh installs it), or under
 # ThreadSanitizer, which does not instrument Open MPI.
@@ -110,6 +112,89 @@ export DML_PRECISION=single
 bits 3 self,vader BATCH DISJOINT_RANDOM FALSE gradients
 bits 3 self,tcp EPOCH DISJOINT_CONTIGUOUS TRUE gradients
 unset BITS DML_PRECISION
+# LeNet in single precision: the worker ranks take rank 0's precision from
+# --precision or DML_PRECISION (they never run the script; they computed in
+# double before), so the ranks give the local run's bits.
+lenet_bits() {
+    how=$1
+    name="bits LeNet single precision ($how): local k=2 = 2 worker ranks"
+    same=1
+    if ! DML_PRECISION=single $GUARD "$DML" run lenet_single.dml -nvargs mode=LOCAL out="$tmp/lloc" \
+        >/dev/null 2>"$tmp/err"; then
+        bad "$name (local run)"
+        return
+    fi
+    if [ "$how" = DML_PRECISION ]; then
+        DML_PRECISION=single mpi 3 self,vader lenet_single.dml -nvargs mode=REMOTE_MPI out="$tmp/lmpi" \
+            >/dev/null 2>"$tmp/err"
+    else
+        mpi 3 self,vader lenet_single.dml --precision single -nvargs mode=REMOTE_MPI out="$tmp/lmpi" \
+            >/dev/null 2>"$tmp/err"
+    fi || { bad "$name (mpirun)"; return; }
+    for i in 1 2 3 4 5 6 7 8; do
+        cmp -s "$tmp/lloc.$i" "$tmp/lmpi.$i" || same=0
+    done
+    if [ $same = 1 ]; then ok "$name"; else bad "$name: models differ"; fi
+}
+lenet_bits DML_PRECISION
+lenet_bits --precision
+
+# ---- several workers per rank, and BSP's pushes summed up a tree ---------
+# (issue 25, tp_mpi_tree.h) gbits K "N..." [BTL]: seeded BSP with k=K local
+# threads, against K workers on N-1 worker ranks for each N (groups of
+# threads: N=K+1 is one worker per rank, N=K/2+1 two, N=K/4+1 four), with
+# the tree and (DML_PS_TREE=0) without: the same bits every time.
+gbits() {
+    k=$1 ns=$2 btl=${3:-self,vader}
+    set -- utype=BSP freq="${GFREQ:-BATCH}" scheme=DISJOINT_RANDOM k="$k" avg="${GAVG:-FALSE}" upd=gradients_dropout
+    name="groups: BSP k=$k ${GFREQ:-BATCH} avg=${GAVG:-FALSE} on N = $ns ($btl), tree on and off = local threads"
+    if ! $GUARD "$DML" run bits.dml -nvargs mode=LOCAL "$@" out="$tmp/local" >"$tmp/local.out" 2>"$tmp/err"; then
+        bad "$name (local run)"
+        return
+    fi
+    for n in $ns; do
+        for tree in 1 0; do
+            rm -f "$tmp/mpi.1" "$tmp/mpi.2"
+            if ! DML_PS_TREE=$tree mpi "$n" "$btl" bits.dml -nvargs mode=REMOTE_MPI "$@" out="$tmp/mpi" \
+                >"$tmp/mpi.out" 2>"$tmp/err"; then
+                bad "$name (mpirun -np $n, DML_PS_TREE=$tree)"
+                return
+            fi
+            if ! cmp -s "$tmp/local.1" "$tmp/mpi.1" || ! cmp -s "$tmp/local.2" "$tmp/mpi.2" ||
+                ! cmp -s "$tmp/local.out" "$tmp/mpi.out"; then
+                echo "local: $(cat "$tmp/local.out")"
+                echo "mpi:   $(cat "$tmp/mpi.out")"
+                bad "$name: -np $n, DML_PS_TREE=$tree differs"
+                return
+            fi
+        done
+    done
+    ok "$name"
+}
+gbits 2 "3 2"
+gbits 3 "4 3" self,tcp
+gbits 4 "5 3 2"
+gbits 5 "6 4 3"
+gbits 6 "7 4 3" self,tcp
+gbits 7 "8 5 3"
+gbits 8 "9 5 3"
+GFREQ=EPOCH GAVG=TRUE gbits 5 "3 2" self,tcp
+GFREQ=NBATCHES gbits 6 "4 2"
+# Rank 0 receives at most two gradient copies a round (the root's halves):
+# k=8 on 4 worker ranks, 6 rounds: 12 pushes of 32 bytes; without the
+# tree 48.
+if mpi 5 self,vader bits.dml --stats -nvargs mode=REMOTE_MPI utype=BSP freq=BATCH scheme=DISJOINT_RANDOM k=8 \
+    avg=FALSE upd=gradients out="$tmp/s" >"$tmp/out" 2>"$tmp/err" &&
+    grep -q "^Paramserv pushes into rank 0:	384 bytes in 12 messages (BSP summed up the tree of ranks)" "$tmp/out" &&
+    grep -q "^Paramserv workers per rank:	2 (8 workers on 4 worker ranks" "$tmp/out" &&
+    DML_PS_TREE=0 mpi 5 self,vader bits.dml --stats -nvargs mode=REMOTE_MPI utype=BSP freq=BATCH \
+    scheme=DISJOINT_RANDOM k=8 avg=FALSE upd=gradients out="$tmp/s" >"$tmp/out" 2>"$tmp/err" &&
+    grep -q "^Paramserv pushes into rank 0:	1536 bytes in 48 messages (one per worker push)" "$tmp/out"; then
+    ok "--stats: rank 0 receives 2 pushes a round with the tree (k=8, 4 worker ranks), 8 without"
+else
+    grep -e Paramserv "$tmp/out"
+    bad "--stats: rank 0 receives 2 pushes a round with the tree (k=8, 4 worker ranks), 8 without"
+fi
 
 # ---- dispatch="DYNAMIC": the same bits on threads and ranks, slow or not --
 # dynbits N BTL UTYPE FREQ AVG: seeded DYNAMIC on k=N-1 local threads, and
@@ -118,8 +203,8 @@ unset BITS DML_PRECISION
 # follow the task, not the worker; a backup's twin has the same bits).
 dynbits() {
     n=$1 btl=$2 utype=$3 freq=$4 avg=$5
-    name="DYNAMIC bits N=$n $btl $utype $freq avg=$avg: threads = ranks = ranks with DML_PS_SLOW=1:3"
-    set -- utype="$utype" freq="$freq" avg="$avg" k=$((n - 1)) dispatch=DYNAMIC
+    name="DYNAMIC bits N=$n k=${DYN_K:-$((n - 1))} $btl $utype $freq avg=$avg: threads = ranks = ranks with DML_PS_SLOW=1:3"
+    set -- utype="$utype" freq="$freq" avg="$avg" k="${DYN_K:-$((n - 1))}" dispatch=DYNAMIC
     script=../paramserv/dispatch_bits.dml
     if ! a=$($GUARD "$DML" run $script -nvargs mode=LOCAL "$@" 2>"$tmp/err"); then
         bad "$name (local run)"
@@ -141,6 +226,24 @@ dynbits 3 self,vader BSP BATCH FALSE
 dynbits 4 self,tcp BSP BATCH FALSE
 dynbits 4 self,vader SBP NBATCHES FALSE
 dynbits 3 self,tcp BSP EPOCH TRUE
+# Two workers per rank: each thread takes its own tasks.
+DYN_K=4 dynbits 3 self,vader BSP BATCH FALSE
+# A rank keeps the rows of the tasks it ran (tp_mpi_rows.h): 3 epochs of 10
+# tasks on 2 ranks; a task misses at most once per rank, so at least 10 of
+# the 30 go without their rows, and the model is still the threads' (above).
+if mpi 3 self,vader ../paramserv/dispatch_bits.dml --stats -nvargs mode=REMOTE_MPI utype=BSP freq=BATCH avg=FALSE k=2 \
+    dispatch=DYNAMIC >"$tmp/out" 2>"$tmp/err" &&
+    line=$(grep '^Paramserv task rows:' "$tmp/out") &&
+    sent=$(echo "$line" | sed -n 's/^Paramserv task rows:[[:space:]]*\([0-9]*\) tasks sent with their rows, \([0-9]*\) without .*/\1/p') &&
+    kept=$(echo "$line" | sed -n 's/^Paramserv task rows:[[:space:]]*\([0-9]*\) tasks sent with their rows, \([0-9]*\) without .*/\2/p') &&
+    [ -n "$sent" ] && [ -n "$kept" ] && [ "$kept" -ge 10 ] && [ $((sent + kept)) -ge 30 ] &&
+    [ "$(sed -n 1p "$tmp/out")" = "$($GUARD "$DML" run ../paramserv/dispatch_bits.dml -nvargs mode=LOCAL utype=BSP \
+        freq=BATCH avg=FALSE k=2 dispatch=DYNAMIC 2>/dev/null | sed -n 1p)" ]; then
+    ok "DYNAMIC on ranks: rows of a task go once to a rank ($line)"
+else
+    grep -e '^W' -e '^Paramserv task rows' "$tmp/out"
+    bad "DYNAMIC on ranks: rows of a task go once to a rank"
+fi
 
 # ---- record= and replay= on ranks (issue 26) --------------------------------
 # recplay N DISPATCH RUNS: RUNS seeded ASP runs on N-1 worker ranks, each
@@ -252,6 +355,12 @@ runs() {
     fi
 }
 runs "ASP, SSP, SBP and modelAvg train on worker ranks" 3 "6 combinations trained" utypes.dml
+# Several workers per rank (issue 25): threads sharing the rank's model.
+runs "ASP, SSP, SBP and modelAvg train with 4 workers on 1 worker rank" 2 "6 combinations trained" utypes.dml \
+    -nvargs k=4
+RUNS_BTL=self,tcp runs "ASP, SSP, SBP and modelAvg train with 5 workers on 2 worker ranks over TCP" 3 \
+    "6 combinations trained" utypes.dml -nvargs k=5
+runs "k=3 on 2 worker ranks: groups of threads, the bits of 3 local threads" 3 "groups ok" k_groups.dml
 RUNS_BTL=self,tcp runs "ASP, SSP, SBP and modelAvg train on worker ranks over TCP" 3 "6 combinations trained" utypes.dml
 runs "DYNAMIC: every utype trains on 2 worker ranks" 3 "6 combinations trained" utypes_dynamic.dml -nvargs k=2
 RUNS_BTL=self,tcp runs "DYNAMIC: every utype trains on 3 worker ranks over TCP" 4 "6 combinations trained" \
@@ -306,6 +415,38 @@ else
     bad "--stats: bytes per update, CPU time and per-rank workers"
 fi
 
+# --stats' "Rank 0 bytes per round: in N, out N" (issue 25): every byte rank
+# 0 moves for the call over its model updates. k=2: under BSP a round is k
+# pushes in and k pulls out, one model copy each; under ASP one of each.
+# The model's size comes from its shapes (traffic.dml prints it); headers,
+# heartbeats, the program and the partitions add at most 5% here.
+traffic() {
+    utype=$1 per=$2
+    name="--stats under mpirun: Rank 0 bytes per round for $utype k=2 is $per model copies in and out"
+    if mpi 3 self,vader traffic.dml --stats -nvargs utype="$utype" k=2 >"$tmp/out" 2>"$tmp/err"; then
+        m=$(sed -n 's/^model bytes \([0-9]*\)$/\1/p' "$tmp/out")
+        line=$(grep '^Rank 0 bytes per round: ' "$tmp/out")
+        in=$(echo "$line" | sed -n 's/^Rank 0 bytes per round: in \([0-9]*\), out \([0-9]*\)$/\1/p')
+        out=$(echo "$line" | sed -n 's/^Rank 0 bytes per round: in \([0-9]*\), out \([0-9]*\)$/\2/p')
+        if [ -n "$m" ] && [ -n "$in" ] && [ -n "$out" ] && [ "$(grep -c '^Rank 0 bytes per round: ' "$tmp/out")" -eq 1 ] &&
+            [ "$in" -ge $((per * m)) ] && [ "$in" -le $((per * m * 105 / 100)) ] &&
+            [ "$out" -ge $((per * m)) ] && [ "$out" -le $((per * m * 105 / 100)) ]; then
+            ok "$name"
+            return
+        fi
+        echo "     model bytes: ${m:-?}; $line"
+    fi
+    bad "$name"
+}
+traffic BSP 2
+traffic ASP 1
+if "$DML" run traffic.dml --stats -nvargs utype=BSP k=2 >"$tmp/out" 2>"$tmp/err" &&
+    grep -q "^Paramserv pulls/pushes:" "$tmp/out" && ! grep -q "^Rank 0 bytes per round" "$tmp/out"; then
+    ok "--stats without mpirun: no Rank 0 line (local threads move no bytes)"
+else
+    bad "--stats without mpirun: no Rank 0 line (local threads move no bytes)"
+fi
+
 # ---- errors ---------------------------------------------------------------
 # fails NAME N PATTERN SCRIPT [ARGS]: the job exits with status 1 (rank 0's,
 # which every rank exits with), first stderr line matches.
@@ -326,8 +467,12 @@ fails "a worker's stop() names worker, rank, host, epoch, batch" 3 \
     '^fail_worker.dml:10:5: paramserv: worker 2 \(rank 2 on .*\) failed in epoch 2, batch 1: lib/failing.dml:41:5: upd stopped on purpose at row 16$' \
     fail_worker.dml
 if grep -q "^  in gradients()" "$tmp/err"; then ok "the worker's DML stack comes along"; else bad "the worker's DML stack comes along"; fi
-fails "k beyond the worker ranks names both numbers" 3 \
-    '^k_too_many.dml:5:5: paramserv: k=3 workers, but this job has only 2 worker ranks' k_too_many.dml
+DML_PS_TREE=2 fails "DML_PS_TREE=2 is an error naming the variable" 3 \
+    "^k_groups.dml:7:5: DML_PS_TREE='2': expected 1" k_groups.dml
+# Two workers on one rank: the failing one is named with its rank.
+fails "a worker's stop() with 2 workers on a rank names worker 2 on rank 1" 2 \
+    '^fail_worker.dml:10:5: paramserv: worker 2 \(rank 1 on .*\) failed in epoch 2, batch 1: lib/failing.dml:41:5: upd stopped on purpose at row 16$' \
+    fail_worker.dml
 # An upd (or agg) calling paramserv without mode= trains on its own rank's
 # threads (issue 28: it hung the job); asking for the ranks there fails
 # (in both workers: whichever is heard first is named).
@@ -423,8 +568,8 @@ rank_pid() {
 # runs, and expect the whole job to end with a message matching PATTERN.
 signal_rank() {
     name=$1 sig=$2 pattern=$3
-    tag="$tmp/$sig"
-    DML_MPI_TEST_TAG=$tag mpi 3 self,vader long.dml >"$tmp/out" 2>"$tmp/err" &
+    tag="$tmp/$sig$SIG_K"
+    DML_MPI_TEST_TAG=$tag mpi 3 self,vader long.dml -nvargs k="${SIG_K:-2}" >"$tmp/out" 2>"$tmp/err" &
     job=$!
     i=0
     until grep -q "epoch 1/" "$tmp/err" 2>/dev/null || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
@@ -462,6 +607,12 @@ signal_rank "a SIGKILLed worker rank ends the job, naming the rank" KILL \
     "process rank 2 with PID .* exited on signal 9"
 DML_MPI_TIMEOUT=3 signal_rank "a stopped worker rank is found by DML_MPI_TIMEOUT" STOP \
     "paramserv: worker 2 \(rank 2 on .*\) sent nothing for 3 s \(DML_MPI_TIMEOUT\)"
+# Four workers on two ranks (rank 2 runs workers 3 and 4, and sends rank 0
+# the sum of the tree's right half).
+SIG_K=4 signal_rank "a SIGKILLed rank of 2 workers ends the job, naming the rank" KILL \
+    "process rank 2 with PID .* exited on signal 9"
+SIG_K=4 DML_MPI_TIMEOUT=3 signal_rank "a stopped rank of 2 workers is found by DML_MPI_TIMEOUT" STOP \
+    "paramserv: worker 3 \(rank 2 on .*\) sent nothing for 3 s \(DML_MPI_TIMEOUT\)"
 
 # suspend NAME SECS RANKS...: stop those ranks of long.dml (DML_MPI_TIMEOUT=5)
 # for SECS, continue them, and expect the job to train on, blaming no rank

@@ -43,6 +43,22 @@ shardbits "servers=2,3: seeded BSP with momentum buffers, the bits of servers=1"
 shardbits "servers=2 over TCP: seeded BSP, Adam, k=3, the bits of servers=1" 3 self,tcp BSP NBATCHES FALSE with_adam 2
 shardbits "servers=2: seeded BSP with modelAvg, the bits of servers=1" 2 self,vader BSP EPOCH TRUE nesterov 2
 
+# servers=1 with worker groups and the reduction tree (k=4 on 2 worker
+# ranks, tp_mpi_tree.h) against servers=2, which runs one worker a rank
+# and pushes its shards past the tree: the same bits.
+args="k=4 utype=BSP freq=BATCH avg=FALSE agg=momentum"
+# shellcheck disable=SC2086
+if mpi 3 self,vader shard_bits.dml -nvargs $args servers=1 out="$tmp/g1" >"$tmp/g1.out" 2>"$tmp/err" &&
+    mpi 6 self,vader shard_bits.dml -nvargs $args servers=2 out="$tmp/g2" >"$tmp/g2.out" 2>>"$tmp/err" &&
+    cmp -s "$tmp/g1.out" "$tmp/g2.out" && cmp -s "$tmp/g1.1" "$tmp/g2.1" && cmp -s "$tmp/g1.2" "$tmp/g2.2" &&
+    cmp -s "$tmp/g1.3" "$tmp/g2.3" && cmp -s "$tmp/g1.4" "$tmp/g2.4" && cmp -s "$tmp/g1.5" "$tmp/g2.5" &&
+    cmp -s "$tmp/g1.6" "$tmp/g2.6"; then
+    ok "servers=2, k=4: the bits of servers=1 with 2 workers per rank and the tree"
+else
+    cat "$tmp/g1.out" "$tmp/g2.out" "$tmp/err" 2>/dev/null | sed -n '1,8p' | sed 's/^/     /'
+    bad "servers=2, k=4: the bits of servers=1 with 2 workers per rank and the tree"
+fi
+
 runs "servers=2: ASP and SSP train on shards (k=2)" 4 "3 combinations trained" shard_train.dml \
     -nvargs servers=2 k=2
 RUNS_BTL=self,tcp runs "servers=3 over TCP: ASP and SSP train on shards (k=2)" 5 "3 combinations trained" \
@@ -59,12 +75,13 @@ fails "servers=2 and k=2 on 3 ranks names the ranks it needs" 3 \
 # line per server rank (rank 0's is the transport's).
 if mpi 5 self,vader shard_bits.dml --stats -nvargs servers=2 k=3 utype=BSP freq=BATCH avg=FALSE agg=momentum \
     out="$tmp/st" >"$tmp/out" 2>"$tmp/err" &&
+    grep -q "^Rank 0 bytes per round: in [0-9][0-9]*, out [0-9][0-9]*$" "$tmp/out" &&
     grep -q "^Rank 1 bytes per round: in [0-9][0-9]*, out [0-9][0-9]*$" "$tmp/out" &&
     ! grep -q "^Rank 2 bytes per round" "$tmp/out" && grep -q "^  worker 3 rank 4 on " "$tmp/out"; then
-    ok "servers=2 --stats: bytes per round of server rank 1; workers on ranks 2..4"
+    ok "servers=2 --stats: bytes per round of ranks 0 and 1; workers on ranks 2..4"
 else
     grep -e "^Rank" -e "^  worker" "$tmp/out"
-    bad "servers=2 --stats: bytes per round of server rank 1; workers on ranks 2..4"
+    bad "servers=2 --stats: bytes per round of ranks 0 and 1; workers on ranks 2..4"
 fi
 
 # shard_signal NAME SIG PATTERN: long_shard.dml on 4 ranks; once it trains,

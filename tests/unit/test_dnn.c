@@ -198,6 +198,8 @@ static const Shape shapes[] = {
     {2, 2, 5, 7, 2, 2, 2, 2, 2, 0, 0},      /* 2x2 pool tiles, a row and a column left over */
     {2, 2, 7, 8, 2, 3, 2, 3, 2, 0, 0},      /* 3x2 pool tiles, a row left over */
     {2, 2, 7, 7, 2, 3, 3, 2, 2, 0, 0},      /* overlapping pool windows */
+    {2, 3, 6, 10, 2, 2, 2, 2, 2, 0, 0},     /* 2x2 tiles, 5 a row: four windows a step and one */
+    {1, 2, 5, 19, 2, 2, 2, 2, 2, 0, 0},     /* 2x2 tiles, 9 a row, a row and a column left over */
 };
 
 static void shape_name(const Shape *s, char *buf, size_t cap)
@@ -513,6 +515,36 @@ static void test_pool_edges(Tally *t)
         double po[18];
         dnn_max_pool(&q, Z, po);
         check(t, isnan(po[0]) && !isnan(po[q.P * q.Q]), "max_pool NaN window", "6x6");
+    }
+
+    /* The same on 2x2 tiles 5 to a row (the vector steps of four windows,
+     * then one): NaN, Inf, -0.0 and ties in every lane position, against the
+     * reference bit for bit, forward and backward. */
+    {
+        DnnGeom q = {.N = 2, .C = 2, .H = 4, .W = 10, .R = 2, .S = 2, .sh = 2, .sw = 2};
+        dnn_geom_output(&q);
+        enum { NX = 2 * 2 * 4 * 10, ND = 2 * 2 * 2 * 5 };
+        double Z[NX], dz[ND], want[NX], got[NX], pw[ND], pg[ND];
+        const double pick[8] = {NAN, 1.0, -0.0, 0.0, INFINITY, -INFINITY, 1.0, -2.0};
+        for (int i = 0; i < NX; i++)
+            Z[i] = pick[(i * 5 + i / 7) % 8];
+        for (int i = 0; i < ND; i++)
+            dz[i] = i % 4 == 0 ? -0.0 : i % 4 == 1 ? NAN : (double)i - 7.5;
+        ref_pool_bw(&q, Z, dz, want, 0);
+        memset(got, 0xff, sizeof got);
+        dnn_max_pool_backward(&q, Z, dz, got);
+        check(t, memcmp(want, got, sizeof want) == 0, "max_pool_backward NaN, Inf, -0.0, ties", "4x10");
+        ref_pool(&q, Z, pw, 0);
+        /* the reference skips NaN; max_pool gives NaN for a window holding one */
+        for (int64_t nc = 0; nc < q.N * q.C; nc++)
+            for (int64_t p = 0; p < q.P; p++)
+                for (int64_t w = 0; w < q.Q; w++) {
+                    const double *z = Z + nc * 40 + 2 * p * 10 + 2 * w;
+                    if (isnan(z[0]) || isnan(z[1]) || isnan(z[10]) || isnan(z[11]))
+                        pw[(nc * q.P + p) * q.Q + w] = NAN;
+                }
+        dnn_max_pool(&q, Z, pg);
+        check(t, memcmp(pw, pg, sizeof pw) == 0, "max_pool NaN, Inf, -0.0, ties", "4x10");
     }
 
     DnnGeom bad = {.N = 1, .C = 1, .H = 2, .W = 5, .R = 3, .S = 3, .sh = 1, .sw = 1};

@@ -10,6 +10,7 @@
  * DONE's statistics are refused past what rank 0 can sum. Prints
  * "N passed, N failed"; exits non-zero on failure. */
 #include "../../builtins/paramserv/msg.h"
+#include "../../builtins/paramserv/tp_mpi_tree.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -187,40 +188,74 @@ static void test_batch_bounds(void)
     wb_free(&b);
 }
 
-static Value tree_of(const double *ranks, int64_t n)
+/* list(model, 2 x n matrix): ranks on the first row, workers on the second. */
+static Value tree_of(const double *ranks, const double *workers, int64_t n)
 {
     List *l = list_new(2, false);
     list_push_take(l, val_list_take(list_new(0, false)), NULL);
-    Matrix *m = mat_new_raw(1, n);
-    for (int64_t i = 0; i < n; i++)
+    Matrix *m = mat_new_raw(2, n);
+    for (int64_t i = 0; i < n; i++) {
         m->data[i] = ranks[i];
+        m->data[n + i] = workers[i];
+    }
     list_push_take(l, val_matrix_take(m), NULL);
     return val_list_take(l);
 }
 
-static void test_tree_ranks(void)
+/* A model for several workers on several ranks (tp_mpi_tree.h): rank 1 of
+ * 6, running workers 0..2, takes its own and passes on the rest; pairs out
+ * of order, out of range, twice, or none for this rank are refused. */
+static void test_models_read(void)
 {
-    double ok[] = {2, 3, 5};
-    Value v = tree_of(ok, 3);
-    int *r;
-    int64_t n;
-    CHECK(ps_tree_ranks(v, 1, 6, &r, &n) && n == 3 && r[0] == 2 && r[2] == 5);
-    free(r);
+    double r[] = {1, 1, 2, 2, 5}, w[] = {0, 2, 3, 4, 9};
+    Value v = tree_of(r, w, 5);
+    int *rest, *mine, nrest, nmine;
+    CHECK(tp_models_read(v, 1, 6, 0, 3, &rest, &nrest, &mine, &nmine));
+    CHECK(nmine == 2 && mine[0] == 0 && mine[1] == 2 && nrest == 3 && rest[0] == 2 && rest[1] == 3 &&
+          rest[4] == 5 && rest[5] == 9);
+    free(rest);
+    free(mine);
     val_release(v);
-    v = tree_of(ok, 0);
-    CHECK(ps_tree_ranks(v, 1, 6, &r, &n) && n == 0 && r == NULL);
-    val_release(v);
-    double bad[][3] = {{2, 0, 3}, {2, 6, 3}, {2, 1, 3}, {2, 2.5, 3}, {2, NAN, 3}, {2, -1e300, 3}};
-    for (int i = 0; i < 6; i++) {
-        v = tree_of(bad[i], 3);
-        CHECK(!ps_tree_ranks(v, 1, 6, &r, &n) && r == NULL);
+    double bad_r[][3] = {{1, 1, 2}, {1, 2, 1}, {2, 1, 3}, {1, 6, 2}, {1, 0, 2}, {1, NAN, 2}, {1, 1.5, 2}, {1, 1, 2},
+                         {1, 2, 3}};
+    double bad_w[][3] = {{1, 1, 3}, {0, 3, 1}, {3, 0, 4}, {0, 3, 4}, {0, 3, 4}, {0, 3, 4}, {0, 3, 4}, {2, 1, 3},
+                         {5, 3, 4}};
+    for (int i = 0; i < 9; i++) {
+        v = tree_of(bad_r[i], bad_w[i], 3);
+        CHECK(!tp_models_read(v, 1, 6, 0, 3, &rest, &nrest, &mine, &nmine) && !rest && !mine);
         val_release(v);
     }
-    double many[] = {2, 3, 4, 5, 2, 3};     /* more ranks than a half can hold */
-    v = tree_of(many, 6);
-    CHECK(!ps_tree_ranks(v, 1, 6, &r, &n));
-    val_release(v);
-    CHECK(!ps_tree_ranks(val_int(3), 1, 6, &r, &n));
+    CHECK(!tp_models_read(val_int(3), 1, 6, 0, 3, &rest, &nrest, &mine, &nmine));
+}
+
+/* A sum of pushes (MM_PUSH_SUM) as rank 0 reads it: the workers it covers
+ * and their batches; another call's, a worker twice or beyond k, or a
+ * batch below 1 are refused. */
+static void test_push_sum_read(void)
+{
+    double good[] = {7, 2, 3, 0, 3};
+    double bad[][5] = {{6, 2, 3, 0, 3}, {7, 2, 3, 2, 3}, {7, 2, 3, 4, 3}, {7, 2, 0, 0, 3}, {7, -1, 3, 0, 3},
+                       {7, 2, 3, 0, NAN}};
+    for (int i = 0; i < 7; i++) {
+        const double *d = i == 0 ? good : bad[i - 1];
+        List *l = list_new(2, false);
+        list_push_take(l, val_list_take(list_new(0, false)), NULL);
+        Matrix *m = mat_new_raw(1, 5);
+        memcpy(m->data, d, sizeof good);
+        list_push_take(l, val_matrix_take(m), NULL);
+        MpiMsg msg = {.value = val_list_take(l)};
+        Value sum;
+        int64_t *w, *b, n;
+        bool ok = tp_push_sum_read(&msg, 4, 7, &sum, &w, &b, &n);
+        CHECK(ok == (i == 0));
+        if (ok) {
+            CHECK(n == 2 && w[0] == 2 && b[0] == 3 && w[1] == 0 && b[1] == 3 && sum.kind == VAL_LIST);
+            free(w);
+            free(b);
+            val_release(sum);
+        }
+        CHECK(msg.value.kind == VAL_NONE);
+    }
 }
 
 /* A DONE's statistics: what a rank sent comes back; counts that rank 0's
@@ -298,6 +333,7 @@ int main(void)
     test_options_refused();
     test_partition_checked();
     test_batch_bounds();
-    test_tree_ranks();
+    test_models_read();
+    test_push_sum_read();
     return CHECK_DONE();
 }

@@ -197,9 +197,63 @@ static void test_list_sum(void)
     interp_destroy(&I);
 }
 
+/* A list of one 1x1 matrix holding x. */
+static Value one(double x)
+{
+    List *l = list_new(1, false);
+    Matrix *m = mat_new_raw(1, 1);
+    m->data[0] = x;
+    list_push_take(l, val_matrix_take(m), NULL);
+    return val_list_take(l);
+}
+
+/* The round's order (tree.c): pairwise up aligned blocks, absent slots
+ * left out. Values where the order shows in the bits: 1e16 + 1 rounds the
+ * 1 away, so ((a + b) + (c + d)) differs from ((a + b) + c) + d. */
+static void test_tree_sum(void)
+{
+    Interp I;
+    interp_init(&I, NULL, 1);
+    CHECK(ps_tree_mid(0, 2) == 1 && ps_tree_mid(0, 5) == 4 && ps_tree_mid(0, 8) == 4 && ps_tree_mid(4, 7) == 6 &&
+          ps_tree_mid(3, 5) == 4);
+    /* (1e16 + 1) + (1 + 1) = 1e16 + 2 (exact); one after the other, each 1
+     * rounds away (the doubles near 1e16 are 2 apart): 1e16. */
+    double x[] = {1e16, 1, 1, 1};
+    Value s[4];
+    for (int i = 0; i < 4; i++)
+        s[i] = one(x[i]);
+    Value out;
+    CHECK(ps_tree_sum_take(&I, s, 0, 4, &out) == ST_OK);
+    CHECK(out.kind == VAL_LIST && out.l->items[0].m->data[0] == 1e16 + 2);
+    val_release(out);
+    for (int i = 0; i < 4; i++)
+        CHECK(s[i].kind == VAL_NONE);
+    /* Slot 1 absent: 1e16 + (1 + 1); slot 3 absent: (1e16 + 1) + 1. */
+    for (int gap = 1; gap <= 3; gap += 2) {
+        for (int i = 0; i < 4; i++)
+            s[i] = i == gap ? val_none() : one(x[i]);
+        CHECK(ps_tree_sum_take(&I, s, 0, 4, &out) == ST_OK);
+        CHECK(out.kind == VAL_LIST && out.l->items[0].m->data[0] == (gap == 1 ? 1e16 + 2 : 1e16));
+        val_release(out);
+    }
+    /* All absent: NONE. */
+    Value none[3] = {val_none(), val_none(), val_none()};
+    CHECK(ps_tree_sum_take(&I, none, 0, 3, &out) == ST_OK && out.kind == VAL_NONE);
+    /* Groups: nodes of the tree, the largest split first. */
+    int64_t f[4];
+    CHECK(ps_tree_groups(8, 2, f) == 2 && f[0] == 0 && f[1] == 4);
+    CHECK(ps_tree_groups(6, 2, f) == 2 && f[1] == 4);
+    CHECK(ps_tree_groups(6, 3, f) == 3 && f[1] == 2 && f[2] == 4);
+    CHECK(ps_tree_groups(5, 3, f) == 3 && f[1] == 2 && f[2] == 4);
+    CHECK(ps_tree_groups(3, 4, f) == 3 && f[1] == 1 && f[2] == 2);
+    CHECK(ps_tree_groups(7, 1, f) == 1 && f[0] == 0);
+    interp_destroy(&I);
+}
+
 int main(void)
 {
     test_add_into();
     test_list_sum();
+    test_tree_sum();
     return CHECK_DONE();
 }
