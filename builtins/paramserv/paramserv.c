@@ -32,9 +32,9 @@ static Status bi_paramserv(Interp *I, const BArgs *a0, Value *out)
         st = ps_config(I, a, &c);
     else
         memset(&c, 0, sizeof c);
-    /* only the threads' transport and no checkpoint or record: the MPI
-     * wire and the checkpoint's hash read dense cells */
-    if (st == ST_OK && (c.tp != &ps_tp_local || c.ckpt != PS_CKPT_NONE || c.record_path || c.replay_path)) {
+    /* no checkpoint or record: the checkpoint's and the record's hashes read
+     * dense cells (the MPI wire carries the sparse form, wire.c) */
+    if (st == ST_OK && (c.ckpt != PS_CKPT_NONE || c.record_path || c.replay_path)) {
         if (c.X && c.X->sp && !(c.X = mat_dense_m(I, c.X, "paramserv")))
             st = ST_ERR;
         if (st == ST_OK && c.Y && c.Y->sp && !(c.Y = mat_dense_m(I, c.Y, "paramserv")))

@@ -39,6 +39,7 @@
 #include "../../runtime/blas.h"
 #include "../../runtime/clock.h"
 #include "../../runtime/resolve.h"
+#include "../../runtime/sparse_ops.h"
 #include "mpi_comm.h"
 #include "msg.h"
 #include "ps.h"
@@ -208,6 +209,19 @@ static Value pull_view(Value m, const bool *need, int64_t n)
  * message cannot overtake it (MPI orders messages per sender only). */
 static int64_t call_seq;
 
+/* Rows r0 .. r0+n-1 of a partition, in the form it has: a sparse
+ * partition's rows travel sparse (wire.c), 12 bytes a non-zero. NULL when
+ * memory runs out. */
+static Matrix *task_rows(const Matrix *M, int64_t r0, int64_t n)
+{
+    if (M->sp && n > 0)
+        return mat_new_sparse_take(sp_slice(M->sp, r0, r0 + n, 0, M->cols));
+    Matrix *r = mat_new_raw(n, M->cols);
+    if (r && n * M->cols > 0)
+        memcpy(r->data, M->data + r0 * M->cols, sizeof(double) * (size_t)(n * M->cols));
+    return r;
+}
+
 /* DYNAMIC: send worker i its task with model m (taken): list(model,
  * rows, meta), the rows copied out of the task's partition; a stop
  * (epoch -1) is a bare message. */
@@ -223,13 +237,7 @@ static bool send_task(PsRun *run, int i, Value m, const PsTask *t, const bool *n
     int plan = ps_rows_plan(&S->rows, (int)tp_group_of(&S->grp, i), t->id, sizeof(double) * (uint64_t)(n * (cx + cy)));
     if (plan == PS_ROWS_KEPT)
         n = 0;              /* the rank has them from an earlier epoch */
-    Matrix *X = mat_new_raw(n, cx), *Y = mat_new_raw(n, cy);
-    if (X && Y) {
-        if (n * cx > 0)
-            memcpy(X->data, p->X->data + t->row0 * cx, sizeof(double) * (size_t)(n * cx));
-        if (n * cy > 0)
-            memcpy(Y->data, p->Y->data + t->row0 * cy, sizeof(double) * (size_t)(n * cy));
-    }
+    Matrix *X = task_rows(p->X, t->row0, n), *Y = task_rows(p->Y, t->row0, n);
     Value view = pull_view(m, need, nneed);
     val_release(m);
     Value v = X && Y ? ps_task_value(view, X, Y, t) : val_none();

@@ -3,13 +3,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../base/sparse.h"
 #include "wire.h"
 
 /* Lists inside lists deeper than this are refused (values from DML cannot
  * be this deep in a paramserv model or hyperparams in practice). */
 #define WIRE_MAX_DEPTH 64
 
-enum { WIRE_NONE, WIRE_BOOL, WIRE_INT, WIRE_DOUBLE, WIRE_STRING, WIRE_MATRIX, WIRE_LIST };
+enum { WIRE_NONE, WIRE_BOOL, WIRE_INT, WIRE_DOUBLE, WIRE_STRING, WIRE_MATRIX, WIRE_LIST, WIRE_SPARSE };
+
+/* A sparse matrix travels as it is held (issue 31: a sparse partition is
+ * what crosses the network), always inline, layout or not: rows, cols, nnz,
+ * then the CSR's rowptr (rows + 1 int64), colidx (nnz int32) and vals (nnz
+ * doubles). 12 bytes a non-zero instead of 8 a cell; the reader checks the
+ * invariants (sp_check) before it accepts one. */
+static void put_sparse(WBuf *b, const SpMat *sp)
+{
+    wb_i64(b, WIRE_SPARSE);
+    wb_i64(b, sp->rows);
+    wb_i64(b, sp->cols);
+    wb_i64(b, sp->nnz);
+    wb_bytes(b, sp->rowptr, sizeof(int64_t) * (size_t)(sp->rows + 1));
+    wb_bytes(b, sp->colidx, sizeof(int32_t) * (size_t)sp->nnz);
+    wb_bytes(b, sp->vals, sizeof(double) * (size_t)sp->nnz);
+}
 
 void wb_i64(WBuf *b, int64_t v) { wb_bytes(b, &v, sizeof v); }
 void wb_f64(WBuf *b, double v) { wb_bytes(b, &v, sizeof v); }
@@ -37,6 +54,10 @@ static void put_value(WBuf *b, Value v, int depth, bool data)
     case VAL_DOUBLE: wb_i64(b, WIRE_DOUBLE); wb_f64(b, v.d); break;
     case VAL_STRING: wb_i64(b, WIRE_STRING); wb_strn(b, v.s->s, (size_t)v.s->len); break;
     case VAL_MATRIX:
+        if (v.m->sp) {
+            put_sparse(b, v.m->sp);
+            break;
+        }
         wb_i64(b, WIRE_MATRIX);
         wb_i64(b, v.m->rows);
         wb_i64(b, v.m->cols);
@@ -67,6 +88,8 @@ void wb_value_layout(WBuf *b, Value v) { put_value(b, v, 0, false); }
 int64_t wire_matrices(Value v, Matrix **out, int64_t cap)
 {
     if (v.kind == VAL_MATRIX) {
+        if (v.m->sp)
+            return 0;           /* inline in the layout (put_sparse) */
         if (cap > 0)
             out[0] = v.m;
         return 1;
@@ -141,6 +164,46 @@ char *wr_str(WRead *r)
  * allocate 64 times the message's size). */
 #define WIRE_LIST_ROOM 64
 
+/* A sparse matrix (put_sparse) from the buffer, whose length bounds its
+ * arrays; NONE and 'bad' unless they hold the CSR invariants. */
+static Value get_sparse(WRead *r)
+{
+    int64_t rows = wr_i64(r), cols = wr_i64(r), nnz = wr_i64(r);
+    size_t left = r->len - r->pos;
+    if (r->bad || rows < 0 || cols < 0 || cols > INT32_MAX || nnz < 0 || (uint64_t)rows >= left / 8 ||
+        (uint64_t)nnz > (left - 8 * (uint64_t)(rows + 1)) / 12) {
+        r->bad = true;
+        return val_none();
+    }
+    SpMat *sp = sp_new(rows, cols, nnz);
+    const char *rp = take(r, sizeof(int64_t) * (size_t)(rows + 1));
+    const char *ci = take(r, sizeof(int32_t) * (size_t)nnz);
+    const char *vs = take(r, sizeof(double) * (size_t)nnz);
+    if (!sp || r->bad) {
+        r->oom = r->oom || (!sp && !r->bad);
+        r->bad = true;
+        sp_free(sp);
+        return val_none();
+    }
+    memcpy(sp->rowptr, rp, sizeof(int64_t) * (size_t)(rows + 1));
+    if (nnz > 0) {
+        memcpy(sp->colidx, ci, sizeof(int32_t) * (size_t)nnz);
+        memcpy(sp->vals, vs, sizeof(double) * (size_t)nnz);
+    }
+    sp->nnz = nnz;
+    if (sp_check(sp)) {
+        sp_free(sp);
+        r->bad = true;
+        return val_none();
+    }
+    Matrix *m = mat_new_sparse_take(sp);
+    if (!m) {
+        r->bad = r->oom = true;
+        return val_none();
+    }
+    return val_matrix_take(m);
+}
+
 /* A value at 'depth'. 'budget' (layouts only, data false): the bytes of
  * cells its matrices may still claim; a matrix past it is refused before
  * it is allocated. With data, the cells are in the buffer, so its length
@@ -203,6 +266,8 @@ static Value get_value(WRead *r, int depth, bool data, uint64_t *budget)
             memcpy(m->data, p, sizeof(double) * (size_t)(rows * cols));
         return val_matrix_take(m);
     }
+    case WIRE_SPARSE:
+        return get_sparse(r);
     case WIRE_LIST: {
         int64_t n = wr_i64(r);
         bool named = wr_i64(r) != 0;
