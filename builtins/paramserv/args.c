@@ -459,6 +459,7 @@ Status ps_config(Interp *I, const BArgs *a, PsConfig *c)
     if (c->val_spec)
         TRY(check_val(I, c->val, c->val_spec, hyper));
     TRY(check_data(I, c));
+    TRY(ps_servers_check(I, c, arg_given(a, PS_A_K)));
     if (!c->val && c->Xv && c->verbose)
         diag_note(&I->sink, DIAG_WARNING, "[paramserv] warning: val_features and val_labels are given but no val "
                   "function: no validation\n");

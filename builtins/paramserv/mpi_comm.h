@@ -37,6 +37,12 @@ enum {
                            epoch -1 and no value: no more work */
     MM_TRACE,           /* r -> 0: before DONE, with --trace: the worker's events, an n x 5 matrix
                            (kind, start seconds after the CALL arrived, seconds, epoch, batch) */
+    MM_SHARD_CALL,      /* 0 -> s: servers=S: a call for server rank s (tp_mpi_shard.c); its initial
+                           shard follows as MM_SHARD_MODEL */
+    MM_SHARD_MODEL,     /* s -> worker rank: shard s of a model (0 -> s: the initial shard) */
+    MM_SHARD_READY,     /* s -> 0: server rank s took its call */
+    MM_SHARD_DONE,      /* s -> 0: its last shard and statistics */
+    MM_SHARD_EPOCH,     /* s -> 0: its shard at the end of epoch 'epoch' (for validation, checkpoints) */
     MM_GROUP,           /* 0 -> r: right after CALL, the rank's group (tp_mpi_tree.h): a 1 x (4 + k)
                            matrix (first worker, workers, groups, tree on, each worker's pushes per epoch);
                            then one MM_PART per worker of the group */

@@ -89,7 +89,9 @@ enum {
     ROW(DISPATCH, "dispatch", PK_ENUM, 0, dispatch, 0, "STATIC|DYNAMIC|", 1, 0,                                    \
         "Paramserv function: not support dispatch '%s' (use STATIC or DYNAMIC)", 1)                              \
     ROW(RECORD, "record", PK_STR, 0, record_path, 0, NULL, 1, 0, NULL, 0)                                          \
-    ROW(REPLAY, "replay", PK_STR, 0, replay_path, 0, NULL, 1, 0, NULL, 0)
+    ROW(REPLAY, "replay", PK_STR, 0, replay_path, 0, NULL, 1, 0, NULL, 0)                                          \
+    ROW(SERVERS, "servers", PK_INT_LATE, 0, servers, 1, NULL, 1, 4096,                                             \
+        "Paramserv function: the number of servers 'servers' must be between 1 and 4096, got %lld", 1)
 
 /* PS_A_MODEL, PS_A_FEATURES, ...: a parameter's index in the call's
  * arguments (the registry binds them in row order). */

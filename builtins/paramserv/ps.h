@@ -73,6 +73,7 @@ typedef struct PsConfig {
     const struct PsTransportOps *tp;    /* where the workers run (mode=, transport.c) */
     const char *record_path, *replay_path;  /* record=, replay= (NULL when not given) */
     struct PsRecord *rec;       /* owned: what record.c keeps for them (ps_record_prepare) */
+    int64_t servers;            /* servers=: server ranks the model is sharded over (tp_mpi_shard.c) */
 } PsConfig;
 
 /* Parse and check the arguments of one call (every error names the argument).
@@ -128,6 +129,18 @@ bool ps_model_reads(const FuncDef *f, int64_t n, bool *need);
  * freq that steps the local model between pushes). NULL when that is every
  * entry (or out of memory); else a malloc'd array of n flags. */
 bool *ps_pull_entries(const PsConfig *c, int64_t n);
+/* Whether agg computes entry i of its result cell by cell from entry i of
+ * the model and the gradients (and entries shaped alike) and the
+ * hyperparameters, so that servers=S may split every entry into S ranges
+ * of cells (aggcheck.c); false with why[] saying what it cannot show. */
+bool ps_agg_cellwise(const FuncDef *agg, const List *model, char *why, size_t whylen);
+/* servers=S, after the functions and the data are checked (tp_mpi_shard.c):
+ * under mpirun the ranks, the options it supports and agg; outside
+ * mpirun (or mode="LOCAL") S is accepted and changes nothing, but agg is
+ * checked all the same, so that a script refused on a cluster is refused
+ * on a laptop too. k_given: k= was given (else k is the worker ranks left
+ * once the server ranks are taken). */
+Status ps_servers_check(Interp *I, PsConfig *c, bool k_given);
 
 /* Checkpoints (checkpoint.c): the model, the number of completed epochs and
  * the signature of the call that wrote them (c->ckpt_sig: model shapes, a
@@ -398,6 +411,15 @@ typedef struct PsTransportOps {
     void (*stats_net)(struct PsRun *run, StrBuf *b, PsWorkerStats *sum);
     /* Frees what init set up (after serve). */
     void (*free)(struct PsRun *run);
+    /* After the server thread is joined, when the run did not fail: makes
+     * run->model the whole model (servers=S: joins the shards); an error
+     * in run->caller. NULL: nothing to do. */
+    Status (*gather)(struct PsRun *run);
+    /* Server thread, at the end of epoch e (0-based), before validation and
+     * the checkpoint: *whole (NONE on entry) the whole model when the
+     * server holds only a shard and they need it (servers=S); left NONE:
+     * run->model will do. An error in run->SI. NULL: nothing to do. */
+    Status (*epoch_model)(struct PsRun *run, int64_t e, Value *whole);
 } PsTransportOps;
 
 extern const PsTransportOps ps_tp_local;

@@ -204,6 +204,8 @@ Status ps_run(Interp *I, const PsConfig *c, Value *out, Value *hist)
 
     if (run->failure) {
         st = run_failure_error(I, run);
+    } else if (run->tp->gather && run->tp->gather(run) != ST_OK) {
+        st = ST_ERR;
     } else if (hist && ps_hist_matrix(I, run, hist) != ST_OK) {
         st = ST_ERR;
     } else if (ps_record_finish(I, c) != ST_OK || ps_trace_write(I, run) != ST_OK) {

@@ -83,6 +83,27 @@ static void epoch_end(PsRun *run, int64_t e)
     run->epoch_t0 = clock_now_sec();
 }
 
+/* epoch_end with the whole model in run->model meanwhile, where the
+ * transport holds only a shard of it here (servers=S: it joins the shards
+ * for validation and the checkpoint). */
+static void epoch_end_whole(PsRun *run, int64_t e)
+{
+    Value whole = val_none();
+    if (run->tp->epoch_model && run->tp->epoch_model(run, e, &whole) != ST_OK) {
+        ps_fail(run, &run->SI, "paramserv: gathering the model");
+        return;
+    }
+    if (whole.kind == VAL_NONE) {
+        epoch_end(run, e);
+        return;
+    }
+    Value shard = run->model;
+    run->model = whole;
+    epoch_end(run, e);
+    run->model = shard;
+    val_release(whole);
+}
+
 /* Kernel threads of the server's updates (runtime/pool.h). A local worker
  * waits from its push until its next model arrives, so an update may use
  * the thread share of each worker it keeps waiting (workers x share stays
@@ -388,7 +409,7 @@ Status ps_count_push(PsRun *run, int64_t e)
     int64_t first, n;
     TRY(ps_epochs_push(&run->SI, &run->epochs, e, &first, &n));
     for (int64_t j = 0; j < n && !atomic_load(&run->abort); j++)
-        epoch_end(run, first + j);
+        epoch_end_whole(run, first + j);
     return ST_OK;
 }
 

@@ -14,6 +14,8 @@
 
 #include "../../base/strbuf.h"
 #include "../../base/value.h"
+#include "ps.h"
+#include "wire.h"
 
 /* Seconds between heartbeats of a worker rank during a call. */
 #define BEAT_SECS 1.0
@@ -70,5 +72,59 @@ PsTraffic ps_traffic_since(PsTraffic start);
 /* --stats' line "Rank R bytes per round: in N, out N" (N: whole bytes,
  * rounded down; a call without an update divides by 1). */
 void ps_traffic_line(StrBuf *b, int rank, PsTraffic t, int64_t rounds);
+
+/* ---- servers=S (tp_mpi_shard.c) ---- */
+struct PsRun;
+struct MpiMsg;
+struct StrBuf;
+typedef struct TpShard TpShard;
+typedef struct TpShardIn TpShardIn;
+/* Rank 0. With servers > 1: *out is the shard state, run->model becomes
+ * shard 0 (NULL and nothing done with one server); an error in
+ * run->caller. */
+Status tp_shard_init(struct PsRun *run, TpShard **out);
+/* Under run->mu: what worker i's delivery of 'model' (consumed) sends:
+ * its first, the whole initial model; then shard 0 with the shapes. */
+Value tp_shard_delivery(TpShard *t, int i, Value model);
+/* Under run->mu: the entries a pull carries (NULL: all). */
+void tp_shard_set_need(TpShard *t, const bool *need);
+/* Ships the server ranks their calls (the common CALL bytes) and waits
+ * for them to take them; false when the call failed (ps_fail_msg). */
+bool tp_shard_start(struct PsRun *run, TpShard *t, const WBuf *common, int64_t seq);
+/* A message from a server rank (consumed what it needs): false when it
+ * is from another rank. */
+bool tp_shard_on_message(struct PsRun *run, TpShard *t, struct MpiMsg *m);
+/* Every server rank sent its last shard (true without shards). */
+bool tp_shard_done(const TpShard *t);
+/* A server rank silent past DML_MPI_TIMEOUT fails the call (true); gap:
+ * seconds rank 0 itself was not watching. */
+bool tp_shard_silent(struct PsRun *run, TpShard *t);
+void tp_shard_gap(TpShard *t, double gap);
+/* END to the server ranks; the ENDACKs still owed. */
+bool tp_shard_end(TpShard *t);
+int tp_shard_acks_left(const TpShard *t);
+/* After the server thread joined: run->model becomes the whole model. */
+Status tp_shard_gather(struct PsRun *run, TpShard *t);
+/* Server thread, end of epoch e: the whole model in *whole when
+ * validation or a checkpoint needs it (waits for every server's shard of
+ * that epoch; an error in run->SI when the call aborts meanwhile). */
+Status tp_shard_epoch_model(struct PsRun *run, TpShard *t, int64_t e, Value *whole);
+/* With run->mu held, on abort: wakes a server thread waiting in it. */
+void tp_shard_wake(TpShard *t);
+/* --stats: a line per server rank (1..S-1). */
+void tp_shard_stats(struct PsRun *run, const TpShard *t, struct StrBuf *b);
+void tp_shard_free(TpShard *t);
+/* A worker rank: a push (borrowed) cut into S shards, shard s to rank s. */
+bool tp_shard_push(int S, int worker, int64_t epoch, int64_t batch, Value payload);
+/* A worker rank's pulls: the parts of a model from the S servers. */
+TpShardIn *tp_shard_in_new(int S);
+void tp_shard_in_free(TpShardIn *in);
+/* A part from server 'shard' (taken): 1 and the whole model in *whole
+ * when it was the last one missing (or the first, whole model), 0 while
+ * parts are missing, -1 when malformed. */
+int tp_shard_in_take(TpShardIn *in, int shard, Value v, Value *whole);
+/* A server rank: serves one call from its SHARD_CALL to rank 0's END;
+ * false when rank 0 cannot be reached. */
+bool tp_shard_serve(struct MpiMsg *call);
 
 #endif

@@ -9,7 +9,10 @@
  * the server's inbox. With k <= N-1 worker i runs on rank i + 1; with
  * more, the workers run as groups of threads, group g on rank g + 1
  * (tp_mpi_tree.h; tp_mpi_worker.c is that side), and BSP's pushes are
- * summed up a tree of ranks on their way here. Each pull or push moves one copy of the model or gradients;
+ * summed up a tree of ranks on their way here. With servers=S the workers
+ * start at rank S instead (group g on rank g + S), ranks 1..S-1 hold
+ * shards of the model (tp_mpi_shard.c) and the tree is off: each worker
+ * pushes its shards to the S servers itself. Each pull or push moves one copy of the model or gradients;
  * a pull only the model entries that the worker's functions can read
  * (readset.c); a model several ranks pull at once goes down a tree
  * (tp_mpi.h).
@@ -63,6 +66,8 @@ typedef struct MpiServe {
     uint64_t push_bytes;        /* gradient (or model) bytes that pushes brought to rank 0 */
     int64_t push_msgs;          /* and how many messages */
     PsRowsSent rows;            /* DYNAMIC: the task rows each rank keeps (tp_mpi_rows.h) */
+    int wr0;                    /* group g runs on rank wr0 + g (servers=S: S, else 1) */
+    TpShard *shard;             /* servers=S > 1: the shards (tp_mpi_shard.c) */
 } MpiServe;
 
 bool ps_mpi_launched(void)
@@ -343,14 +348,14 @@ static bool send_models(PsRun *run, const bool *need, int64_t nneed)
 static int worker_of_rank(const PsRun *run, int rank)
 {
     const MpiServe *S = run->tps;
-    return rank >= 1 && rank <= S->grp.n ? (int)S->grp.first[rank - 1] : -1;
+    return rank >= S->wr0 && rank < S->wr0 + S->grp.n ? (int)S->grp.first[rank - S->wr0] : -1;
 }
 
 /* Rank of worker i. */
 static int rank_of(const PsRun *run, int i)
 {
     const MpiServe *S = run->tps;
-    return (int)tp_group_of(&S->grp, i) + 1;
+    return (int)tp_group_of(&S->grp, i) + S->wr0;
 }
 
 /* The worker a message from 'rank' names in its header, when it runs
@@ -358,7 +363,8 @@ static int rank_of(const PsRun *run, int i)
 static int worker_named(const PsRun *run, int rank, int w)
 {
     const MpiServe *S = run->tps;
-    if (rank < 1 || rank > S->grp.n || w < S->grp.first[rank - 1] || w >= S->grp.first[rank])
+    int g = rank - S->wr0;
+    if (g < 0 || g >= S->grp.n || w < S->grp.first[g] || w >= S->grp.first[g + 1])
         return -1;
     return w;
 }
@@ -405,6 +411,8 @@ static void on_push_sum(PsRun *run, MpiMsg *m)
 static void on_message(PsRun *run, MpiMsg *m, int *ndone)
 {
     MpiServe *S = run->tps;
+    if (tp_shard_on_message(run, S->shard, m))
+        return;
     int i = worker_of_rank(run, m->src);
     if (i < 0)
         return;
@@ -527,8 +535,9 @@ static void send_calls(PsRun *run, double *seen)
     else
         ps_call_xfer(&(WIO){.w = &common}, &call);
     free(call.files);
-    for (int64_t g = 0; g < S->grp.n && !atomic_load(&run->abort); g++) {
-        int rank = (int)g + 1;
+    bool shards_ok = !S->shard || tp_shard_start(run, S->shard, &common, call_seq);
+    for (int64_t g = 0; shards_ok && g < S->grp.n && !atomic_load(&run->abort); g++) {
+        int rank = (int)g + S->wr0;
         WBuf b = {0};
         wb_bytes(&b, common.p, common.len);
         if (common.oom)
@@ -589,10 +598,14 @@ static void watch_silence(PsRun *run, double *seen, double *watched)
      * not held against them. The queue was drained just above. */
     double gap = now - *watched;
     *watched = now;
-    if (gap > WATCH_GAP_SEC)
+    if (gap > WATCH_GAP_SEC) {
         for (int i = 0; i < n; i++)
             if (seen[i] >= 0)
                 seen[i] += gap;
+        tp_shard_gap(S->shard, gap);
+    }
+    if (tp_shard_silent(run, S->shard))
+        return;
     for (int i = 0; i < n; i++) {
         if (!S->done[i] && seen[i] >= 0 && now - seen[i] > mpi_timeout()) {
             char msg[512];
@@ -616,7 +629,7 @@ static int serve_bridge(PsRun *run, const bool *need, int64_t nneed, double *see
     int n = run->k;
     int ndone = 0;
     double watched = clock_now_sec();
-    while (ndone < n && !atomic_load(&run->abort)) {
+    while ((ndone < n || !tp_shard_done(S->shard)) && !atomic_load(&run->abort)) {
         double t1 = clock_now_sec();
         bool busy = send_models(run, need, nneed);
         if (!mpi_progress()) {
@@ -628,7 +641,7 @@ static int serve_bridge(PsRun *run, const bool *need, int64_t nneed, double *see
         while ((got = mpi_poll(&m)) > 0) {
             busy = true;
             int i = worker_of_rank(run, m.src);
-            for (int v = i; i >= 0 && v < S->grp.first[m.src]; v++)
+            for (int v = i; i >= 0 && v < S->grp.first[m.src - S->wr0 + 1]; v++)
                 seen[v] = clock_now_sec();     /* every worker of that rank */
             on_message(run, &m, &ndone);
             mpi_msg_free(&m);
@@ -660,9 +673,9 @@ static void end_call(PsRun *run, int n, const double *seen, MpiIdle *idle, int *
     MpiServe *S = run->tps;
     int nr = (int)S->grp.n;
     (void)n;
-    bool sent_ok = true;
+    bool sent_ok = tp_shard_end(S->shard);
     for (int g = 0; g < nr && sent_ok; g++)
-        sent_ok = mpi_send_take(g + 1, MM_END, (int)S->grp.first[g], 0, 0, NULL);
+        sent_ok = mpi_send_take(g + S->wr0, MM_END, (int)S->grp.first[g], 0, 0, NULL);
     int acks = 0;
     bool *acked = nr > 0 ? calloc((size_t)nr, sizeof *acked) : NULL;
     for (int g = 0; g < nr && acked; g++)
@@ -673,7 +686,7 @@ static void end_call(PsRun *run, int n, const double *seen, MpiIdle *idle, int *
             }
     double tend = clock_now_sec();
     mpi_idle_busy(idle);
-    while (sent_ok && acked && acks < nr) {
+    while (sent_ok && acked && (acks < nr || tp_shard_acks_left(S->shard) > 0)) {
         if (!mpi_progress())
             break;
         MpiMsg m;
@@ -687,15 +700,17 @@ static void end_call(PsRun *run, int n, const double *seen, MpiIdle *idle, int *
             continue;
         }
         int i = worker_of_rank(run, m.src);
-        if (i >= 0 && m.type == MM_ENDACK && !acked[m.src - 1]) {
-            acked[m.src - 1] = true;
+        if (i < 0 && m.type == MM_ENDACK && tp_shard_on_message(run, S->shard, &m)) {
+            /* a server rank left the call */
+        } else if (i >= 0 && m.type == MM_ENDACK && !acked[m.src - S->wr0]) {
+            acked[m.src - S->wr0] = true;
             acks++;
         } else if (i >= 0 && m.type == MM_FAIL && !atomic_load(&run->abort)) {
             on_message(run, &m, ndone);
         }
         mpi_msg_free(&m);
     }
-    if (acks < nr) {
+    if (acks < nr || tp_shard_acks_left(S->shard) > 0) {
         if (!atomic_load(&run->abort))
             ps_fail_msg(run, "paramserv: a worker rank did not leave the call");
         mpi_mark_broken();
@@ -719,6 +734,9 @@ static void mpi_serve(PsRun *run)
     int64_t nneed = c->model->n;
     bool *need = ps_pull_entries(c, nneed);
     S->pull_entries = need ? 0 : -1;
+    pthread_mutex_lock(&run->mu);
+    tp_shard_set_need(S->shard, need);
+    pthread_mutex_unlock(&run->mu);
     for (int64_t i = 0; need && i < nneed; i++)
         S->pull_entries += need[i];
     /* The server's agg and val share this host with worker ranks. */
@@ -738,6 +756,9 @@ static void mpi_serve(PsRun *run)
     mpi_unlock();
     blas_budget_leave(blas_before);
     S->rpc_time = t_rpc;
+    pthread_mutex_lock(&run->mu);
+    tp_shard_set_need(S->shard, NULL);
+    pthread_mutex_unlock(&run->mu);
     free(need);
     free(seen);
 }
@@ -758,6 +779,18 @@ static Status mpi_check(Interp *I, const PsConfig *c)
 
 static void mpi_free(PsRun *run);
 
+static Status mpi_gather(PsRun *run)
+{
+    MpiServe *S = run->tps;
+    return tp_shard_gather(run, S->shard);
+}
+
+static Status mpi_epoch_model(PsRun *run, int64_t e, Value *whole)
+{
+    MpiServe *S = run->tps;
+    return tp_shard_epoch_model(run, S->shard, e, whole);
+}
+
 static Status mpi_init(PsRun *run, PsPart *parts)
 {
     int k = run->k;
@@ -776,9 +809,16 @@ static Status mpi_init(PsRun *run, PsPart *parts)
     pthread_cond_init(&S->pump_cv, NULL);
     S->pull_entries = -1;
     const PsConfig *c = run->cfg;
-    S->tree = c->utype == PS_UTYPE_BSP && c->dispatch == PS_DISPATCH_STATIC && !ps_tree_off();
+    /* servers=S > 1: workers from rank S on, and no tree (each worker's
+     * push goes in shards to the S servers: tp_mpi_shard.c). */
+    S->wr0 = c->servers > 1 ? (int)c->servers : 1;
+    S->tree = c->utype == PS_UTYPE_BSP && c->dispatch == PS_DISPATCH_STATIC && !ps_tree_off() && c->servers <= 1;
+    if (tp_shard_init(run, &S->shard) != ST_OK) {
+        mpi_free(run);
+        return ST_ERR;
+    }
     if (!S->parts || !S->mailbox || !S->full || !S->task || !S->heard_push || !S->done || !S->sent ||
-        !tp_groups_init(&S->grp, k, mpi_size() - 1) ||
+        !tp_groups_init(&S->grp, k, mpi_size() - S->wr0) ||
         !ps_rows_sent_init(&S->rows, (int)S->grp.n)) {
         mpi_free(run);
         return err_set(run->caller, "out of memory");
@@ -796,6 +836,8 @@ static void mpi_deliver(PsRun *run, int i, Value model, const PsTask *task)
 {
     MpiServe *S = run->tps;
     pthread_mutex_lock(&run->mu);
+    if (S->shard)
+        model = tp_shard_delivery(S->shard, i, model);
     val_release(S->mailbox[i]);
     S->mailbox[i] = model;
     S->full[i] = true;
@@ -810,8 +852,10 @@ static void mpi_deliver(PsRun *run, int i, Value model, const PsTask *task)
 static void mpi_wake(PsRun *run)
 {
     MpiServe *S = run->tps;
-    if (S)
+    if (S) {
         pthread_cond_broadcast(&S->pump_cv);
+        tp_shard_wake(S->shard);
+    }
 }
 
 static void mpi_stats_cpu(PsRun *run, StrBuf *b, double cpu, const PsWorkerStats *sum)
@@ -842,6 +886,7 @@ static void mpi_stats_net(PsRun *run, StrBuf *b, PsWorkerStats *sum)
         sb_printf(b, "Paramserv task rows:\t\t%lld tasks sent with their rows, %lld without (kept on the rank from "
                   "an earlier epoch).\n", (long long)S->rows.sent, (long long)S->rows.kept);
     ps_traffic_line(b, 0, S->traffic, run->updates);
+    tp_shard_stats(run, S->shard, b);
 }
 
 static void mpi_free(PsRun *run)
@@ -861,6 +906,7 @@ static void mpi_free(PsRun *run)
     }
     pthread_cond_destroy(&S->pump_cv);
     ps_rows_sent_free(&S->rows);
+    tp_shard_free(S->shard);
     free(S->parts);
     free(S->mailbox);
     free(S->full);
@@ -887,4 +933,6 @@ const PsTransportOps ps_tp_mpi = {
     .stats_cpu = mpi_stats_cpu,
     .stats_net = mpi_stats_net,
     .free = mpi_free,
+    .gather = mpi_gather,
+    .epoch_model = mpi_epoch_model,
 };

@@ -71,6 +71,7 @@ typedef struct Remote {
     char *failure;              /* the first failure (malloc'd), or NULL */
     bool failed;                /* a worker failed (with or without a message) */
     int64_t nfinished;          /* workers whose loop returned */
+    TpShardIn *shin;            /* servers=S > 1: the parts of the next model (tp_mpi_shard.c; one worker a rank) */
 } Remote;
 
 /* ---- the workers' port ---- */
@@ -280,6 +281,9 @@ static bool send_pushes(Remote *r, bool *ok, bool *to0)
             char *err = NULL;
             if (!tp_reduce_push(r->red, &msgs[i], &err))
                 rank_failed_take(r, err);
+        } else if (*ok && !r->red && r->shin) {
+            *ok = tp_shard_push((int)r->cfg.servers, msgs[i].worker, msgs[i].epoch, msgs[i].batch, msgs[i].payload);
+            *to0 = true;
         } else if (*ok && !r->red) {
             *ok = mpi_send_value(0, MM_PUSH, msgs[i].worker, msgs[i].epoch, msgs[i].batch, msgs[i].payload);
             *to0 = true;
@@ -397,6 +401,7 @@ static void remote_free(Remote *r)
     free(r->w);
     tp_reduce_free(r->red);
     tp_groups_free(&r->grp);
+    tp_shard_in_free(r->shin);
     free(r->groups);
     ps_rows_kept_free(&r->rows);
     if (r->prog)
@@ -411,6 +416,13 @@ static void remote_free(Remote *r)
     free(r);
 }
 
+/* The first worker rank: 1, or S with servers=S (ranks 1..S-1 serve
+ * shards: tp_mpi_shard.c). */
+static int worker_rank0(const Remote *r)
+{
+    return r->cfg.servers > 1 ? (int)r->cfg.servers : 1;
+}
+
 /* What MM_GROUP says (mpi_comm.h), checked against the CALL: false when
  * it is malformed or out of memory (*why says which). */
 static bool read_group(Remote *r, Value g, int64_t id, int64_t k, const char **why)
@@ -420,15 +432,17 @@ static bool read_group(Remote *r, Value g, int64_t id, int64_t k, const char **w
     if (!m || m->rows != 1 || m->cols != 4 + k)
         return false;
     double first = m->data[0], n = m->data[1], ng = m->data[2], tree = m->data[3];
+    int wr0 = worker_rank0(r);
     if (first != (double)id || !(n >= 1 && n <= (double)k - first && n == (int64_t)n) ||
-        !(ng >= 1 && ng < mpi_size() && ng <= (double)k && ng == (int64_t)ng) || (tree != 0 && tree != 1))
+        !(ng >= 1 && ng <= mpi_size() - wr0 && ng <= (double)k && ng == (int64_t)ng) || (tree != 0 && tree != 1) ||
+        (wr0 > 1 && (tree != 0 || n != 1)))
         return false;
     r->groups = malloc(sizeof *r->groups * (size_t)k);
     if (!r->groups || !tp_groups_init(&r->grp, k, (int64_t)ng)) {
         *why = "out of memory";
         return false;
     }
-    int64_t g0 = mpi_rank() - 1;
+    int64_t g0 = mpi_rank() - wr0;
     if (r->grp.n != (int64_t)ng || g0 >= r->grp.n || r->grp.first[g0] != id ||
         r->grp.first[g0 + 1] - id != (int64_t)n)
         return false;
@@ -501,11 +515,13 @@ static bool serve_start(Remote *r, MpiMsg *call, Value group, Value *parts, int6
         each = 1;
     blas_set_threads(each);
     if (r->tree && r->cfg.utype == PS_UTYPE_BSP && r->cfg.dispatch == PS_DISPATCH_STATIC) {
-        r->red = tp_reduce_new(r->prog, &r->grp, mpi_rank() - 1, r->groups, r->cfg.epochs, r->call.start_epoch,
+        r->red = tp_reduce_new(r->prog, &r->grp, mpi_rank() - worker_rank0(r), r->groups, r->cfg.epochs, r->call.start_epoch,
                                call->epoch, &r->abort, per, r->out ? r->out : stdout);
         if (!r->red)
             return send_fail("paramserv: out of memory on a worker rank");
     }
+    if (r->cfg.servers > 1 && !(r->shin = tp_shard_in_new((int)r->cfg.servers)))
+        return send_fail("paramserv: out of memory on a worker rank");
     for (int64_t i = 0; i < r->n; i++) {
         RWorker *rw = &r->w[i];
         List *pl = parts[i].l;
@@ -583,15 +599,31 @@ static int bridge_take(Remote *r, const MpiMsg *call, MpiMsg *m, bool started, b
         m->value = val_none();
         if (tp_mpi_take_models(v, mpi_rank(), mpi_size(), r->first, r->first + r->n, call->epoch, &model, &mine,
                                &nmine, &mpi_err)) {
-            for (int j = 0; j < nmine; j++)
-                take_model(r, mine[j], val_ref(model), NULL, false);
-            val_release(model);
+            if (r->shin) {
+                /* servers=S: shard 0 (or the first, whole model) for the
+                 * rank's one worker; whole once every shard came. */
+                Value whole = val_none();
+                int got = tp_shard_in_take(r->shin, 0, model, &whole);
+                if (got != 0)
+                    take_model(r, r->first, whole, NULL, got < 0 || nmine != 1 || mine[0] != r->first);
+            } else {
+                for (int j = 0; j < nmine; j++)
+                    take_model(r, mine[j], val_ref(model), NULL, false);
+                val_release(model);
+            }
             free(mine);
         } else if (mpi_err) {
             how = BRIDGE_BROKEN;
         } else {
             take_model(r, r->first, val_none(), NULL, true);
         }
+        *awaiting = false;
+    } else if (m->type == MM_SHARD_MODEL && started && r->shin) {
+        Value whole = val_none();
+        int got = tp_shard_in_take(r->shin, m->src, m->value, &whole);
+        m->value = val_none();
+        if (got != 0)
+            take_model(r, r->first, whole, NULL, got < 0);
         *awaiting = false;
     } else if (m->type == MM_MODEL && started) {
         Value model = m->value;
@@ -845,6 +877,10 @@ int ps_mpi_worker_loop(void)
             continue;
         if (m.type == MM_SHUTDOWN) {
             status = (int)m.epoch;
+            mpi_msg_free(&m);
+            break;
+        }
+        if (m.type == MM_SHARD_CALL && !tp_shard_serve(&m)) {
             mpi_msg_free(&m);
             break;
         }

@@ -178,7 +178,7 @@ check "a stray '.' is skipped and the script runs on" 0 '^3$' "$DML" run "$tmp/d
 # The indented example of each doc entry, fed to the REPL (stdin) in an empty
 # folder, must run without an error. Entries whose example needs a file or a
 # model it does not build (read, paramserv's arguments) are listed here.
-skip_examples='stop|map|read|readMM|paramserv|batch_norm2d_backward|lstm_backward|hyperparams|utype, BSP, ASP, SBP, SSP|freq, BATCH, EPOCH, NBATCHES|modelAvg|dispatch, STATIC, DYNAMIC|record, replay|timeline, --trace|scheme, DISJOINT_CONTIGUOUS, DISJOINT_ROUND_ROBIN, DISJOINT_RANDOM, OVERLAP_RESHUFFLE|epochs, batchsize, k|checkpointing, checkpoint_path|verbose|history|repl, quit, q'
+skip_examples='stop|map|read|readMM|paramserv|batch_norm2d_backward|lstm_backward|hyperparams|utype, BSP, ASP, SBP, SSP|freq, BATCH, EPOCH, NBATCHES|modelAvg|dispatch, STATIC, DYNAMIC|record, replay|timeline, --trace|scheme, DISJOINT_CONTIGUOUS, DISJOINT_ROUND_ROBIN, DISJOINT_RANDOM, OVERLAP_RESHUFFLE|epochs, batchsize, k|servers|checkpointing, checkpoint_path|verbose|history|repl, quit, q'
 mkdir -p "$tmp/ex"
 for md in "$root"/doc/language.md "$root"/doc/builtins.md "$root"/doc/paramserv.md "$root"/doc/nn.md; do
     rm -f "$tmp/ex"/*.dml "$tmp/ex/names"

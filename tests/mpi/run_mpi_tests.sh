@@ -693,5 +693,8 @@ suspend() {
 suspend "every rank stopped for 10 s and continued: no rank blamed" 10 0 1 2
 suspend "rank 0 stopped for 15 s and continued: no worker blamed" 15 0
 
+# ---- servers=S: the model sharded over server ranks (issue 25) ------------
+. ./shard_tests.sh
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -36,7 +36,7 @@ static CallMsg sample(void)
                      .files = files, .nfiles = 1, .upd_key = "./m.dml", .upd_name = "upd", .agg_key = "./m.dml",
                      .agg_name = "agg", .agg_spec = "m::agg",
                      .opt = {.utype = PS_UTYPE_SSP, .freq = PS_FREQ_NBATCHES, .epochs = 2, .batchsize = 4,
-                             .nbatches = 2, .seed = 9},
+                             .nbatches = 2, .seed = 9, .servers = 1},
                      .start_epoch = 1, .hyper = val_none()};
 }
 

@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: Apache-2.0
+# servers=S (issue 25): sourced by run_mpi_tests.sh (its mpi, ok, bad,
+# fails, runs and rank_pid, its $tmp). Server ranks are 1..S-1, worker ranks
+# S..S+k-1. Checks: seeded BSP (and modelAvg) with S = 2, 3 servers gives
+# the bits of S = 1, over shared memory and TCP; ASP and SSP train on
+# shards; validation, checkpoints and resume give what S = 1 gives; an agg
+# that mixes cells is refused; too few ranks; k's default; --stats shows
+# each server rank's bytes per round; a worker's or agg's error, a killed
+# server rank and a stopped one end the job naming them.
+
+# shardbits NAME K BTL UTYPE FREQ AVG AGG S...: S=1 and each S give the same bits.
+shardbits() {
+    # (mpi sets n, btl and script: other names here)
+    name=$1 k=$2 link=$3 utype=$4 freq=$5 avg=$6 agg=$7
+    shift 7
+    servers="$*"
+    args="k=$k utype=$utype freq=$freq avg=$avg agg=$agg"
+    # shellcheck disable=SC2086
+    if ! mpi $((k + 1)) "$link" shard_bits.dml -nvargs $args servers=1 out="$tmp/s1" >"$tmp/s1.out" 2>"$tmp/err"; then
+        bad "$name (servers=1)"
+        return
+    fi
+    for s in $servers; do
+        # shellcheck disable=SC2086
+        if ! mpi $((k + s)) "$link" shard_bits.dml -nvargs $args servers="$s" out="$tmp/s$s" >"$tmp/s$s.out" \
+            2>"$tmp/err"; then
+            bad "$name (servers=$s)"
+            return
+        fi
+        for i in 1 2 3 4 5 6; do
+            if ! cmp -s "$tmp/s1.$i" "$tmp/s$s.$i"; then
+                echo "     servers=1: $(cat "$tmp/s1.out")"
+                echo "     servers=$s: $(cat "$tmp/s$s.out")"
+                bad "$name: entry $i differs with servers=$s"
+                return
+            fi
+        done
+    done
+    if cmp -s "$tmp/s1.out" "$tmp/s$s.out"; then ok "$name"; else bad "$name: output differs"; fi
+}
+shardbits "servers=2,3: seeded BSP with momentum buffers, the bits of servers=1" 2 self,vader BSP BATCH FALSE \
+    momentum 2 3
+shardbits "servers=2 over TCP: seeded BSP, Adam, k=3, the bits of servers=1" 3 self,tcp BSP NBATCHES FALSE with_adam 2
+shardbits "servers=2: seeded BSP with modelAvg, the bits of servers=1" 2 self,vader BSP EPOCH TRUE nesterov 2
+
+# servers=1 with worker groups and the reduction tree (k=4 on 2 worker
+# ranks, tp_mpi_tree.h) against servers=2, which runs one worker a rank
+# and pushes its shards past the tree: the same bits.
+args="k=4 utype=BSP freq=BATCH avg=FALSE agg=momentum"
+# shellcheck disable=SC2086
+if mpi 3 self,vader shard_bits.dml -nvargs $args servers=1 out="$tmp/g1" >"$tmp/g1.out" 2>"$tmp/err" &&
+    mpi 6 self,vader shard_bits.dml -nvargs $args servers=2 out="$tmp/g2" >"$tmp/g2.out" 2>>"$tmp/err" &&
+    cmp -s "$tmp/g1.out" "$tmp/g2.out" && cmp -s "$tmp/g1.1" "$tmp/g2.1" && cmp -s "$tmp/g1.2" "$tmp/g2.2" &&
+    cmp -s "$tmp/g1.3" "$tmp/g2.3" && cmp -s "$tmp/g1.4" "$tmp/g2.4" && cmp -s "$tmp/g1.5" "$tmp/g2.5" &&
+    cmp -s "$tmp/g1.6" "$tmp/g2.6"; then
+    ok "servers=2, k=4: the bits of servers=1 with 2 workers per rank and the tree"
+else
+    cat "$tmp/g1.out" "$tmp/g2.out" "$tmp/err" 2>/dev/null | sed -n '1,8p' | sed 's/^/     /'
+    bad "servers=2, k=4: the bits of servers=1 with 2 workers per rank and the tree"
+fi
+
+runs "servers=2: ASP and SSP train on shards (k=2)" 4 "3 combinations trained" shard_train.dml \
+    -nvargs servers=2 k=2
+RUNS_BTL=self,tcp runs "servers=3 over TCP: ASP and SSP train on shards (k=2)" 5 "3 combinations trained" \
+    shard_train.dml -nvargs servers=3 k=2
+
+fails "servers=2 with an agg that mixes cells is refused, naming agg" 4 \
+    "^shard_mixing.dml:7:5: paramserv: servers=2 needs an agg that works cell by cell, but agg '../paramserv/lib/shard_aggs.dml::counter' cannot be shown to: as.scalar\(\) reads model cells as a scalar" \
+    shard_mixing.dml
+fails "servers=2 and k=2 on 3 ranks names the ranks it needs" 3 \
+    "^shard_too_many.dml:5:5: paramserv: servers=2 with k=2 workers needs mpirun -np 4 .*, but this job has 3 ranks" \
+    shard_too_many.dml
+
+# Without k=, the worker ranks left after the server ranks; --stats gives a
+# line per server rank (rank 0's is the transport's).
+if mpi 5 self,vader shard_bits.dml --stats -nvargs servers=2 k=3 utype=BSP freq=BATCH avg=FALSE agg=momentum \
+    out="$tmp/st" >"$tmp/out" 2>"$tmp/err" &&
+    grep -q "^Rank 0 bytes per round: in [0-9][0-9]*, out [0-9][0-9]*$" "$tmp/out" &&
+    grep -q "^Rank 1 bytes per round: in [0-9][0-9]*, out [0-9][0-9]*$" "$tmp/out" &&
+    ! grep -q "^Rank 2 bytes per round" "$tmp/out" && grep -q "^  worker 3 rank 4 on " "$tmp/out"; then
+    ok "servers=2 --stats: bytes per round of ranks 0 and 1; workers on ranks 2..4"
+else
+    grep -e "^Rank" -e "^  worker" "$tmp/out"
+    bad "servers=2 --stats: bytes per round of ranks 0 and 1; workers on ranks 2..4"
+fi
+
+# shard_signal NAME SIG PATTERN: long_shard.dml on 4 ranks; once it trains,
+# signal server rank 1 and expect the job to end with PATTERN in stderr.
+shard_signal() {
+    name=$1 sig=$2 pattern=$3
+    tag="$tmp/shard$sig"
+    DML_MPI_TEST_TAG=$tag mpi 4 self,vader long_shard.dml >"$tmp/out" 2>"$tmp/err" &
+    job=$!
+    i=0
+    until grep -q "epoch 1/" "$tmp/err" 2>/dev/null || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+    victim=$(rank_pid "$tag" 1)
+    i=0
+    while [ -z "$victim" ] && [ $i -lt 20 ] && kill -0 "$job" 2>/dev/null; do
+        sleep 0.5
+        i=$((i + 1))
+        victim=$(rank_pid "$tag" 1)
+    done
+    if [ -z "$victim" ]; then
+        kill "$job" 2>/dev/null
+        wait "$job"
+        bad "$name (rank 1 not found)"
+        return
+    fi
+    kill "-$sig" "$victim"
+    wait "$job"
+    rc=$?
+    kill -CONT "$victim" 2>/dev/null; kill -KILL "$victim" 2>/dev/null
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q -E "$pattern" "$tmp/err"; then
+        ok "$name"
+    else
+        echo "     exit status $rc"
+        sed -n '1,8p' "$tmp/err"
+        bad "$name"
+    fi
+    : >"$tmp/err"
+}
+shard_signal "a SIGKILLed server rank ends the job, naming the rank" KILL \
+    "process rank 1 with PID .* exited on signal 9"
+DML_MPI_TIMEOUT=3 shard_signal "a stopped server rank is found by DML_MPI_TIMEOUT" STOP \
+    "paramserv: server shard 2 \(rank 1 on .*\) sent nothing for 3 s \(DML_MPI_TIMEOUT\)"
+
+# A worker's or agg's stop() ends the call on every rank, servers included.
+fails "servers=2: upd's stop() names the worker and ends the job" 4 \
+    "^shard_fail.dml:21:5: paramserv: worker [12] \(rank [23] on .*\) failed in epoch 1, batch 1: .*upd stopped on purpose" \
+    shard_fail.dml -nvargs what=upd
+fails "servers=2: agg's stop() on the servers ends the job" 4 \
+    "^shard_fail.dml:21:5: paramserv: (server shard 2 \(rank 1 on .*\): )?aggregation failed .*agg stopped on purpose" \
+    shard_fail.dml -nvargs what=agg
+
+# Validation and checkpoints: rank 0 joins the shards at each epoch's end.
+shardval() {
+    # (mpi sets n, btl and script: other names here)
+    name=$1 ranks1=$2 ranks=$3 link=$4 s=$5
+    mkdir -p "$tmp/v1" "$tmp/v$s"
+    rm -f "$tmp/v1"/* "$tmp/v$s"/*
+    if mpi "$ranks1" "$link" shard_val.dml -nvargs servers=1 dir="$tmp/v1" >"$tmp/v1.out" 2>"$tmp/err" &&
+        mpi "$ranks" "$link" shard_val.dml -nvargs servers="$s" dir="$tmp/v$s" >"$tmp/v$s.out" 2>"$tmp/err" &&
+        grep -q "^resumed = uninterrupted: TRUE$" "$tmp/v$s.out" && cmp -s "$tmp/v1.out" "$tmp/v$s.out" &&
+        cmp -s "$tmp/v1/a.ckpt" "$tmp/v$s/a.ckpt"; then
+        ok "$name"
+    else
+        cat "$tmp/v1.out" "$tmp/v$s.out" 2>/dev/null | sed 's/^/     /'
+        bad "$name"
+    fi
+}
+shardval "servers=2: validation, checkpoint and resume as with servers=1" 3 4 self,vader 2
+shardval "servers=3 over TCP: validation, checkpoint and resume as with servers=1" 3 5 self,tcp 3
