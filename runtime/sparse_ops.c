@@ -471,6 +471,24 @@ static void map_part(void *vctx, int part)
 }
 #undef MAP_ROWS
 
+/* X * s (or s * X) with |s| >= 1: no non-zero times s rounds to zero (the
+ * product's magnitude is at least the operand's; an overflow is Inf), so
+ * Z has X's structure: the indices are copied, the values scaled, no
+ * squeeze. The same products as map_part's, so the same bits. */
+static void scale_part(void *vctx, int part)
+{
+    const MapCtx *c = vctx;
+    const SpMat *X = c->X;
+    SpMat *Z = c->Z;
+    int64_t p0 = X->rowptr[c->cut[part]], p1 = X->rowptr[c->cut[part + 1]];
+    double s = c->s;
+    memcpy(Z->colidx + p0, X->colidx + p0, (size_t)(p1 - p0) * sizeof *Z->colidx);
+    const double *xv = X->vals;
+    double *zv = Z->vals;
+    for (int64_t p = p0; p < p1; p++)
+        zv[p] = xv[p] * s;
+}
+
 static SpMat *map(const Interp *I, const SpMat *X, const MapCtx *proto)
 {
     SpMat *Z = sp_new(X->rows, X->cols, X->nnz);
@@ -483,6 +501,12 @@ static SpMat *map(const Interp *I, const SpMat *X, const MapCtx *proto)
     int64_t cut[SP_MAX_PARTS + 1];
     row_cuts(X, parts, cut);
     ctx.cut = cut;
+    if (ctx.kind == MAP_SCALAR && ctx.op == OP_MUL && fabs(ctx.s) >= 1) {
+        pool_run(I, scale_part, &ctx, parts);
+        memcpy(Z->rowptr, X->rowptr, (size_t)(X->rows + 1) * sizeof *Z->rowptr);
+        Z->nnz = X->nnz;
+        return Z;
+    }
     pool_run(I, map_part, &ctx, parts);
     /* Each part kept its entries from its first input position on; move the
      * blocks down in part order (a block never moves up, so nothing still
