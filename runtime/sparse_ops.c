@@ -482,6 +482,8 @@ static void scale_part(void *vctx, int part)
     SpMat *Z = c->Z;
     int64_t p0 = X->rowptr[c->cut[part]], p1 = X->rowptr[c->cut[part + 1]];
     double s = c->s;
+    if (p1 == p0)
+        return;                 /* the arrays may be NULL (no entries at all) */
     memcpy(Z->colidx + p0, X->colidx + p0, (size_t)(p1 - p0) * sizeof *Z->colidx);
     const double *xv = X->vals;
     double *zv = Z->vals;
