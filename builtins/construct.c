@@ -452,6 +452,25 @@ typedef struct Opnd { const double *p; int64_t ld; double s; } Opnd;
 /* Cell (i, j) of the walk over the first matrix operand's cells. */
 static inline double opnd_at(const Opnd *o, int64_t i, int64_t j) { return o->p ? o->p[i * o->ld + j] : o->s; }
 
+/* Entry k of table()'s operands (k = row * ncol + col): false when it does
+ * not count (a NaN index, or an index past the output's d1 x d2); else its
+ * 1-based indices and its weight. One rule for the dense and the sparse
+ * result. */
+static inline bool table_entry(const Opnd *o, int64_t k, int64_t ncol, int64_t d1, int64_t d2, int64_t *ia,
+                               int64_t *ib, double *w)
+{
+    int64_t ci = k / ncol, cc = k % ncol;
+    double x = opnd_at(&o[0], ci, cc), y = opnd_at(&o[1], ci, cc);
+    if (isnan(x) || isnan(y))
+        return false;
+    *ia = (int64_t)x;
+    *ib = (int64_t)y;
+    if (*ia > d1 || *ib > d2)
+        return false;
+    *w = opnd_at(&o[2], ci, cc);
+    return true;
+}
+
 /* table_core's result built as CSR: the (row, column, weight) entries in
  * the walk's order, sorted by row and column with a stable counting sort,
  * so that a cell's weights are added in the order the dense loop adds
@@ -472,16 +491,11 @@ static Status table_sparse(Interp *I, const char *fname, const Opnd *o, int64_t 
     }
     int64_t n = 0;
     for (int64_t k = 0; k < L; k++) {
-        int64_t ci = k / ncol, cc = k % ncol;
-        double x = opnd_at(&o[0], ci, cc), y = opnd_at(&o[1], ci, cc);
-        if (isnan(x) || isnan(y))
-            continue;
-        int64_t ia = (int64_t)x, ib = (int64_t)y;
-        if (ia > d1 || ib > d2)
+        int64_t ia, ib;
+        if (!table_entry(o, k, ncol, d1, d2, &ia, &ib, &w[n]))
             continue;
         ri[n] = ia - 1;
         cj[n] = (int32_t)(ib - 1);
-        w[n] = opnd_at(&o[2], ci, cc);
         n++;
     }
     /* stable sort by column, then by row: entries of a cell stay in order */
@@ -595,14 +609,10 @@ static Status table_core(Interp *I, const char *fname, Value va, Value vb, Value
     if (!m)
         return ST_ERR;
     for (int64_t k = 0; k < L; k++) {
-        int64_t ci = k / ncol, cj = k % ncol;
-        double x = opnd_at(&o[0], ci, cj), y = opnd_at(&o[1], ci, cj);
-        if (isnan(x) || isnan(y))
-            continue;
-        int64_t ia = (int64_t)x, ib = (int64_t)y;
-        if (ia > d1 || ib > d2)
-            continue;
-        m->data[(ia - 1) * d2 + (ib - 1)] += opnd_at(&o[2], ci, cj);
+        int64_t ia, ib;
+        double w;
+        if (table_entry(o, k, ncol, d1, d2, &ia, &ib, &w))
+            m->data[(ia - 1) * d2 + (ib - 1)] += w;
     }
     *out = val_matrix_take(m);
     return ST_OK;
