@@ -31,23 +31,25 @@ enum {
     MM_BEAT,            /* r -> 0: still alive (sent each second during a call) */
     MM_ENDACK,          /* r -> 0: left the call */
     MM_PART,            /* 0 -> r: right after CALL, the partition list(X, Y), cells in place */
-    MM_MODEL_TREE,      /* 0 or r -> r: list(model, ranks): a model for this rank's next pull,
-                           to be passed on to 'ranks' (a BSP round's broadcast tree) */
+    MM_MODEL_TREE,      /* 0, s or r -> r: list(model, ranks): a model for this rank's next pull,
+                           to be passed on to 'ranks' (a BSP round's broadcast tree); header epoch:
+                           the server shard it comes from (servers=S; 0 otherwise) */
     MM_TASK,            /* 0 -> r: DYNAMIC: list(model, X, Y, meta), a task to run with its rows (msg.h);
                            epoch -1 and no value: no more work */
     MM_TRACE,           /* r -> 0: before DONE, with --trace: the worker's events, an n x 5 matrix
                            (kind, start seconds after the CALL arrived, seconds, epoch, batch) */
     MM_SHARD_CALL,      /* 0 -> s: servers=S: a call for server rank s (tp_mpi_shard.c); its initial
                            shard follows as MM_SHARD_MODEL */
-    MM_SHARD_MODEL,     /* s -> worker rank: shard s of a model (0 -> s: the initial shard) */
+    MM_SHARD_MODEL,     /* 0 -> s: the initial shard (server ranks send models as MM_MODEL_TREE) */
     MM_SHARD_READY,     /* s -> 0: server rank s took its call */
     MM_SHARD_DONE,      /* s -> 0: its last shard and statistics */
     MM_SHARD_EPOCH,     /* s -> 0: its shard at the end of epoch 'epoch' (for validation, checkpoints) */
     MM_GROUP,           /* 0 -> r: right after CALL, the rank's group (tp_mpi_tree.h): a 1 x (4 + k)
                            matrix (first worker, workers, groups, tree on, each worker's pushes per epoch);
                            then one MM_PART per worker of the group */
-    MM_PUSH_SUM,        /* r -> r or 0: BSP tree: list(sum, [seq, w1, b1, ...]) of the workers covered,
-                           header epoch and round (tp_mpi_tree.h) */
+    MM_PUSH_SUM,        /* r -> r or 0 (servers=S: to 0..S-1, each its shard's range): BSP tree:
+                           list(sum, [seq, w1, b1, ...]) of the workers covered, header epoch and round
+                           (tp_mpi_tree.h) */
 };
 
 typedef struct MpiMsg {

@@ -88,9 +88,11 @@ Status tp_shard_init(struct PsRun *run, TpShard **out);
 Value tp_shard_delivery(TpShard *t, int i, Value model);
 /* Under run->mu: the entries a pull carries (NULL: all). */
 void tp_shard_set_need(TpShard *t, const bool *need);
-/* Ships the server ranks their calls (the common CALL bytes) and waits
- * for them to take them; false when the call failed (ps_fail_msg). */
-bool tp_shard_start(struct PsRun *run, TpShard *t, const WBuf *common, int64_t seq);
+/* Ships the server ranks their calls (the common CALL bytes, the worker
+ * groups' count 'ngroups' and whether BSP pushes come summed up the tree)
+ * and waits for them to take them; false when the call failed
+ * (ps_fail_msg). */
+bool tp_shard_start(struct PsRun *run, TpShard *t, const WBuf *common, int64_t seq, int64_t ngroups, bool tree);
 /* A message from a server rank (consumed what it needs): false when it
  * is from another rank. */
 bool tp_shard_on_message(struct PsRun *run, TpShard *t, struct MpiMsg *m);
@@ -114,15 +116,23 @@ void tp_shard_wake(TpShard *t);
 /* --stats: a line per server rank (1..S-1). */
 void tp_shard_stats(struct PsRun *run, const TpShard *t, struct StrBuf *b);
 void tp_shard_free(TpShard *t);
+/* Shard s of S of a list of whole matrices (a model, gradients, a sum of
+ * them): each entry's range of cells as a column; other entries NONE.
+ * NONE when out of memory. */
+Value tp_shard_cut(const List *l, int s, int S);
 /* A worker rank: a push (borrowed) cut into S shards, shard s to rank s. */
 bool tp_shard_push(int S, int worker, int64_t epoch, int64_t batch, Value payload);
-/* A worker rank's pulls: the parts of a model from the S servers. */
-TpShardIn *tp_shard_in_new(int S);
+/* A worker rank's pulls: for each of its n workers, the parts of its next
+ * model from the S servers. */
+TpShardIn *tp_shard_in_new(int S, int64_t n);
 void tp_shard_in_free(TpShardIn *in);
-/* A part from server 'shard' (taken): 1 and the whole model in *whole
- * when it was the last one missing (or the first, whole model), 0 while
- * parts are missing, -1 when malformed. */
-int tp_shard_in_take(TpShardIn *in, int shard, Value v, Value *whole);
+/* A part from server 'shard' (taken) for the rank's worker j (0-based in
+ * the rank): 1 and the whole model in *whole when it was the last one
+ * missing (or the first, whole model), 0 while parts are missing, -1 when
+ * malformed. Workers whose parts are the same messages (a BSP round's
+ * model, sent once per rank) get the same joined model, so the rank holds
+ * one copy. */
+int tp_shard_in_take(TpShardIn *in, int64_t j, int shard, Value v, Value *whole);
 /* A server rank: serves one call from its SHARD_CALL to rank 0's END;
  * false when rank 0 cannot be reached. */
 bool tp_shard_serve(struct MpiMsg *call);

@@ -11,8 +11,8 @@
  * (tp_mpi_tree.h; tp_mpi_worker.c is that side), and BSP's pushes are
  * summed up a tree of ranks on their way here. With servers=S the workers
  * start at rank S instead (group g on rank g + S), ranks 1..S-1 hold
- * shards of the model (tp_mpi_shard.c) and the tree is off: each worker
- * pushes its shards to the S servers itself. Each pull or push moves one copy of the model or gradients;
+ * shards of the model (tp_mpi_shard.c), and the tree's two root halves
+ * (or each push, without the tree) go to the S servers cut in ranges. Each pull or push moves one copy of the model or gradients;
  * a pull only the model entries that the worker's functions can read
  * (readset.c); a model several ranks pull at once goes down a tree
  * (tp_mpi.h).
@@ -325,7 +325,7 @@ static bool send_models(PsRun *run, const bool *need, int64_t nneed)
             }
         Value view = ok ? pull_view(ms[i], need, nneed) : val_none();
         if (ok)
-            ok = tp_mpi_send_models(view, ranks, n, heard, call_seq);
+            ok = tp_mpi_send_models(view, ranks, n, heard, call_seq, 0);
         val_release(view);
         val_release(ms[i]);
         ms[i] = val_none();
@@ -535,7 +535,7 @@ static void send_calls(PsRun *run, double *seen)
     else
         ps_call_xfer(&(WIO){.w = &common}, &call);
     free(call.files);
-    bool shards_ok = !S->shard || tp_shard_start(run, S->shard, &common, call_seq);
+    bool shards_ok = !S->shard || tp_shard_start(run, S->shard, &common, call_seq, S->grp.n, S->tree);
     for (int64_t g = 0; shards_ok && g < S->grp.n && !atomic_load(&run->abort); g++) {
         int rank = (int)g + S->wr0;
         WBuf b = {0};
@@ -809,10 +809,10 @@ static Status mpi_init(PsRun *run, PsPart *parts)
     pthread_cond_init(&S->pump_cv, NULL);
     S->pull_entries = -1;
     const PsConfig *c = run->cfg;
-    /* servers=S > 1: workers from rank S on, and no tree (each worker's
-     * push goes in shards to the S servers: tp_mpi_shard.c). */
+    /* servers=S > 1: workers from rank S on; the tree's root halves go
+     * to the S servers, each its range (tp_mpi_shard.c). */
     S->wr0 = c->servers > 1 ? (int)c->servers : 1;
-    S->tree = c->utype == PS_UTYPE_BSP && c->dispatch == PS_DISPATCH_STATIC && !ps_tree_off() && c->servers <= 1;
+    S->tree = c->utype == PS_UTYPE_BSP && c->dispatch == PS_DISPATCH_STATIC && !ps_tree_off();
     if (tp_shard_init(run, &S->shard) != ST_OK) {
         mpi_free(run);
         return ST_ERR;

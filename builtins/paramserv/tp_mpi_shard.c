@@ -23,6 +23,18 @@
  * clocks, and the worker waits for all S, so the bound holds for the
  * whole model.
  *
+ * Worker groups and the reduction tree (tp_mpi_tree.h) work as without
+ * shards, group g on rank S + g: under BSP the worker ranks add their
+ * pushes up the tree, and each of the root's two halves leaves its rank
+ * cut into the S ranges, range s to server rank s, which takes it as rank
+ * 0 takes a half (the first covered worker's push is the sum, the others'
+ * NONE). Without the tree (DML_PS_TREE=0, or not BSP) each worker cuts its
+ * own push. A server sends a model once per worker rank that takes it,
+ * naming the workers there, down a tree of ranks when each has pushed
+ * (MM_MODEL_TREE with the shard in the header); the worker rank joins the
+ * S parts of each worker's next model, once for workers whose parts are
+ * the same messages (TpShardIn).
+ *
  * What crosses: the first model each worker gets is the whole model from
  * rank 0 (it holds the initial model anyway; no update has happened). After
  * that, per update, a server receives and sends only its shard. At the end
@@ -34,12 +46,8 @@
  * does. Validation and checkpoints need the whole model at the end of an
  * epoch: the servers then send rank 0 their shards of that epoch (a whole
  * model per epoch, not per update). Not with servers > 1 (refused by
- * ps_servers_check): SBP (each server would pick its own stragglers),
- * dispatch=DYNAMIC, record=/replay=, several workers per rank (worker
- * groups, tp_mpi_tree.h: k <= N-S). The reduction tree is off with
- * servers > 1 (tp_mpi_server.c): each worker pushes its ranges to the
- * servers itself, and a server adds a round in the tree's order (tree.c),
- * so the bits are those of the tree.
+ * ps_servers_check, which says why; doc/paramserv.md): SBP (each server
+ * would pick its own stragglers), dispatch=DYNAMIC, record=/replay=.
  * A server rank's --stats line counts its bytes with ps_traffic_now(),
  * as rank 0's does. */
 #include <limits.h>
@@ -53,6 +61,7 @@
 #include "ps.h"
 #include "psmpi.h"
 #include "tp_mpi.h"
+#include "tp_mpi_tree.h"
 
 /* ---- the cut ---- */
 
@@ -65,7 +74,7 @@ static void range_of(int64_t len, int s, int S, int64_t *lo, int64_t *hi)
 /* Shard s of a list of whole matrices (the model, or gradients: possibly
  * fewer entries): each entry's range as a column; other values stay
  * NONE. NONE when memory ran out. */
-static Value cut(const List *l, int s, int S)
+Value tp_shard_cut(const List *l, int s, int S)
 {
     List *r = list_new(l->n, false);
     for (int64_t i = 0; r && i < l->n; i++) {
@@ -180,19 +189,28 @@ Status ps_servers_check(Interp *I, PsConfig *c, bool k_given)
                        "shown to: %s", (long long)c->servers, c->agg_spec, why);
     if (c->tp != &ps_tp_mpi)
         return ST_OK;       /* threads: one server, servers= changes nothing */
-    const char *no = c->utype == PS_UTYPE_SBP ? "utype SBP" : c->dispatch == PS_DISPATCH_DYNAMIC ? "dispatch DYNAMIC"
-                   : c->record_path || c->replay_path ? "record= and replay=" : NULL;
-    if (no)
-        return err_set(I, "paramserv: servers=%lld does not support %s yet (use servers=1)", (long long)c->servers,
-                       no);
+    long long S = (long long)c->servers;
+    /* doc/paramserv.md, "servers", says why these are refused. */
+    if (c->utype == PS_UTYPE_SBP)
+        return err_set(I, "paramserv: servers=%lld with utype SBP is not supported: an SBP round is made of the "
+                       "pushes that arrive first, and each of the %lld servers sees its own arrivals, so each would "
+                       "close its rounds with other workers and drop other stragglers (use servers=1, or utype BSP "
+                       "or SSP)", S, S);
+    if (c->dispatch == PS_DISPATCH_DYNAMIC)
+        return err_set(I, "paramserv: servers=%lld with dispatch DYNAMIC is not supported: rank 0 hands out the "
+                       "tasks and their backups and picks the result that counts by what it hears first, which the "
+                       "other server rank%s would not know (use servers=1, or dispatch STATIC)", S,
+                       S > 2 ? "s" : "");
+    if (c->record_path || c->replay_path)
+        return err_set(I, "paramserv: servers=%lld with %s is not supported: a record is the order in which one "
+                       "server applied the pushes, and each of the %lld servers applies them in its own order (use "
+                       "servers=1)", S, c->record_path ? "record=" : "replay=", S);
     int size = mpi_size();
     if (!k_given)
-        c->k -= c->servers - 1;
-    if (c->k < 1 || c->servers + c->k > size)
-        return err_set(I, "paramserv: servers=%lld with k=%lld workers needs mpirun -np %lld (rank 0 and %lld more "
-                       "server rank%s, then one rank per worker), but this job has %d ranks", (long long)c->servers,
-                       (long long)(c->k < 1 ? 1 : c->k), (long long)c->servers + (c->k < 1 ? 1 : c->k),
-                       (long long)c->servers - 1, c->servers > 2 ? "s" : "", size);
+        c->k = size - c->servers;
+    if (c->servers + 1 > size)
+        return err_set(I, "paramserv: servers=%lld needs mpirun -np %lld at least (rank 0, %lld more server rank%s, "
+                       "then the worker ranks), but this job has %d ranks", S, S + 1, S - 1, S > 2 ? "s" : "", size);
     return ST_OK;
 }
 
@@ -257,7 +275,7 @@ Status tp_shard_init(PsRun *run, TpShard **out)
     t->done = calloc((size_t)S, sizeof *t->done);
     t->acked = calloc((size_t)S, sizeof *t->acked);
     t->seen = calloc((size_t)S, sizeof *t->seen);
-    run->model = cut(t->full.l, 0, S);
+    run->model = tp_shard_cut(t->full.l, 0, S);
     *out = t;
     if (!t->shapes || !t->first_sent || !t->final || !t->stat || !t->done || !t->acked || !t->seen ||
         run->model.kind == VAL_NONE) {
@@ -302,7 +320,7 @@ void tp_shard_set_need(TpShard *t, const bool *need)
 
 /* The server ranks' part of a call: their CALLs (the common part, then
  * the shard's header), each one's initial shard, and their READYs. */
-bool tp_shard_start(PsRun *run, TpShard *t, const WBuf *common, int64_t seq)
+bool tp_shard_start(PsRun *run, TpShard *t, const WBuf *common, int64_t seq, int64_t ngroups, bool tree)
 {
     const PsConfig *c = run->cfg;
     for (int s = 1; s < t->S; s++) {
@@ -310,12 +328,14 @@ bool tp_shard_start(PsRun *run, TpShard *t, const WBuf *common, int64_t seq)
         wb_bytes(&b, common->p, common->len);
         if (common->oom)
             b.oom = true;
-        int64_t id = 0, one = 1, S = t->S, k = run->k, se = s;
+        int64_t id = 0, one = 1, S = t->S, k = run->k, se = s, ng = ngroups, tr = tree;
         ps_part_xfer(&(WIO){.w = &b}, &id, &one);
         WIO x = {.w = &b};
         wio_i64(&x, &se);
         wio_i64(&x, &S);
         wio_i64(&x, &k);
+        wio_i64(&x, &ng);
+        wio_i64(&x, &tr);
         for (int i = 0; i < run->k; i++) {
             int64_t rows = run->w[i].rows, nb = run->w[i].nbatches, g = run->w[i].groups;
             wio_i64(&x, &rows);
@@ -324,7 +344,7 @@ bool tp_shard_start(PsRun *run, TpShard *t, const WBuf *common, int64_t seq)
         }
         int64_t pub = pub_mode(c);
         wio_i64(&x, &pub);
-        Value init = cut(t->full.l, s, t->S);
+        Value init = tp_shard_cut(t->full.l, s, t->S);
         List *l = init.kind == VAL_LIST ? list_new(2, false) : NULL;
         Matrix *sh = mat_new_raw(2, t->shapes->cols);
         if (!l || !sh || !list_push_take(l, init, NULL)) {
@@ -606,7 +626,7 @@ bool tp_shard_push(int S, int worker, int64_t epoch, int64_t batch, Value payloa
     if (payload.kind != VAL_LIST)
         return mpi_send_value(0, MM_PUSH, worker, epoch, batch, payload);
     for (int s = 0; s < S; s++) {
-        Value part = cut(payload.l, s, S);
+        Value part = tp_shard_cut(payload.l, s, S);
         if (part.kind == VAL_NONE)
             return false;
         bool ok = mpi_send_value(s, MM_PUSH, worker, epoch, batch, part);
@@ -617,66 +637,111 @@ bool tp_shard_push(int S, int worker, int64_t epoch, int64_t batch, Value payloa
     return true;
 }
 
+/* Per worker of the rank: whether its first model (whole, from rank 0)
+ * came, and the parts of its next one. 'last' is the latest joined model
+ * and 'lastp' the parts it was joined from (held), so that workers whose
+ * parts are the same messages share it. */
 struct TpShardIn {
     int S;
-    bool first;                 /* the first model (whole, from rank 0) has come */
-    Value *part;
+    int64_t n;
+    bool *first;                /* n */
+    Value *part;                /* n x S */
+    Value *lastp;               /* S */
+    Value last;
 };
 
-TpShardIn *tp_shard_in_new(int S)
+TpShardIn *tp_shard_in_new(int S, int64_t n)
 {
     TpShardIn *in = calloc(1, sizeof *in);
-    if (in)
-        in->part = calloc((size_t)S, sizeof *in->part);
-    if (!in || !in->part) {
-        free(in);
+    if (!in)
+        return NULL;
+    in->S = S;
+    in->n = n;
+    in->first = calloc((size_t)n, sizeof *in->first);
+    in->part = calloc((size_t)(n * S), sizeof *in->part);
+    in->lastp = calloc((size_t)S, sizeof *in->lastp);
+    in->last = val_none();
+    if (!in->first || !in->part || !in->lastp) {
+        tp_shard_in_free(in);
         return NULL;
     }
-    in->S = S;
     return in;
+}
+
+static void last_clear(TpShardIn *in)
+{
+    for (int s = 0; s < in->S; s++) {
+        val_release(in->lastp[s]);
+        in->lastp[s] = val_none();
+    }
+    val_release(in->last);
+    in->last = val_none();
 }
 
 void tp_shard_in_free(TpShardIn *in)
 {
     if (!in)
         return;
-    for (int s = 0; s < in->S; s++)
-        val_release(in->part[s]);
+    for (int64_t i = 0; in->part && i < in->n * in->S; i++)
+        val_release(in->part[i]);
+    if (in->lastp)
+        last_clear(in);
+    free(in->first);
     free(in->part);
+    free(in->lastp);
     free(in);
 }
 
-int tp_shard_in_take(TpShardIn *in, int shard, Value v, Value *whole)
+int tp_shard_in_take(TpShardIn *in, int64_t j, int shard, Value v, Value *whole)
 {
-    if (!in->first && shard == 0) {
-        in->first = true;
+    if (j < 0 || j >= in->n) {
+        val_release(v);
+        return -1;
+    }
+    if (!in->first[j] && shard == 0) {
+        in->first[j] = true;
         *whole = v;
         return 1;
     }
+    Value *part = in->part + j * in->S;
     if (shard < 0 || shard >= in->S || v.kind != VAL_LIST || v.l->n < 1 ||
         v.l->items[v.l->n - 1].kind != VAL_MATRIX || v.l->items[v.l->n - 1].m->rows != 2 ||
         v.l->items[v.l->n - 1].m->cols != v.l->n - 1) {
         val_release(v);
         return -1;
     }
-    val_release(in->part[shard]);
-    in->part[shard] = v;
+    val_release(part[shard]);
+    part[shard] = v;
     for (int s = 0; s < in->S; s++)
-        if (in->part[s].kind == VAL_NONE)
+        if (part[s].kind == VAL_NONE)
             return 0;
-    const List *few[16], **parts = in->S <= 16 ? few : malloc(sizeof *parts * (size_t)in->S);
-    bool ok = parts != NULL;
-    for (int s = 0; ok && s < in->S; s++)
-        parts[s] = in->part[s].l;
-    const Matrix *shapes = in->part[0].l->items[in->part[0].l->n - 1].m;
-    for (int s = 1; ok && s < in->S; s++)
-        ok = in->part[s].l->n == in->part[0].l->n;
-    ok = ok && join_parts(parts, in->S, shapes, whole);
-    if (parts != few)
-        free(parts);
+    bool same = in->last.kind != VAL_NONE;
+    for (int s = 0; same && s < in->S; s++)
+        same = in->lastp[s].kind == VAL_LIST && in->lastp[s].l == part[s].l;
+    bool ok = true;
+    if (same) {
+        *whole = val_ref(in->last);
+    } else {
+        const List *few[16], **parts = in->S <= 16 ? few : malloc(sizeof *parts * (size_t)in->S);
+        ok = parts != NULL;
+        for (int s = 0; ok && s < in->S; s++)
+            parts[s] = part[s].l;
+        const Matrix *shapes = part[0].l->items[part[0].l->n - 1].m;
+        for (int s = 1; ok && s < in->S; s++)
+            ok = part[s].l->n == part[0].l->n;
+        ok = ok && join_parts(parts, in->S, shapes, whole);
+        if (parts != few)
+            free(parts);
+        last_clear(in);
+        if (ok) {
+            for (int s = 0; s < in->S; s++)
+                in->lastp[s] = val_ref(part[s]);
+            in->last = val_ref(*whole);
+        }
+    }
     for (int s = 0; s < in->S; s++) {
-        val_release(in->part[s]);
-        in->part[s] = val_none();
+        val_release(part[s]);
+        part[s] = val_none();
     }
     return ok ? 1 : -1;
 }
@@ -690,6 +755,10 @@ typedef struct ShardServe {
     CallMsg call;
     Program *prog;
     int s, S, wr0;
+    TpGroups grp;               /* which workers run on which rank (group g on rank wr0 + g) */
+    bool tree;                  /* BSP pushes come summed up the tree of worker ranks */
+    int64_t seq;                /* rank 0's number of the call */
+    bool *heard;                /* a push of worker i came: its rank has its CALL (models may go through peers) */
     Matrix *shapes;
     bool *need;
     Value *mailbox;             /* run.mu: the model to send to worker i, or NONE */
@@ -824,13 +893,21 @@ static char *shard_setup(ShardServe *z, MpiMsg *callm, Value init)
     val_release(part);
     if (why)
         return strdup(why);
-    int64_t s = -1, S = 0, k = 0;
+    int64_t s = -1, S = 0, k = 0, ng = 0, tree = -1;
     WIO x = {.r = &rd};
     wio_i64(&x, &s);
     wio_i64(&x, &S);
     wio_i64(&x, &k);
-    if (rd.bad || S < 2 || S > 4096 || s != mpi_rank() || k < 1 || S + k > mpi_size())
+    wio_i64(&x, &ng);
+    wio_i64(&x, &tree);
+    if (rd.bad || S < 2 || S > 4096 || s != mpi_rank() || k < 1 || ng < 1 || ng > k || S + ng > mpi_size() ||
+        (tree != 0 && tree != 1))
         return strdup("malformed server shard call");
+    if (!tp_groups_init(&z->grp, k, ng))
+        return strdup("out of memory");
+    if (z->grp.n != ng)
+        return strdup("malformed server shard call");
+    z->tree = tree == 1;
     z->s = (int)s;
     z->S = (int)S;
     z->wr0 = (int)S;
@@ -847,7 +924,8 @@ static char *shard_setup(ShardServe *z, MpiMsg *callm, Value init)
     run->w = calloc((size_t)k, sizeof *run->w);
     z->mailbox = calloc((size_t)k, sizeof *z->mailbox);
     z->full = calloc((size_t)k, sizeof *z->full);
-    if (!run->w || !z->mailbox || !z->full)
+    z->heard = calloc((size_t)k, sizeof *z->heard);
+    if (!run->w || !z->mailbox || !z->full || !z->heard)
         return strdup("out of memory");
     for (int i = 0; i < k; i++) {
         PsWorker *w = &run->w[i];
@@ -904,38 +982,128 @@ static char *shard_setup(ShardServe *z, MpiMsg *callm, Value init)
     return NULL;
 }
 
-/* Sends the deliveries waiting; true if any went. */
+/* Sends the deliveries waiting; true if any went. Workers waiting for the
+ * same model (a BSP round's) get one copy per rank, through a tree of
+ * ranks when each has pushed here (tp_mpi_tree.h). */
 static bool shard_send(ShardServe *z, bool *ok)
 {
     PsRun *run = &z->run;
+    int k = run->k;
     bool any = false;
-    for (int i = 0; i < run->k && *ok; i++) {
-        pthread_mutex_lock(&run->mu);
-        Value m = z->full[i] ? z->mailbox[i] : val_none();
-        bool go = z->full[i];
+    Value *ms = calloc((size_t)k, sizeof *ms);
+    bool *go = calloc((size_t)k, sizeof *go);
+    int *pairs = malloc(sizeof *pairs * (size_t)(2 * k));
+    if (!ms || !go || !pairs) {
+        free(ms);
+        free(go);
+        free(pairs);
+        ps_fail_msg(run, "paramserv: out of memory on a server rank");
+        return false;
+    }
+    pthread_mutex_lock(&run->mu);
+    for (int i = 0; i < k; i++) {
+        ms[i] = z->full[i] ? z->mailbox[i] : val_none();
+        go[i] = z->full[i];
         z->mailbox[i] = val_none();
         z->full[i] = false;
-        pthread_mutex_unlock(&run->mu);
-        if (!go)
+    }
+    pthread_mutex_unlock(&run->mu);
+    for (int i = 0; i < k && *ok; i++) {
+        if (!go[i])
             continue;
+        int n = 0;
+        bool heard = true;
+        for (int j = i; j < k; j++)
+            if (go[j] && (j == i || (ms[j].kind == VAL_LIST && ms[i].kind == VAL_LIST && ms[j].l == ms[i].l))) {
+                pairs[2 * n] = (int)tp_group_of(&z->grp, j) + z->wr0;
+                pairs[2 * n + 1] = j;
+                n++;
+                heard = heard && z->heard[j];
+                if (j > i) {
+                    val_release(ms[j]);
+                    ms[j] = val_none();
+                    go[j] = false;
+                }
+            }
         Matrix *sh = mat_new_raw(2, z->shapes->cols);
         if (sh)
             memcpy(sh->data, z->shapes->data, sizeof(double) * (size_t)mat_len(sh));
         Value v = val_none();
-        if (sh && m.kind == VAL_LIST)
-            v = wrap(m.l, z->need, sh);
+        if (sh && ms[i].kind == VAL_LIST)
+            v = wrap(ms[i].l, z->need, sh);
         else
             mat_release(sh);
-        val_release(m);
+        val_release(ms[i]);
+        ms[i] = val_none();
         if (v.kind == VAL_NONE) {
             ps_fail_msg(run, "paramserv: out of memory on a server rank");
             continue;
         }
-        *ok = mpi_send_value(z->wr0 + i, MM_SHARD_MODEL, z->s, 0, 0, v);
+        *ok = tp_mpi_send_models(v, pairs, n, heard, z->seq, z->s);
         val_release(v);
         any = true;
     }
+    for (int i = 0; i < k; i++)
+        val_release(ms[i]);
+    free(ms);
+    free(go);
+    free(pairs);
     return any;
+}
+
+/* A push of worker i from 'src' (m's value taken): queued when worker i
+ * runs there. */
+static void shard_on_push(ShardServe *z, MpiMsg *m)
+{
+    PsRun *run = &z->run;
+    int i = m->worker;
+    if (i < 0 || i >= run->k || (int)tp_group_of(&z->grp, i) + z->wr0 != m->src || m->value.kind != VAL_LIST) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "paramserv: server shard %d got a malformed push from rank %d", z->s + 1, m->src);
+        ps_fail_msg(run, msg);
+        return;
+    }
+    Value p = m->value;
+    m->value = val_none();
+    z->heard[i] = true;
+    if (ps_enqueue_push_take(run, i, m->epoch, m->batch, p) != ST_OK)
+        ps_fail_msg(run, "paramserv: out of memory queueing a push");
+}
+
+/* A half of the tree's root (BSP), this shard's range of it: the first
+ * worker's push is the sum, the others' are NONE (as on rank 0,
+ * tp_mpi_server.c). */
+static void shard_on_push_sum(ShardServe *z, MpiMsg *m)
+{
+    PsRun *run = &z->run;
+    Value sum;
+    int64_t *w, *b, n;
+    if (!z->tree || !tp_push_sum_read(m, run->k, z->seq, &sum, &w, &b, &n)) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "paramserv: server shard %d got a malformed sum of pushes from rank %d", z->s + 1,
+                 m->src);
+        ps_fail_msg(run, msg);
+        return;
+    }
+    if ((int)tp_group_of(&z->grp, w[0]) + z->wr0 != m->src || sum.kind != VAL_LIST) {
+        val_release(sum);
+        char msg[256];
+        snprintf(msg, sizeof msg, "paramserv: server shard %d got a sum of pushes from rank %d for workers it does "
+                 "not run", z->s + 1, m->src);
+        ps_fail_msg(run, msg);
+    } else {
+        for (int64_t j = 0; j < n; j++)
+            z->heard[w[j]] = true;
+        for (int64_t j = 0; j < n; j++) {
+            Value p = j == 0 ? sum : val_none();
+            if (ps_enqueue_push_take(run, (int)w[j], m->epoch, b[j], p) != ST_OK) {
+                ps_fail_msg(run, "paramserv: out of memory queueing a push");
+                break;
+            }
+        }
+    }
+    free(w);
+    free(b);
 }
 
 static void shard_free(ShardServe *z, bool up)
@@ -965,6 +1133,8 @@ static void shard_free(ShardServe *z, bool up)
     free(run->w);
     free(z->mailbox);
     free(z->full);
+    free(z->heard);
+    tp_groups_free(&z->grp);
     free(z->need);
     mat_release(z->shapes);
     if (z->prog)
@@ -988,6 +1158,7 @@ bool tp_shard_serve(MpiMsg *callm)
     }
     snprintf(z->where, sizeof z->where, "rank %d on %s", mpi_rank(), mpi_host(mpi_rank()));
     z->traffic0 = traffic0;
+    z->seq = seq;
     z->call.hyper = val_none();
     char *why = shard_setup(z, callm, init);
     val_release(init);
@@ -1079,13 +1250,10 @@ bool tp_shard_serve(MpiMsg *callm)
                 mpi_msg_free(&m);
                 break;
             }
-            int i = m.src - z->wr0;
-            if (m.type == MM_PUSH && started && i >= 0 && i < run->k && m.value.kind == VAL_LIST) {
-                Value p = m.value;
-                m.value = val_none();
-                if (ps_enqueue_push_take(run, i, m.epoch, m.batch, p) != ST_OK)
-                    ps_fail_msg(run, "paramserv: out of memory queueing a push");
-            }
+            if (m.type == MM_PUSH && started)
+                shard_on_push(z, &m);
+            else if (m.type == MM_PUSH_SUM && started)
+                shard_on_push_sum(z, &m);
             mpi_msg_free(&m);
         }
         if (clock_now_sec() - last_send >= BEAT_SECS) {

@@ -7,6 +7,7 @@
 
 #include "../../base/failalloc.h"
 #include "../../runtime/workers.h"
+#include "tp_mpi.h"
 #include "tp_mpi_tree.h"
 
 /* ---- groups ---- */
@@ -50,7 +51,7 @@ enum { TREE_MIN = 3 };   /* fewer ranks than this: direct sends (tp_mpi.h) */
 
 /* One message: the model for the pairs [0, n) to the first pair's rank,
  * which passes it on to the other ranks named. */
-static bool send_one(Value model, const int *pairs, int n, int64_t seq)
+static bool send_one(Value model, const int *pairs, int n, int64_t seq, int shard)
 {
     Matrix *fwd = mat_new_raw(2, n);
     List *l = list_new(2, false);
@@ -69,7 +70,7 @@ static bool send_one(Value model, const int *pairs, int n, int64_t seq)
         return false;
     }
     Value v = val_list_take(l);
-    ok = mpi_send_value(pairs[0], MM_MODEL_TREE, pairs[1], 0, seq, v);
+    ok = mpi_send_value(pairs[0], MM_MODEL_TREE, pairs[1], shard, seq, v);
     val_release(v);
     return ok;
 }
@@ -83,7 +84,7 @@ static int rank_run(const int *pairs, int n)
     return j;
 }
 
-bool tp_mpi_send_models(Value model, const int *pairs, int n, bool tree, int64_t seq)
+bool tp_mpi_send_models(Value model, const int *pairs, int n, bool tree, int64_t seq, int shard)
 {
     int ranks = 0;
     for (int i = 0; i < n; i += rank_run(pairs + 2 * i, n - i))
@@ -91,7 +92,7 @@ bool tp_mpi_send_models(Value model, const int *pairs, int n, bool tree, int64_t
     if (!tree || ranks < TREE_MIN) {
         for (int i = 0; i < n;) {
             int j = rank_run(pairs + 2 * i, n - i);
-            if (!send_one(model, pairs + 2 * i, j, seq))
+            if (!send_one(model, pairs + 2 * i, j, seq, shard))
                 return false;
             i += j;
         }
@@ -101,7 +102,7 @@ bool tp_mpi_send_models(Value model, const int *pairs, int n, bool tree, int64_t
     int half = (ranks + 1) / 2, at = 0;
     for (int r = 0; r < half; r++)
         at += rank_run(pairs + 2 * at, n - at);
-    return send_one(model, pairs, at, seq) && send_one(model, pairs + 2 * at, n - at, seq);
+    return send_one(model, pairs, at, seq, shard) && send_one(model, pairs + 2 * at, n - at, seq, shard);
 }
 
 bool tp_models_read(Value v, int self, int size, int64_t lo, int64_t hi, int **rest, int *nrest, int **mine,
@@ -144,15 +145,15 @@ bool tp_models_read(Value v, int self, int size, int64_t lo, int64_t hi, int **r
     return true;
 }
 
-bool tp_mpi_take_models(Value v, int self, int size, int64_t lo, int64_t hi, int64_t seq, Value *model, int **mine,
-                        int *nmine, bool *mpi_err)
+bool tp_mpi_take_models(Value v, int self, int size, int64_t lo, int64_t hi, int64_t seq, int shard, Value *model,
+                        int **mine, int *nmine, bool *mpi_err)
 {
     *model = val_none();
     *mpi_err = false;
     int *rest;
     int nrest;
     bool ok = tp_models_read(v, self, size, lo, hi, &rest, &nrest, mine, nmine);
-    if (ok && nrest > 0 && !tp_mpi_send_models(v.l->items[0], rest, nrest, true, seq)) {
+    if (ok && nrest > 0 && !tp_mpi_send_models(v.l->items[0], rest, nrest, true, seq, shard)) {
         *mpi_err = true;
         ok = false;
         free(*mine);
@@ -233,11 +234,12 @@ struct TpReduce {
     int64_t *batch;
     RecvNode *recv;
     int nrecv;
-    int dest;                   /* where the rank's sum goes */
+    int dest;                   /* where the rank's sum goes (0: the root's half, to the servers) */
+    int S;                      /* servers=S: a root half goes cut in S ranges to ranks 0..S-1 */
 };
 
-TpReduce *tp_reduce_new(Program *prog, const TpGroups *g, int64_t group, const int64_t *groups, int64_t epochs,
-                        int64_t start_epoch, int64_t seq, atomic_int *abort, int threads, FILE *out)
+TpReduce *tp_reduce_new(Program *prog, const TpGroups *g, int64_t group, int wr0, int servers, const int64_t *groups,
+                        int64_t epochs, int64_t start_epoch, int64_t seq, atomic_int *abort, int threads, FILE *out)
 {
     TpReduce *R = calloc(1, sizeof *R);
     if (!R)
@@ -249,6 +251,7 @@ TpReduce *tp_reduce_new(Program *prog, const TpGroups *g, int64_t group, const i
     R->epochs = epochs - start_epoch;
     R->start_epoch = start_epoch;
     R->seq = seq;
+    R->S = servers > 1 ? servers : 1;
     R->groups = malloc(sizeof *R->groups * (size_t)k);
     R->slot = calloc((size_t)(R->hi - R->lo), sizeof *R->slot);
     R->batch = calloc((size_t)(R->hi - R->lo), sizeof *R->batch);
@@ -284,13 +287,13 @@ TpReduce *tp_reduce_new(Program *prog, const TpGroups *g, int64_t group, const i
     R->dest = 0;
     for (int i = d - 1; i >= 1; i--) {
         if (path_lo[i] != R->lo) {
-            R->dest = (int)tp_group_of(g, path_lo[i]) + 1;
+            R->dest = (int)tp_group_of(g, path_lo[i]) + wr0;
             break;
         }
         RecvNode *n = &R->recv[R->nrecv++];
         n->lo = ps_tree_mid(path_lo[i], path_hi[i]);
         n->hi = path_hi[i];
-        n->rank = (int)tp_group_of(g, n->lo) + 1;
+        n->rank = (int)tp_group_of(g, n->lo) + wr0;
         n->sum = val_none();
     }
     for (int64_t i = 0; i < R->hi - R->lo; i++)
@@ -377,10 +380,10 @@ bool tp_reduce_finished(const TpReduce *R)
     return R->e >= R->epochs || R->maxg == 0;
 }
 
-/* Sends the round's sum (taken) with the workers it covers. False with
- * *err set when out of memory, NULL on an MPI error. */
-static bool send_sum(TpReduce *R, Value acc, const int64_t *w, const int64_t *b, int64_t n, int64_t epoch,
-                     char **err)
+/* One MM_PUSH_SUM to 'dest': list(sum, [seq, w1, b1, ...]), the sum
+ * taken. False with *err set when out of memory, NULL on an MPI error. */
+static bool send_one_sum(TpReduce *R, int dest, Value acc, const int64_t *w, const int64_t *b, int64_t n,
+                         int64_t epoch, char **err)
 {
     Matrix *meta = mat_new_raw(1, 1 + 2 * n);
     List *l = list_new(2, false);
@@ -403,8 +406,31 @@ static bool send_sum(TpReduce *R, Value acc, const int64_t *w, const int64_t *b,
         return false;
     }
     Value v = val_list_take(l);
-    ok = mpi_send_value(R->dest, MM_PUSH_SUM, (int)w[0], epoch, R->r, v);
+    ok = mpi_send_value(dest, MM_PUSH_SUM, (int)w[0], epoch, R->r, v);
     val_release(v);
+    return ok;
+}
+
+/* Sends the round's sum (taken) with the workers it covers: to the next
+ * rank up the tree, or, a half of the root, to rank 0; with servers=S,
+ * cut into the S shards' ranges, range s to server rank s (the sum of a
+ * range is the range of the sum: each cell is added alone). */
+static bool send_sum(TpReduce *R, Value acc, const int64_t *w, const int64_t *b, int64_t n, int64_t epoch,
+                     char **err)
+{
+    if (R->dest != 0 || R->S <= 1 || acc.kind != VAL_LIST)
+        return send_one_sum(R, R->dest, acc, w, b, n, epoch, err);
+    bool ok = true;
+    for (int s = 0; s < R->S && ok; s++) {
+        Value part = tp_shard_cut(acc.l, s, R->S);
+        if (part.kind == VAL_NONE) {
+            *err = failalloc_msg_dup("paramserv: out of memory sending a sum of pushes");
+            ok = false;
+            break;
+        }
+        ok = send_one_sum(R, s, part, w, b, n, epoch, err);
+    }
+    val_release(acc);
     return ok;
 }
 

@@ -4,7 +4,7 @@
  *
  * Groups: k workers run on G = min(k, N-1) worker ranks, group g (the
  * workers [first[g], first[g+1])) on rank g + 1 as threads sharing the
- * rank's model copy. Each group is a node of the tree that fixes the order
+ * rank's model copy (servers=S: G = min(k, N-S), group g on rank g + S). Each group is a node of the tree that fixes the order
  * of a BSP round's sum (tree.c), so the groups are as even as that tree
  * allows: k = 8 on 2 ranks is 4 + 4, k = 6 on 2 ranks 4 + 2, k = 5 on 3
  * ranks 2 + 2 + 1.
@@ -15,7 +15,9 @@
  * that node's right half, which the rank owning that half sends it
  * (MM_PUSH_SUM). The topmost such sum goes to the owner of the next node
  * up, or to rank 0 when that node is the root: rank 0 adds the root's two
- * halves, so it receives at most two gradient copies a round, for any k.
+ * halves, so it receives at most two gradient copies a round, for any k
+ * (servers=S: each half goes cut into the S shards' ranges, range s to
+ * server rank s, tp_mpi_shard.c).
  * A sum names the workers it covers and each one's last batch, so rank 0
  * counts every worker's push as if it had come alone (its payload NONE:
  * ps_enqueue_push_take). ASP, SSP, SBP and dispatch=DYNAMIC push per
@@ -48,9 +50,11 @@ int64_t tp_group_of(const TpGroups *g, int64_t w);
 
 /* Send 'model' to the workers pairs[2i+1] on ranks pairs[2i] (n pairs,
  * sorted by rank): one copy per rank; through peers ('tree') when three or
- * more ranks take it. 'seq': the call's number. False on an MPI error or
- * out of memory. */
-bool tp_mpi_send_models(Value model, const int *pairs, int n, bool tree, int64_t seq);
+ * more ranks take it. 'seq': the call's number; 'shard': the server shard
+ * it comes from (0: rank 0; servers=S: 1..S-1 from the server ranks; it
+ * travels in the header's epoch). False on an MPI error or out of
+ * memory. */
+bool tp_mpi_send_models(Value model, const int *pairs, int n, bool tree, int64_t seq, int shard);
 /* What a MM_MODEL_TREE (v, borrowed) names for rank 'self' of 'size',
  * whose workers are [lo, hi): those workers in *mine (*nmine >= 1), the
  * (rank, worker) pairs to pass on in *rest (*nrest, maybe 0); both
@@ -64,8 +68,8 @@ bool tp_models_read(Value v, int self, int size, int64_t lo, int64_t hi, int **r
  * workers in *mine (malloc'd, *nmine of them, each in [lo, hi)). False
  * when it is malformed (*mpi_err false) or an MPI error stopped the
  * forwarding (*mpi_err true). */
-bool tp_mpi_take_models(Value v, int self, int size, int64_t lo, int64_t hi, int64_t seq, Value *model, int **mine,
-                        int *nmine, bool *mpi_err);
+bool tp_mpi_take_models(Value v, int self, int size, int64_t lo, int64_t hi, int64_t seq, int shard, Value *model,
+                        int **mine, int *nmine, bool *mpi_err);
 
 /* Rank 0: a MM_PUSH_SUM (its value taken): the sum in *sum, the covered
  * workers and their last batches in w[0..n), b[0..n) (malloc'd). False when
@@ -74,12 +78,14 @@ bool tp_push_sum_read(MpiMsg *m, int64_t k, int64_t seq, Value *sum, int64_t **w
 
 /* A worker rank's part of the pushes' tree, run by its bridge thread. */
 typedef struct TpReduce TpReduce;
-/* For group 'group' of g, whose workers push groups[w] times an epoch
- * (groups has g->k entries, copied) for 'epochs' epochs; the sums run in
- * an Interp of their own over prog ('threads' kernel threads). NULL when
- * out of memory. */
-TpReduce *tp_reduce_new(Program *prog, const TpGroups *g, int64_t group, const int64_t *groups, int64_t epochs,
-                        int64_t start_epoch, int64_t seq, atomic_int *abort, int threads, FILE *out);
+/* For group 'group' of g (group h on rank wr0 + h), whose workers push
+ * groups[w] times an epoch (groups has g->k entries, copied) for 'epochs'
+ * epochs; the sums run in an Interp of their own over prog ('threads'
+ * kernel threads). With servers > 1 a half of the root goes to ranks
+ * 0..servers-1, each its shard's range (tp_mpi_shard.c). NULL when out
+ * of memory. */
+TpReduce *tp_reduce_new(Program *prog, const TpGroups *g, int64_t group, int wr0, int servers, const int64_t *groups,
+                        int64_t epochs, int64_t start_epoch, int64_t seq, atomic_int *abort, int threads, FILE *out);
 /* One of the rank's workers pushed (payload taken). False with *err
  * (malloc'd) when it does not fit the round. */
 bool tp_reduce_push(TpReduce *R, PsMsg *m, char **err);

@@ -71,7 +71,7 @@ typedef struct Remote {
     char *failure;              /* the first failure (malloc'd), or NULL */
     bool failed;                /* a worker failed (with or without a message) */
     int64_t nfinished;          /* workers whose loop returned */
-    TpShardIn *shin;            /* servers=S > 1: the parts of the next model (tp_mpi_shard.c; one worker a rank) */
+    TpShardIn *shin;            /* servers=S > 1: each worker's parts of its next model (tp_mpi_shard.c) */
 } Remote;
 
 /* ---- the workers' port ---- */
@@ -434,8 +434,7 @@ static bool read_group(Remote *r, Value g, int64_t id, int64_t k, const char **w
     double first = m->data[0], n = m->data[1], ng = m->data[2], tree = m->data[3];
     int wr0 = worker_rank0(r);
     if (first != (double)id || !(n >= 1 && n <= (double)k - first && n == (int64_t)n) ||
-        !(ng >= 1 && ng <= mpi_size() - wr0 && ng <= (double)k && ng == (int64_t)ng) || (tree != 0 && tree != 1) ||
-        (wr0 > 1 && (tree != 0 || n != 1)))
+        !(ng >= 1 && ng <= mpi_size() - wr0 && ng <= (double)k && ng == (int64_t)ng) || (tree != 0 && tree != 1))
         return false;
     r->groups = malloc(sizeof *r->groups * (size_t)k);
     if (!r->groups || !tp_groups_init(&r->grp, k, (int64_t)ng)) {
@@ -515,12 +514,13 @@ static bool serve_start(Remote *r, MpiMsg *call, Value group, Value *parts, int6
         each = 1;
     blas_set_threads(each);
     if (r->tree && r->cfg.utype == PS_UTYPE_BSP && r->cfg.dispatch == PS_DISPATCH_STATIC) {
-        r->red = tp_reduce_new(r->prog, &r->grp, mpi_rank() - worker_rank0(r), r->groups, r->cfg.epochs, r->call.start_epoch,
-                               call->epoch, &r->abort, per, r->out ? r->out : stdout);
+        r->red = tp_reduce_new(r->prog, &r->grp, mpi_rank() - worker_rank0(r), worker_rank0(r), (int)r->cfg.servers,
+                               r->groups, r->cfg.epochs, r->call.start_epoch, call->epoch, &r->abort, per,
+                               r->out ? r->out : stdout);
         if (!r->red)
             return send_fail("paramserv: out of memory on a worker rank");
     }
-    if (r->cfg.servers > 1 && !(r->shin = tp_shard_in_new((int)r->cfg.servers)))
+    if (r->cfg.servers > 1 && !(r->shin = tp_shard_in_new((int)r->cfg.servers, r->n)))
         return send_fail("paramserv: out of memory on a worker rank");
     for (int64_t i = 0; i < r->n; i++) {
         RWorker *rw = &r->w[i];
@@ -590,40 +590,37 @@ static int bridge_take(Remote *r, const MpiMsg *call, MpiMsg *m, bool started, b
         /* forwarded late from an earlier call */
     } else if (m->type == MM_MODEL_TREE && started) {
         /* Pass the model on down the tree first, then take it: one copy
-         * for the workers it names here. */
+         * for the workers it names here. servers=S: it is shard 'epoch'
+         * of the model (from server rank 'epoch'; rank 0's first is the
+         * whole model), joined once every shard came. */
         Value model;
         int *mine;
         int nmine;
         bool mpi_err;
         Value v = m->value;
         m->value = val_none();
-        if (tp_mpi_take_models(v, mpi_rank(), mpi_size(), r->first, r->first + r->n, call->epoch, &model, &mine,
-                               &nmine, &mpi_err)) {
-            if (r->shin) {
-                /* servers=S: shard 0 (or the first, whole model) for the
-                 * rank's one worker; whole once every shard came. */
-                Value whole = val_none();
-                int got = tp_shard_in_take(r->shin, 0, model, &whole);
-                if (got != 0)
-                    take_model(r, r->first, whole, NULL, got < 0 || nmine != 1 || mine[0] != r->first);
-            } else {
-                for (int j = 0; j < nmine; j++)
+        int shard = m->epoch >= 0 && m->epoch < (r->shin ? r->cfg.servers : 1) ? (int)m->epoch : -1;
+        if (shard >= 0 && tp_mpi_take_models(v, mpi_rank(), mpi_size(), r->first, r->first + r->n, call->epoch,
+                                             shard, &model, &mine, &nmine, &mpi_err)) {
+            for (int j = 0; j < nmine; j++) {
+                if (r->shin) {
+                    Value whole = val_none();
+                    int got = tp_shard_in_take(r->shin, mine[j] - r->first, shard, val_ref(model), &whole);
+                    if (got != 0)
+                        take_model(r, mine[j], whole, NULL, got < 0);
+                } else {
                     take_model(r, mine[j], val_ref(model), NULL, false);
-                val_release(model);
+                }
             }
+            val_release(model);
             free(mine);
-        } else if (mpi_err) {
+        } else if (shard >= 0 && mpi_err) {
             how = BRIDGE_BROKEN;
         } else {
+            if (shard < 0)
+                val_release(v);
             take_model(r, r->first, val_none(), NULL, true);
         }
-        *awaiting = false;
-    } else if (m->type == MM_SHARD_MODEL && started && r->shin) {
-        Value whole = val_none();
-        int got = tp_shard_in_take(r->shin, m->src, m->value, &whole);
-        m->value = val_none();
-        if (got != 0)
-            take_model(r, r->first, whole, NULL, got < 0);
         *awaiting = false;
     } else if (m->type == MM_MODEL && started) {
         Value model = m->value;

@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # servers=S (issue 25): sourced by run_mpi_tests.sh (its mpi, ok, bad,
 # fails, runs and rank_pid, its $tmp). Server ranks are 1..S-1, worker ranks
-# S..S+k-1. Checks: seeded BSP (and modelAvg) with S = 2, 3 servers gives
-# the bits of S = 1, over shared memory and TCP; ASP and SSP train on
-# shards; validation, checkpoints and resume give what S = 1 gives; an agg
-# that mixes cells is refused; too few ranks; k's default; --stats shows
+# from S on. Checks: seeded BSP (and modelAvg) with S = 2, 3 servers gives
+# the bits of S = 1, over shared memory and TCP; with S = 2, several
+# workers per rank and the reduction tree on and off give the bits of
+# local threads; ASP and SSP train on shards, with groups too;
+# validation, checkpoints and resume give what S = 1 gives; an agg that
+# mixes cells is refused; too few ranks; k's default; --stats shows
 # each server rank's bytes per round; a worker's or agg's error, a killed
-# server rank and a stopped one end the job naming them.
+# server rank, a killed worker rank and a stopped server rank end the job
+# naming them.
 
 # shardbits NAME K BTL UTYPE FREQ AVG AGG S...: S=1 and each S give the same bits.
 shardbits() {
@@ -43,33 +46,75 @@ shardbits "servers=2,3: seeded BSP with momentum buffers, the bits of servers=1"
 shardbits "servers=2 over TCP: seeded BSP, Adam, k=3, the bits of servers=1" 3 self,tcp BSP NBATCHES FALSE with_adam 2
 shardbits "servers=2: seeded BSP with modelAvg, the bits of servers=1" 2 self,vader BSP EPOCH TRUE nesterov 2
 
-# servers=1 with worker groups and the reduction tree (k=4 on 2 worker
-# ranks, tp_mpi_tree.h) against servers=2, which runs one worker a rank
-# and pushes its shards past the tree: the same bits.
-args="k=4 utype=BSP freq=BATCH avg=FALSE agg=momentum"
-# shellcheck disable=SC2086
-if mpi 3 self,vader shard_bits.dml -nvargs $args servers=1 out="$tmp/g1" >"$tmp/g1.out" 2>"$tmp/err" &&
-    mpi 6 self,vader shard_bits.dml -nvargs $args servers=2 out="$tmp/g2" >"$tmp/g2.out" 2>>"$tmp/err" &&
-    cmp -s "$tmp/g1.out" "$tmp/g2.out" && cmp -s "$tmp/g1.1" "$tmp/g2.1" && cmp -s "$tmp/g1.2" "$tmp/g2.2" &&
-    cmp -s "$tmp/g1.3" "$tmp/g2.3" && cmp -s "$tmp/g1.4" "$tmp/g2.4" && cmp -s "$tmp/g1.5" "$tmp/g2.5" &&
-    cmp -s "$tmp/g1.6" "$tmp/g2.6"; then
-    ok "servers=2, k=4: the bits of servers=1 with 2 workers per rank and the tree"
-else
-    cat "$tmp/g1.out" "$tmp/g2.out" "$tmp/err" 2>/dev/null | sed -n '1,8p' | sed 's/^/     /'
-    bad "servers=2, k=4: the bits of servers=1 with 2 workers per rank and the tree"
-fi
+# Worker groups and the reduction tree with servers=2 (tp_mpi_tree.h,
+# tp_mpi_shard.c): sgbits K "G..." BTL FREQ AVG AGG: seeded BSP with K
+# local threads (servers= changes nothing there) against K workers on G
+# worker ranks (ranks 2..G+1; K/G workers a rank, as even as the tree
+# allows) for each G, tree on and (DML_PS_TREE=0) off: the same bits.
+# The tree's two root halves reach the servers cut into their ranges;
+# without it every worker's push is cut. servers=1 is gbits' part.
+sgbits() {
+    k=$1 gs=$2 link=$3
+    args="k=$k utype=BSP freq=$4 avg=$5 agg=$6"
+    name="servers=2 with groups: BSP k=$k $4 avg=$5 $6 on G = $gs worker ranks ($link), tree on and off = local threads"
+    # shellcheck disable=SC2086
+    if ! $GUARD "$DML" run shard_bits.dml -nvargs $args servers=1 out="$tmp/gl" >"$tmp/gl.out" 2>"$tmp/err"; then
+        bad "$name (local run)"
+        return
+    fi
+    for g in $gs; do
+        for tree in 1 0; do
+            rm -f "$tmp"/gm.*
+            # shellcheck disable=SC2086
+            if ! DML_PS_TREE=$tree mpi $((g + 2)) "$link" shard_bits.dml -nvargs $args servers=2 out="$tmp/gm" \
+                >"$tmp/gm.out" 2>"$tmp/err"; then
+                bad "$name (-np $((g + 2)), DML_PS_TREE=$tree)"
+                return
+            fi
+            for i in 1 2 3 4 5 6; do
+                if ! cmp -s "$tmp/gl.$i" "$tmp/gm.$i" || ! cmp -s "$tmp/gl.out" "$tmp/gm.out"; then
+                    echo "     local: $(cat "$tmp/gl.out")"
+                    echo "     mpi:   $(cat "$tmp/gm.out")"
+                    bad "$name: -np $((g + 2)), DML_PS_TREE=$tree differs"
+                    return
+                fi
+            done
+        done
+    done
+    ok "$name"
+}
+sgbits 2 "2 1" self,vader BATCH FALSE momentum
+sgbits 4 "4 2 1" self,vader BATCH FALSE momentum
+sgbits 8 "4 2" self,vader BATCH FALSE with_adam
+sgbits 6 "3 2" self,tcp NBATCHES FALSE momentum
+sgbits 5 "3" self,vader EPOCH TRUE nesterov
 
 runs "servers=2: ASP and SSP train on shards (k=2)" 4 "3 combinations trained" shard_train.dml \
     -nvargs servers=2 k=2
+runs "servers=2: ASP and SSP train with 4 workers on 2 worker ranks" 4 "3 combinations trained" shard_train.dml \
+    -nvargs servers=2 k=4 lr=0.1
+RUNS_BTL=self,tcp runs "servers=2 over TCP: ASP and SSP train with 4 workers on 1 worker rank" 3 \
+    "3 combinations trained" shard_train.dml -nvargs servers=2 k=4 lr=0.1
 RUNS_BTL=self,tcp runs "servers=3 over TCP: ASP and SSP train on shards (k=2)" 5 "3 combinations trained" \
     shard_train.dml -nvargs servers=3 k=2
 
 fails "servers=2 with an agg that mixes cells is refused, naming agg" 4 \
     "^shard_mixing.dml:7:5: paramserv: servers=2 needs an agg that works cell by cell, but agg '../paramserv/lib/shard_aggs.dml::counter' cannot be shown to: as.scalar\(\) reads model cells as a scalar" \
     shard_mixing.dml
-fails "servers=2 and k=2 on 3 ranks names the ranks it needs" 3 \
-    "^shard_too_many.dml:5:5: paramserv: servers=2 with k=2 workers needs mpirun -np 4 .*, but this job has 3 ranks" \
+fails "servers=2 on 2 ranks names the ranks it needs" 2 \
+    "^shard_too_many.dml:6:5: paramserv: servers=2 needs mpirun -np 3 at least \\(rank 0, 1 more server rank, then the worker ranks\\), but this job has 2 ranks" \
     shard_too_many.dml
+
+# What shards cannot do yet is refused, naming the combination and why.
+fails "servers=2 with utype SBP is refused, saying why" 4 \
+    "^shard_refused.dml:15:7: paramserv: servers=2 with utype SBP is not supported: an SBP round is made of the pushes that arrive first" \
+    shard_refused.dml -nvargs what=SBP
+fails "servers=2 with dispatch DYNAMIC is refused, saying why" 4 \
+    "^shard_refused.dml:15:7: paramserv: servers=2 with dispatch DYNAMIC is not supported: rank 0 hands out the tasks" \
+    shard_refused.dml -nvargs what=DYNAMIC
+fails "servers=2 with record= is refused, saying why" 4 \
+    "^shard_refused.dml:11:7: paramserv: servers=2 with record= is not supported: a record is the order" \
+    shard_refused.dml -nvargs what=record
 
 # Without k=, the worker ranks left after the server ranks; --stats gives a
 # line per server rank (rank 0's is the transport's).
@@ -84,26 +129,27 @@ else
     bad "servers=2 --stats: bytes per round of ranks 0 and 1; workers on ranks 2..4"
 fi
 
-# shard_signal NAME SIG PATTERN: long_shard.dml on 4 ranks; once it trains,
-# signal server rank 1 and expect the job to end with PATTERN in stderr.
+# shard_signal NAME SIG PATTERN [RANK [K]]: long_shard.dml on 4 ranks (k=K,
+# default 2); once it trains, signal rank RANK (default 1, a server) and
+# expect the job to end with PATTERN in stderr.
 shard_signal() {
-    name=$1 sig=$2 pattern=$3
-    tag="$tmp/shard$sig"
-    DML_MPI_TEST_TAG=$tag mpi 4 self,vader long_shard.dml >"$tmp/out" 2>"$tmp/err" &
+    name=$1 sig=$2 pattern=$3 vrank=${4:-1} kk=${5:-2}
+    tag="$tmp/shard$sig$vrank"
+    DML_MPI_TEST_TAG=$tag mpi 4 self,vader long_shard.dml -nvargs k="$kk" >"$tmp/out" 2>"$tmp/err" &
     job=$!
     i=0
     until grep -q "epoch 1/" "$tmp/err" 2>/dev/null || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
-    victim=$(rank_pid "$tag" 1)
+    victim=$(rank_pid "$tag" "$vrank")
     i=0
     while [ -z "$victim" ] && [ $i -lt 20 ] && kill -0 "$job" 2>/dev/null; do
         sleep 0.5
         i=$((i + 1))
-        victim=$(rank_pid "$tag" 1)
+        victim=$(rank_pid "$tag" "$vrank")
     done
     if [ -z "$victim" ]; then
         kill "$job" 2>/dev/null
         wait "$job"
-        bad "$name (rank 1 not found)"
+        bad "$name (rank $vrank not found)"
         return
     fi
     kill "-$sig" "$victim"
@@ -123,10 +169,15 @@ shard_signal "a SIGKILLed server rank ends the job, naming the rank" KILL \
     "process rank 1 with PID .* exited on signal 9"
 DML_MPI_TIMEOUT=3 shard_signal "a stopped server rank is found by DML_MPI_TIMEOUT" STOP \
     "paramserv: server shard 2 \(rank 1 on .*\) sent nothing for 3 s \(DML_MPI_TIMEOUT\)"
+shard_signal "servers=2, k=4 on 2 worker ranks (the tree): a SIGKILLed worker rank ends the job, naming it" KILL \
+    "process rank 3 with PID .* exited on signal 9" 3 4
 
 # A worker's or agg's stop() ends the call on every rank, servers included.
 fails "servers=2: upd's stop() names the worker and ends the job" 4 \
     "^shard_fail.dml:21:5: paramserv: worker [12] \(rank [23] on .*\) failed in epoch 1, batch 1: .*upd stopped on purpose" \
+    shard_fail.dml -nvargs what=upd
+fails "servers=2, 2 workers on a rank: upd's stop() names the worker and its rank" 3 \
+    "^shard_fail.dml:21:5: paramserv: worker [12] \(rank 2 on .*\) failed in epoch 1, batch 1: .*upd stopped on purpose" \
     shard_fail.dml -nvargs what=upd
 fails "servers=2: agg's stop() on the servers ends the job" 4 \
     "^shard_fail.dml:21:5: paramserv: (server shard 2 \(rank 1 on .*\): )?aggregation failed .*agg stopped on purpose" \
