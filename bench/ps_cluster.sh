@@ -163,7 +163,8 @@ if [ "$SERVERS" -gt 1 ]; then
     SCRIPT=$TMP/ps_cluster.dml
 fi
 
-# run RATE UTYPE K: "seconds updates in out compute agg" of one call.
+# run RATE UTYPE K: "seconds updates in out compute agg in1 out1" of one
+# call (in1, out1: server rank 1's bytes per round with servers > 1, else 0).
 run() {
     np=$((1 + ($3 + WPR - 1) / WPR + SERVERS - 1))
     : >"$TMP/hosts"
@@ -180,9 +181,10 @@ run() {
         >"$TMP/out" 2>"$TMP/err" || { sed -n '1,8p' "$TMP/err" >&2; return 1; }
     awk '$1 == "ps_cluster" { s = $2; u = $3 }
          /^Rank 0 bytes per round:/ { i = $7; o = $9; sub(",", "", i) }
+         /^Rank 1 bytes per round:/ { i1 = $7; o1 = $9; sub(",", "", i1) }
          /^Paramserv grad compute time:/ { c = $5 }
          /^Paramserv model update time:/ { split($5, a, "/"); g = a[2] }
-         END { if (s != "") print s, u, i, o, c, g }' "$TMP/out"
+         END { if (s != "") print s, u, i, o, c, g, i1 + 0, o1 + 0 }' "$TMP/out"
 }
 
 # t_batch: one LeNet batch of 64 on one thread (CPU time: the machine may be
@@ -235,8 +237,13 @@ echo "best of $REPS. A round is one model update (BSP: k pushes summed and appli
 echo "Communication share: of a worker's cycle (BSP: a round; ASP: k updates, each worker's pull and push) plus one"
 echo "LeNet batch of compute (t_batch, below), the cycle's part: cycle / (cycle + t_batch)."
 echo
-echo "| link | utype | k | ranks | ms per round | rank 0 in per round (MB) | rank 0 out per round (MB) | communication share |"
-echo "|---|---|---|---|---|---|---|---|"
+if [ "$SERVERS" -gt 1 ]; then
+    echo "| link | utype | k | ranks | ms per round | rank 0 in per round (MB) | rank 0 out per round (MB) | communication share | rank 1 in, out per round (MB) |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+else
+    echo "| link | utype | k | ranks | ms per round | rank 0 in per round (MB) | rank 0 out per round (MB) | communication share |"
+    echo "|---|---|---|---|---|---|---|---|"
+fi
 for c in $CONFIGS; do
     r=${c%%:*}
     rest=${c#*:}
@@ -249,10 +256,12 @@ for c in $CONFIGS; do
         echo "| $r | $u | $k | $np | failed | | | |"
         continue
     fi
-    echo "$v" | awk -v r="$r" -v u="$u" -v k="$k" -v np="$np" -v tb="$BATCH_MS" '{
+    echo "$v" | awk -v r="$r" -v u="$u" -v k="$k" -v np="$np" -v tb="$BATCH_MS" -v S="$SERVERS" '{
         per = 1000 * $1 / $2; cyc = (u == "BSP" || u == "SBP") ? per : per * k
-        printf "| %s | %s | %d | %d | %.1f | %.2f | %.2f | %.0f%% |\n", r, u, k, np, per, $3 / 1e6, $4 / 1e6,
-               100 * cyc / (cyc + tb) }'
+        printf "| %s | %s | %d | %d | %.1f | %.2f | %.2f | %.0f%% |", r, u, k, np, per, $3 / 1e6, $4 / 1e6,
+               100 * cyc / (cyc + tb)
+        if (S > 1) printf " %.2f, %.2f |", $7 / 1e6, $8 / 1e6
+        printf "\n" }'
 done
 echo
 echo "t_batch = $BATCH_MS ms: $BATCH_FROM"
