@@ -4,6 +4,7 @@
 #include "sparse_ops.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +180,174 @@ static double row_ksum(const SpMat *X, int64_t i, bool contiguous, double scale,
     return main.s;
 }
 
+/* ---- rowSums at the speed of the non-zeros, with the dense bits ----
+ * The dense row sum (aggregate.c's ksum, C >= 16) keeps four Kahan lanes,
+ * lane l stepping through columns l, l+4, ...; a lane steps on a zero cell
+ * too. Such a zero step leaves (s, c) as it is when s + c == s (the lane
+ * is "settled"). So while every lane is settled after every step, the lanes
+ * are what Kahan sums of each lane's non-zeros alone give, whatever the
+ * zero steps in between. The kernel below keeps a row's four lanes in one
+ * vector and steps all four for each non-zero (the value in its lane, 0 in
+ * the others: zero steps on settled lanes, no-ops), checking after each step
+ * that all four are settled; a row where one is not, or whose sum is not
+ * finite, is summed again by row_ksum's replay of every step. Four streams
+ * of rows go side by side, so four chains of dependent additions overlap. */
+typedef double RV4 __attribute__((vector_size(32)));
+typedef int64_t RI4 __attribute__((vector_size(32)));
+
+/* Row i's sum from its lanes when the quick finish in RS_STEP does not
+ * apply: entries [e, end) past the lanes' columns (>= m), or a sum that is
+ * not finite (row_ksum's replay, with its fallback to the plain sum). */
+static double rs_row(const SpMat *X, int64_t i, int64_t e, int64_t m, const double *s, const double *c)
+{
+    KS main = {0, 0};
+    for (int l = 0; l < 4; l++) {
+        kadd_raw(&main, s[l]);
+        kadd_raw(&main, c[l]);
+    }
+    int64_t mnext = m;
+    for (int64_t p = e; p < X->rowptr[i + 1]; p++) {
+        kzeros(&main, X->colidx[p] - mnext, true);
+        kadd_raw(&main, X->vals[p]);
+        mnext = X->colidx[p] + 1;
+    }
+    kzeros(&main, X->cols - mnext, true);
+    return isfinite(main.s) ? main.s : row_ksum(X, i, true, 1, true);
+}
+
+/* First entry of row i at a column >= m (m = cols rounded down to 4: at
+ * most 3 entries from the row's end). */
+static inline int64_t rs_lane_end(const SpMat *X, int64_t i, int64_t m)
+{
+    int64_t e = X->rowptr[i + 1];
+    while (e > X->rowptr[i] && X->colidx[e - 1] >= m)
+        e--;
+    return e;
+}
+
+enum { RS_STREAMS = 8 };
+static const RI4 rs_mask[4] = {{-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, -1, 0}, {0, 0, 0, -1}};
+
+#define RS_DECL(k) RV4 s##k = {0, 0, 0, 0}, c##k = {0, 0, 0, 0}; \
+    int64_t i##k = b[k], p##k = X->rowptr[b[k]], e##k = i##k < b[k + 1] ? rs_lane_end(X, i##k, m) : p##k
+/* One step of stream k: its next non-zero, or the end of its row (the
+ * lanes combined as ksum does, the row's result stored, the next row
+ * begun), or nothing when the stream is done. */
+#define RS_STEP(k) do { \
+        if (p##k < e##k) { \
+            double x_ = xv[p##k]; \
+            RV4 v_ = (RV4)((RI4)(RV4){x_, x_, x_, x_} & rs_mask[ci[p##k] & 3]); \
+            RV4 cc_ = v_ + c##k, t_ = s##k + cc_; \
+            c##k = cc_ - (t_ - s##k); \
+            s##k = t_; \
+            bad |= (RI4)(s##k + c##k != s##k); \
+            p##k++; \
+        } else if (i##k < b[k + 1]) { \
+            double sv_[4] = {s##k[0], s##k[1], s##k[2], s##k[3]}; \
+            double cv_[4] = {c##k[0], c##k[1], c##k[2], c##k[3]}; \
+            KS main_ = {0, 0}; \
+            for (int l_ = 0; l_ < 4; l_++) { \
+                kadd_raw(&main_, sv_[l_]); \
+                kadd_raw(&main_, cv_[l_]); \
+            } \
+            out[i##k] = e##k == X->rowptr[i##k + 1] && m == X->cols && isfinite(main_.s) \
+                ? main_.s : rs_row(X, i##k, e##k, m, sv_, cv_); \
+            s##k = c##k = (RV4){0, 0, 0, 0}; \
+            if (++i##k < b[k + 1]) { \
+                p##k = X->rowptr[i##k]; \
+                e##k = rs_lane_end(X, i##k, m); \
+            } \
+        } else \
+            live &= ~(1u << k); \
+    } while (0)
+
+/* Rows [b[0], b[8]) in eight streams (stream k: rows [b[k], b[k+1])).
+ * False when a lane was not settled after some step: the results are then
+ * not the dense ones and the caller sums the rows again. */
+static inline __attribute__((always_inline)) bool rs_body(const SpMat *X, const int64_t *b, double *out)
+{
+    const int32_t *ci = X->colidx;
+    const double *xv = X->vals;
+    int64_t m = X->cols / 4 * 4;
+    RI4 bad = {0, 0, 0, 0};
+    RS_DECL(0);
+    RS_DECL(1);
+    RS_DECL(2);
+    RS_DECL(3);
+    RS_DECL(4);
+    RS_DECL(5);
+    RS_DECL(6);
+    RS_DECL(7);
+    unsigned live = 255;
+    while (live) {
+        RS_STEP(0);
+        RS_STEP(1);
+        RS_STEP(2);
+        RS_STEP(3);
+        RS_STEP(4);
+        RS_STEP(5);
+        RS_STEP(6);
+        RS_STEP(7);
+    }
+    return !(bad[0] | bad[1] | bad[2] | bad[3]);
+}
+#undef RS_STEP
+#undef RS_DECL
+
+static bool rs_base(const SpMat *X, const int64_t *b, double *out) { return rs_body(X, b, out); }
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static bool rs_avx2(const SpMat *X, const int64_t *b, double *out)
+{
+    return rs_body(X, b, out);
+}
+__attribute__((target("avx512f,avx512vl"))) static bool rs_avx512(const SpMat *X, const int64_t *b, double *out)
+{
+    return rs_body(X, b, out);
+}
+#endif
+
+static pthread_once_t rs_once = PTHREAD_ONCE_INIT;
+static bool (*rs_rows)(const SpMat *, const int64_t *, double *) = rs_base;
+
+static void rs_init(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vl"))
+        rs_rows = rs_avx512;
+    else if (__builtin_cpu_supports("avx2"))
+        rs_rows = rs_avx2;
+#endif
+}
+
+/* Sums of rows [r0, r1) (X->cols >= 16) into out: eight streams of about
+ * equal entries + rows; where a lane was not settled (rare: a value larger
+ * than its lane's running sum, after which the Kahan step can leave a
+ * correction that a zero step would still change), every row is summed
+ * again by row_ksum, which replays the dense steps one by one. */
+static void row_sums_fast(const SpMat *X, int64_t r0, int64_t r1, double *out)
+{
+    int64_t b[RS_STREAMS + 1];
+    int64_t base = X->rowptr[r0] + r0, total = X->rowptr[r1] + r1 - base;
+    b[0] = r0;
+    for (int k = 1; k < RS_STREAMS; k++) {
+        int64_t want = base + total / RS_STREAMS * k, lo = b[k - 1], hi = r1;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (X->rowptr[mid] + mid < want)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        b[k] = lo;
+    }
+    b[RS_STREAMS] = r1;
+    pthread_once(&rs_once, rs_init);
+    if (!rs_rows(X, b, out))
+        for (int64_t i = r0; i < r1; i++)
+            out[i] = row_ksum(X, i, true, 1, true);
+}
+
 /* aggregate.c's kmean_strided on row i: the sum / n, or when that is not
  * finite, the compensated sum of x / n (no lanes, no fallback). */
 static double row_kmean(const SpMat *X, int64_t i)
@@ -243,7 +412,18 @@ static void row_agg_part(void *vctx, int part)
 {
     const AggCtx *c = vctx;
     const SpMat *X = c->X;
-    for (int64_t i = c->cut[part]; i < c->cut[part + 1]; i++) {
+    int64_t r0 = c->cut[part], r1 = c->cut[part + 1];
+    if ((c->op == SP_SUM || c->op == SP_MEAN) && X->cols >= 16) {
+        row_sums_fast(X, r0, r1, c->out);
+        if (c->op == SP_MEAN)   /* row_kmean */
+            for (int64_t i = r0; i < r1; i++) {
+                c->out[i] /= (double)X->cols;
+                if (!isfinite(c->out[i]))
+                    c->out[i] = row_ksum(X, i, false, (double)X->cols, false);
+            }
+        return;
+    }
+    for (int64_t i = r0; i < r1; i++) {
         double v;
         switch (c->op) {
         case SP_SUM: v = row_ksum(X, i, true, 1, true); break;

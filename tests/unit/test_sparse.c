@@ -262,6 +262,39 @@ static void test_conversions_and_aggregates(Interp *I, Rng *g)
     }
 }
 
+/* Row and column sums where Kahan lanes are left unsettled (values far
+ * larger than their lane's running sum, of both signs, 1e-15 to 1e15):
+ * the sparse kernels' quick paths must notice and give the dense bits. */
+static void test_sums_wide_magnitudes(Interp *I, Rng *g)
+{
+    static const char *const fn[] = {"rowSums", "rowMeans", "colSums", "colMeans"};
+    for (int t = 0; t < 60; t++) {
+        int64_t r = 1 + (int64_t)rng_below(g, 70), c = 16 + (int64_t)rng_below(g, 120);
+        double dens = t % 2 ? 0.05 : 0.4;
+        double *x = calloc((size_t)(r * c), sizeof *x);
+        for (int64_t k = 0; k < r * c; k++)
+            if (rng_uniform(g) < dens)
+                x[k] = (rng_uniform(g) - 0.5) * pow(10, rng_uniform(g) * 30 - 15);
+        SpMat *s = sp_from_dense(x, r, c, -1);
+        for (int op = 0; op < 4; op++) {
+            bool rows = op < 2;
+            int64_t n = rows ? r : c;
+            Value want = call1(I, fn[op], dense_mat(x, r, c));
+            double *got = malloc((size_t)n * sizeof *got);
+            if (rows)
+                sp_row_agg(I, s, op == 0 ? SP_SUM : SP_MEAN, got);
+            else
+                CHECK(sp_col_agg(I, s, op == 2 ? SP_SUM : SP_MEAN, got));
+            if (want.kind == VAL_MATRIX)
+                CHECK_ARR(got, want.m->data, n, same_bits, fn[op]);
+            val_release(want);
+            free(got);
+        }
+        sp_free(s);
+        free(x);
+    }
+}
+
 /* C = op(A) %*% op(B) by the row-major triple loop, inner index ascending,
  * no cell skipped (so 0 * Inf is NaN as in BLAS). */
 static void naive_mm(const double *A, int64_t ar, int64_t ac, bool tA, const double *B, int64_t br, int64_t bc,
@@ -881,6 +914,11 @@ int main(void)
     rng_seed(&g, 2024);
     test_format();
     test_conversions_and_aggregates(&I, &g);
+    {
+        Rng w;      /* its own stream: the later tests' draws stay as they were */
+        rng_seed(&w, 31);
+        test_sums_wide_magnitudes(&I, &w);
+    }
     test_products(&I, &g);
     test_elementwise(&I, &g);
     test_reorg(&I, &g);
