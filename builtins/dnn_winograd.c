@@ -51,6 +51,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "../runtime/blas.h"
 
@@ -259,6 +262,7 @@ static int64_t wg_batch(const DnnGeom *g, int64_t per)
 #define WG_GEMM blas_dgemm
 #define WG_FILTERS(g, Wt, turn, U) wg_filters(g, Wt, turn, U, NULL)
 #define WG_CHECK_FILTERS 0
+#define WG_QUAD 0
 #include "dnn_winograd_tmpl.h"
 
 #define WG_T float
@@ -268,6 +272,7 @@ static int64_t wg_batch(const DnnGeom *g, int64_t per)
 #define WG_GEMM blas_sgemm
 #define WG_FILTERS(g, Wt, turn, U) wg_filters(g, Wt, turn, NULL, U)
 #define WG_CHECK_FILTERS 1
+#define WG_QUAD 1
 #include "dnn_winograd_tmpl.h"
 
 /* Whether a[0..n) holds no Inf or NaN (the exponent all ones) */

@@ -10,6 +10,7 @@
  *     WG_GEMM     blas_dgemm or blas_sgemm
  *     WG_FILTERS(g, Wt, turn, U)  the transformed filters into U (WG_T)
  *     WG_CHECK_FILTERS  1 when they may leave WG_T's range (float), else 0
+ *     WG_QUAD     1 to add the four-plane transforms (AVX-512, see WgQ)
  * The header undefines them at its end, ready for the next instance.
  * The operands and results stay double: the planes are rounded to WG_T as
  * wg_split copies them (the one pass over them the tiles need anyway), the
@@ -52,6 +53,7 @@
 #define wg_dout WG_N(wg_dout_)
 #define wg_corr WG_N(wg_corr_)
 #define wg_filter_grad WG_N(wg_filter_grad_)
+#define wg_dpad_cells WG_N(wg_dpad_cells_)
 
 /* a constant of the transforms, as WG_T */
 #define K(x) ((WG_T)(x))
@@ -99,59 +101,12 @@ WG_INLINE void wg_store64(const WgV *v, bool full, int n, WG_T *o, int64_t ldxi)
     }
 }
 
-/* o[k*os] = (B^T d)[k] for the 8 vectors d[k*s]: the rows of B^T pair up
- * as p + q and p - q (points +-1, +-2, +-1/2) */
-WG_INLINE void wg_btv(const WgV *d, int s, WgV *o, int os)
-{
-    WgV d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s], d6 = d[6 * s],
-        d7 = d[7 * s];
-    WgV p, q;
-    o[0] = K(4.0) * (d0 - d6) + K(21.0) * (d4 - d2);
-    p = K(17.0) * d4 - K(4.0) * (d2 + d6);
-    q = K(17.0) * d3 - K(4.0) * (d1 + d5);
-    o[os] = p + q;
-    o[2 * os] = p - q;
-    p = d2 - K(5.0) * d4 + K(4.0) * d6;
-    q = K(2.0) * d1 - K(10.0) * d3 + K(8.0) * d5;
-    o[3 * os] = p + q;
-    o[4 * os] = p - q;
-    p = K(8.0) * d2 - K(10.0) * d4 + K(2.0) * d6;
-    q = K(4.0) * d1 - K(5.0) * d3 + d5;
-    o[5 * os] = p + q;
-    o[6 * os] = p - q;
-    o[7 * os] = K(4.0) * (d7 - d1) + K(21.0) * (d3 - d5);
-}
-
-/* o[k*os] = (A^T m)[k], k < 4, for the 8 vectors m[k*s] */
-WG_INLINE void wg_at4v(const WgV *m, int s, WgV *o, int os)
-{
-    WgV a = m[s] + m[2 * s], b = m[s] - m[2 * s], c = m[3 * s] + m[4 * s], d = m[3 * s] - m[4 * s];
-    WgV e = m[5 * s] + m[6 * s], f = m[5 * s] - m[6 * s];
-    o[0] = m[0] + a + c + e;
-    o[os] = b + K(2.0) * d + K(0.5) * f;
-    o[2 * os] = a + K(4.0) * c + K(0.25) * e;
-    o[3 * os] = b + K(8.0) * d + K(0.125) * f + m[7 * s];
-}
-
-/* o[k*os] = (G4 g)[k], k < 8, for the 4 vectors g[k*s]: G4 is G for a
- * 4-tap filter (the dout tile of the filter gradient) */
-WG_INLINE void wg_g4v(const WgV *g, int s, WgV *o, int os)
-{
-    WgV g0 = g[0], g1 = g[s], g2 = g[2 * s], g3 = g[3 * s];
-    WgV p = g0 + g2, q = g1 + g3;
-    o[0] = K(0.25) * g0;
-    o[os] = K(1.0 / 18) * (p + q);
-    o[2 * os] = K(1.0 / 18) * (p - q);
-    p = g0 + K(4.0) * g2;
-    q = K(2.0) * g1 + K(8.0) * g3;
-    o[3 * os] = K(1.0 / 360) * (p + q);
-    o[4 * os] = K(1.0 / 360) * (p - q);
-    p = K(16.0) * g0 + K(4.0) * g2;
-    q = K(8.0) * g1 + K(2.0) * g3;
-    o[5 * os] = K(1.0 / 45) * (p + q);
-    o[6 * os] = K(1.0 / 45) * (p - q);
-    o[7 * os] = K(0.25) * g3;
-}
+/* the point transforms on WgV */
+#define XF_V WgV
+#define XF_BTV wg_btv
+#define XF_AT4V wg_at4v
+#define XF_G4V wg_g4v
+#include "dnn_winograd_xf.h"
 
 /* Input tiles (ty, tx0 .. tx0+WG_L-1) of the split padded plane 'pe'
  * (rows of wp cells: four phases of wp/4) into o[k*ldxi + lane], k < 64;
@@ -274,10 +229,224 @@ WG_INLINE void wg_dout_plane_body(const WG_T *pe, int64_t hq, int64_t TY, int64_
         }
 }
 
+#if WG_QUAD
+/* Four planes side by side: lane g * WG_L + l of a WgQ holds lane l of
+ * plane g (four channels of an image, each with its own split plane, or
+ * four output channels), so that one AVX-512 vector runs the transforms of
+ * 4 * WG_L tiles where a WgV ran WG_L: a quarter of the arithmetic and of
+ * the spills of the 64-vector tiles, while the loads and stores of the
+ * planes stay one per WG_L tiles (the layout of V, M and D is unchanged).
+ * Each lane computes the same expressions as the WG_L-lane code; where
+ * the compiler fuses a product into a sum may differ between the two, so
+ * the bits are this code's own (the same on every run of a machine). */
+typedef WG_T WgQ __attribute__((vector_size(4 * WG_L * sizeof(WG_T))));
+#if defined(__x86_64__) && defined(__GNUC__)
+#define WGQ_TARGET __attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma")))
+#define XF_V WgQ
+#define XF_BTV wgq_btv
+#define XF_AT4V wgq_at4v
+#define XF_G4V wgq_g4v
+#include "dnn_winograd_xf.h"
+
+/* v = the WG_L cells at p, p + ps, p + 2 ps and p + 3 ps */
+#define WGQ_LD(v, p, ps)                                                                       \
+    do {                                                                                       \
+        WgV a_, b_, c_, d_;                                                                    \
+        WG_LD(a_, (p));                                                                        \
+        WG_LD(b_, (p) + (ps));                                                                 \
+        WG_LD(c_, (p) + 2 * (ps));                                                             \
+        WG_LD(d_, (p) + 3 * (ps));                                                             \
+        (v) = __builtin_shufflevector(__builtin_shufflevector(a_, b_, 0, 1, 2, 3, 4, 5, 6, 7),   \
+                                      __builtin_shufflevector(c_, d_, 0, 1, 2, 3, 4, 5, 6, 7),   \
+                                      0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);    \
+    } while (0)
+/* plane g's WG_L lanes of the WgQ at q (the tile vectors live in memory) */
+#define WGQ_PART(v, q, g) WG_LD(v, (const WG_T *)(q) + (g) * WG_L)
+
+/* wg_split with AVX-512: 16 cells a step, the row's last step masked
+ * (loads past the row read nothing, stores past it write nothing), the
+ * cells dealt to the four phases by one permutation. The same roundings
+ * and the same finiteness test (on the cells as float) as wg_split. */
+WGQ_TARGET static bool wgq_split_avx512(const double *src, int64_t lds, int64_t rows, int64_t cols, WG_T *dst,
+                                        int64_t ldd, int64_t qw, int64_t c0)
+{
+    _Static_assert(sizeof(WG_T) == 4 && WG_L == 4, "the split is written for float tiles");
+    const __m512i deal = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i expb = _mm512_set1_epi32((int)WG_EXPBITS);
+    __mmask16 bad = 0;
+    for (int64_t h = 0; h < rows; h++) {
+        const double *s = src + h * lds;
+        WG_T *d = dst + h * ldd, *dq[4];
+        for (int j = 0; j < 4; j++)
+            dq[j] = d + ((c0 + j) & 3) * qw + ((c0 + j) >> 2);
+        for (int64_t x = 0; x < cols; x += 16) {
+            const int r = cols - x < 16 ? (int)(cols - x) : 16;
+            const __mmask8 mlo = (__mmask8)(r >= 8 ? 0xff : (1u << r) - 1);
+            const __mmask8 mhi = (__mmask8)(r >= 16 ? 0xff : r > 8 ? (1u << (r - 8)) - 1 : 0);
+            const __m512d lo = _mm512_maskz_loadu_pd(mlo, s + x), hi = _mm512_maskz_loadu_pd(mhi, s + x + 8);
+            const __m512 f = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+            bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(f), expb), expb);
+            const __m512 p = _mm512_permutexvar_ps(deal, f);
+            /* phase j takes the cells x + j, x + 4 + j, ...: (r - j + 3) / 4 of them */
+#define WGQ_PHASE(j)                                                                                    \
+    _mm_mask_storeu_ps(dq[j] + x / 4, (__mmask8)(r > (j) ? (1u << ((r - (j) + 3) / 4)) - 1 : 0),        \
+                       _mm512_extractf32x4_ps(p, j))
+            WGQ_PHASE(0);
+            WGQ_PHASE(1);
+            WGQ_PHASE(2);
+            WGQ_PHASE(3);
+#undef WGQ_PHASE
+        }
+    }
+    return bad == 0;
+}
+
+/* wg_store64 for four planes, os cells apart */
+WGQ_TARGET WG_INLINE void wgq_store64(const WgQ *v, bool full, int n, WG_T *o, int64_t os, int64_t ldxi)
+{
+    for (int k = 0; k < 64; k++)
+        for (int g = 0; g < 4; g++) {
+            WG_T *p = o + g * os + k * ldxi;
+            if (full) {
+                WgV x;
+                WGQ_PART(x, &v[k], g);
+                WG_ST(p, x);
+            } else {
+                for (int l = 0; l < n; l++)
+                    p[l] = v[k][g * WG_L + l];
+            }
+        }
+}
+
+/* wg_input_body for the split planes pe + g * ps, into o + g * os */
+WGQ_TARGET WG_INLINE void wgq_input_body(const WG_T *pe, int64_t ps, int64_t wp, int64_t ty, int64_t tx0, bool full, int n,
+                              WG_T *o, int64_t os, int64_t ldxi)
+{
+    const int64_t qw = wp / 4;
+    WgQ d[64], t[64], v[64];
+    for (int i = 0; i < 8; i++) {
+        const WG_T *row = pe + (4 * ty + i) * wp + tx0;
+        for (int j = 0; j < 8; j++)
+            WGQ_LD(d[i * 8 + j], row + (j & 3) * qw + (j >> 2), ps);
+    }
+    for (int j = 0; j < 8; j++)
+        wgq_btv(d + j, 8, t + j, 8);
+    for (int i = 0; i < 8; i++)
+        wgq_btv(t + 8 * i, 1, v + 8 * i, 1);
+    wgq_store64(v, full, n, o, os, ldxi);
+}
+
+/* wg_output_body for the planes m + g * mc, into y + g * ys */
+WGQ_TARGET WG_INLINE void wgq_output_body(WG_T *m, int64_t mc, int64_t ldxi, int64_t TX, int64_t Ho, int64_t Wo, int64_t ty0,
+                               int64_t tx0, int n, double *y, int64_t ys)
+{
+    WgQ mv[64], t[32], r[16];
+    if (n == WG_L) {
+        const WgV zero = {0};
+        for (int k = 0; k < 64; k++) {
+            WG_T *p = m + k * ldxi;
+            WGQ_LD(mv[k], p, mc);
+            for (int g = 0; g < 4; g++)
+                WG_ST(p + g * mc, zero);
+        }
+    } else {
+        for (int k = 0; k < 64; k++) {
+            WgQ x = {0};
+            for (int g = 0; g < 4; g++)
+                for (int l = 0; l < n; l++) {
+                    x[g * WG_L + l] = m[g * mc + k * ldxi + l];
+                    m[g * mc + k * ldxi + l] = 0;
+                }
+            mv[k] = x;
+        }
+    }
+    for (int j = 0; j < 8; j++)
+        wgq_at4v(mv + j, 8, t + j, 8);
+    for (int a = 0; a < 4; a++)
+        wgq_at4v(t + 8 * a, 1, r + 4 * a, 1);
+    for (int g = 0; g < 4; g++) {
+        /* as wg_output_body, for plane g's lanes */
+        WgV rg[16], q[16];
+        for (int j = 0; j < 16; j++)
+            WGQ_PART(rg[j], &r[j], g);
+        for (int a = 0; a < 4; a++)
+            wg_transpose4(rg + 4 * a, q + 4 * a);
+        int64_t tx = tx0, ty = ty0;
+        for (int l = 0; l < n; l++, tx = tx + 1 < TX ? tx + 1 : 0, ty += tx == 0) {
+            const int64_t h = 4 * ty, x = 4 * tx;
+            const int64_t rows = Ho - h < 4 ? Ho - h : 4, cols = Wo - x < 4 ? Wo - x : 4;
+            double *dst = y + g * ys + h * Wo + x;
+            /* the tile's first 'cols' columns: a masked store */
+            const __mmask8 keep = (__mmask8)((1u << cols) - 1);
+            for (int64_t a = 0; a < rows; a++)
+                _mm256_mask_storeu_pd(dst + a * Wo, keep, _mm256_cvtps_pd((__m128)q[4 * a + l]));
+        }
+    }
+}
+
+/* wg_dout_body for the split planes pe + g * ps, into o + g * os */
+WGQ_TARGET WG_INLINE void wgq_dout_body(const WG_T *pe, int64_t ps, int64_t hq, int64_t ty, int64_t tx0, bool full, int n,
+                             WG_T *o, int64_t os, int64_t ldxi)
+{
+    WgQ d[16], t[32], v[64];
+    for (int a = 0; a < 4; a++) {
+        const WG_T *row = pe + (4 * ty + a) * 4 * hq + tx0;
+        for (int c = 0; c < 4; c++)
+            WGQ_LD(d[a * 4 + c], row + c * hq, ps);
+    }
+    for (int c = 0; c < 4; c++)
+        wgq_g4v(d + c, 4, t + c, 4);
+    for (int k = 0; k < 8; k++)
+        wgq_g4v(t + 4 * k, 1, v + 8 * k, 1);
+    wgq_store64(v, full, n, o, os, ldxi);
+}
+
+WGQ_TARGET static void wgq_input_avx512(const WG_T *pe, int64_t ps, int64_t wp, int64_t TY, int64_t TX, WG_T *o,
+                                        int64_t os, int64_t ldxi)
+{
+    for (int64_t ty = 0; ty < TY; ty++)
+        for (int64_t tx = 0; tx < TX; tx += WG_L) {
+            const int64_t t = ty * TX + tx;
+            wgq_input_body(pe, ps, wp, ty, tx, t + WG_L <= TY * TX, TX - tx < WG_L ? (int)(TX - tx) : WG_L,
+                           o + t, os, ldxi);
+        }
+}
+
+WGQ_TARGET static void wgq_output_avx512(WG_T *m, int64_t mc, int64_t ldxi, int64_t TX, int64_t TT, int64_t Ho,
+                                         int64_t Wo, double *y, int64_t ys)
+{
+    int64_t ty = 0, tx = 0;
+    for (int64_t t = 0; t < TT; t += WG_L) {
+        wgq_output_body(m + t, mc, ldxi, TX, Ho, Wo, ty, tx, TT - t < WG_L ? (int)(TT - t) : WG_L, y, ys);
+        tx += WG_L;
+        for (; tx >= TX; tx -= TX)
+            ty++;
+    }
+}
+
+WGQ_TARGET static void wgq_dout_avx512(const WG_T *pe, int64_t ps, int64_t hq, int64_t TY, int64_t TX, WG_T *o,
+                                       int64_t os, int64_t ldxi)
+{
+    for (int64_t ty = 0; ty < TY; ty++)
+        for (int64_t tx = 0; tx < TX; tx += WG_L) {
+            const int64_t t = ty * TX + tx;
+            wgq_dout_body(pe, ps, hq, ty, tx, t + WG_L <= TY * TX, TX - tx < WG_L ? (int)(TX - tx) : WG_L,
+                          o + t, os, ldxi);
+        }
+}
+#undef WGQ_TARGET
+#endif
+#endif /* WG_QUAD */
+
 typedef struct WgIsa {
     void (*input)(const WG_T *, int64_t, int64_t, int64_t, WG_T *, int64_t);
     void (*output)(WG_T *, int64_t, int64_t, int64_t, int64_t, int64_t, double *);
     void (*dout)(const WG_T *, int64_t, int64_t, int64_t, WG_T *, int64_t);
+    bool (*split)(const double *, int64_t, int64_t, int64_t, WG_T *, int64_t, int64_t, int64_t);
+    /* four planes at a time (WG_QUAD), NULL where the CPU cannot */
+    void (*input4)(const WG_T *, int64_t, int64_t, int64_t, int64_t, WG_T *, int64_t, int64_t);
+    void (*output4)(WG_T *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, double *, int64_t);
+    void (*dout4)(const WG_T *, int64_t, int64_t, int64_t, int64_t, WG_T *, int64_t, int64_t);
 } WgIsa;
 
 static void wg_input_base(const WG_T *pe, int64_t wp, int64_t TY, int64_t TX, WG_T *o, int64_t ldxi)
@@ -312,7 +481,9 @@ static void wg_dout_avx2(const WG_T *pe, int64_t hq, int64_t TY, int64_t TX, WG_
 }
 #endif
 
-static WgIsa wg_isa = {wg_input_base, wg_output_base, wg_dout_base};
+static bool wg_split(const double *src, int64_t lds, int64_t rows, int64_t cols, WG_T *dst, int64_t ldd,
+                     int64_t qw, int64_t c0);
+static WgIsa wg_isa = {wg_input_base, wg_output_base, wg_dout_base, wg_split, NULL, NULL, NULL};
 static pthread_once_t wg_isa_once = PTHREAD_ONCE_INIT;
 
 static void wg_isa_init(void)
@@ -320,7 +491,16 @@ static void wg_isa_init(void)
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        wg_isa = (WgIsa){wg_input_avx2, wg_output_avx2, wg_dout_avx2};
+        wg_isa = (WgIsa){wg_input_avx2, wg_output_avx2, wg_dout_avx2, wg_split, NULL, NULL, NULL};
+#if WG_QUAD
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq") && wg_isa.input == wg_input_avx2) {
+        wg_isa.split = wgq_split_avx512;
+        wg_isa.input4 = wgq_input_avx512;
+        wg_isa.output4 = wgq_output_avx512;
+        wg_isa.dout4 = wgq_dout_avx512;
+    }
+#endif
 #endif
 }
 
@@ -328,16 +508,17 @@ static void wg_isa_init(void)
  * Ho x Wo out, covered by TY x TX tiles of 4x4 outputs. 'pad' holds a
  * plane's padded input, split (wg_input): (4*TY+4) rows of 4*TX+4 cells,
  * zero where no input cell lands, and WG_PAD_SPARE cells more that the
- * spare lanes of the last tiles read. */
+ * spare lanes of the last tiles read; four such planes, 'ps' cells apart,
+ * for the four-plane transforms. */
 typedef struct WgTiles {
-    int64_t Ci, Hi, Wi, ph, pw, Ho, Wo, TY, TX;
+    int64_t Ci, Hi, Wi, ph, pw, Ho, Wo, TY, TX, ps;
     WG_T *pad;
 } WgTiles;
 
-/* A zeroed split plane for w (see WgTiles), or NULL */
+/* Four zeroed split planes for w (see WgTiles), or NULL */
 static WG_T *wg_pad_alloc(const WgTiles *w)
 {
-    return calloc((size_t)((4 * w->TY + 4) * (4 * w->TX + 4) + WG_PAD_SPARE), sizeof(WG_T));
+    return calloc((size_t)(4 * w->ps), sizeof(WG_T));
 }
 
 static void wg_tiles_init(WgTiles *w, int64_t Ci, int64_t Hi, int64_t Wi, int64_t ph, int64_t pw,
@@ -345,6 +526,7 @@ static void wg_tiles_init(WgTiles *w, int64_t Ci, int64_t Hi, int64_t Wi, int64_
 {
     *w = (WgTiles){.Ci = Ci, .Hi = Hi, .Wi = Wi, .ph = ph, .pw = pw, .Ho = Ho, .Wo = Wo,
                    .TY = (Ho + 3) / 4, .TX = (Wo + 3) / 4};
+    w->ps = ((4 * w->TY + 4) * (4 * w->TX + 4) + WG_PAD_SPARE + 15) & ~(int64_t)15;
 }
 
 /* The exponent all ones: Inf or NaN. The Winograd transforms add and
@@ -423,9 +605,19 @@ static bool wg_input(WgTiles *w, const double *x, int64_t b, WG_T *V, int64_t ld
     const int64_t hp = 4 * w->TY + 4, wp = 4 * w->TX + 4, HW = w->Hi * w->Wi, TT = w->TY * w->TX;
     const int64_t rows = w->Hi < hp - w->ph ? w->Hi : hp - w->ph;
     const int64_t cols = w->Wi < wp - w->pw ? w->Wi : wp - w->pw;
-    for (int64_t c = 0; c < w->Ci; c++)
+    int64_t c = 0;
+    if (wg_isa.input4)
+        for (; c + 4 <= w->Ci; c += 4)
+            for (int64_t i = 0; i < b; i++) {
+                for (int64_t g = 0; g < 4; g++)
+                    if (!wg_isa.split(x + (i * w->Ci + c + g) * HW, w->Wi, rows, cols, w->pad + g * w->ps + w->ph * wp,
+                                  wp, wp / 4, w->pw))
+                        return false;
+                wg_isa.input4(w->pad, w->ps, wp, w->TY, w->TX, V + c * ldc + i * TT, ldc, ldxi);
+            }
+    for (; c < w->Ci; c++)
         for (int64_t i = 0; i < b; i++) {
-            if (!wg_split(x + (i * w->Ci + c) * HW, w->Wi, rows, cols, w->pad + w->ph * wp, wp, wp / 4, w->pw))
+            if (!wg_isa.split(x + (i * w->Ci + c) * HW, w->Wi, rows, cols, w->pad + w->ph * wp, wp, wp / 4, w->pw))
                 return false;
             wg_isa.input(w->pad, wp, w->TY, w->TX, V + c * ldc + i * TT, ldxi);
         }
@@ -438,7 +630,12 @@ static bool wg_input(WgTiles *w, const double *x, int64_t b, WG_T *V, int64_t ld
 static void wg_output(const WgTiles *w, WG_T *M, int64_t ldxi, int64_t ldc, int64_t b, int64_t Co, double *y)
 {
     const int64_t HW = w->Ho * w->Wo, TT = w->TY * w->TX;
-    for (int64_t o = 0; o < Co; o++)
+    int64_t o = 0;
+    if (wg_isa.output4)
+        for (; o + 4 <= Co; o += 4)
+            for (int64_t i = 0; i < b; i++)
+                wg_isa.output4(M + o * ldc + i * TT, ldc, ldxi, w->TX, TT, w->Ho, w->Wo, y + (i * Co + o) * HW, HW);
+    for (; o < Co; o++)
         for (int64_t i = 0; i < b; i++)
             wg_isa.output(M + o * ldc + i * TT, ldxi, w->TX, TT, w->Ho, w->Wo, y + (i * Co + o) * HW);
 }
@@ -525,18 +722,34 @@ static int wg_corr(const DnnGeom *g, bool turn, const double *Wt, const double *
     return rc;
 }
 
+/* the cells of one split dout plane of TT tiles, rounded up to whole
+ * cache lines */
+static int64_t wg_dpad_cells(int64_t TT)
+{
+    return (16 * TT + WG_PAD_SPARE + 15) & ~(int64_t)15;
+}
+
 /* D[f][xi][i * TT + tile] = (G4 d G4^T)[xi] for the 4x4 tiles d of the F
  * planes of b images' dout (P x Q; cells past it read as 0), a channel at a
- * time as wg_input. 'dpad' is a zeroed split plane of 4*TY rows of 4*TX
+ * time as wg_input. 'dpad' is four zeroed split planes (wg_dpad_cells apart) of 4*TY rows of 4*TX
  * cells and WG_PAD_SPARE more. False, and D unfinished, when dout holds an
  * Inf or NaN. */
 static bool wg_dout(const WgTiles *w, int64_t F, const double *dout, int64_t b, WG_T *dpad, WG_T *D,
                     int64_t ldxi, int64_t ldf)
 {
-    const int64_t HW = w->Ho * w->Wo, TT = w->TY * w->TX;
-    for (int64_t f = 0; f < F; f++)
+    const int64_t HW = w->Ho * w->Wo, TT = w->TY * w->TX, ps = wg_dpad_cells(TT);
+    int64_t f = 0;
+    if (wg_isa.dout4)
+        for (; f + 4 <= F; f += 4)
+            for (int64_t i = 0; i < b; i++) {
+                for (int64_t g = 0; g < 4; g++)
+                    if (!wg_isa.split(dout + (i * F + f + g) * HW, w->Wo, w->Ho, w->Wo, dpad + g * ps, 4 * w->TX, w->TX, 0))
+                        return false;
+                wg_isa.dout4(dpad, ps, w->TX, w->TY, w->TX, D + f * ldf + i * TT, ldf, ldxi);
+            }
+    for (; f < F; f++)
         for (int64_t i = 0; i < b; i++) {
-            if (!wg_split(dout + (i * F + f) * HW, w->Wo, w->Ho, w->Wo, dpad, 4 * w->TX, w->TX, 0))
+            if (!wg_isa.split(dout + (i * F + f) * HW, w->Wo, w->Ho, w->Wo, dpad, 4 * w->TX, w->TX, 0))
                 return false;
             wg_isa.dout(dpad, w->TX, w->TY, w->TX, D + f * ldf + i * TT, ldxi);
         }
@@ -555,7 +768,7 @@ static int wg_filter_grad(const DnnGeom *g, const double *X, const double *dout,
     WG_T *V = wg_alloc(C * wg_ldc(TT * nb), false);
     WG_T *D = wg_alloc(F * wg_ldc(TT * nb), false);
     WG_T *Mw = malloc((size_t)(64 * F * C) * sizeof(WG_T));
-    WG_T *dpad = calloc((size_t)(16 * TT + WG_PAD_SPARE), sizeof(WG_T));
+    WG_T *dpad = calloc((size_t)(4 * wg_dpad_cells(TT)), sizeof(WG_T));
     w.pad = wg_pad_alloc(&w);
     if (!V || !D || !Mw || !dpad || !w.pad) {
         free(V);
@@ -631,6 +844,10 @@ static int wg_filter_grad(const DnnGeom *g, const double *X, const double *dout,
 #undef wg_dout
 #undef wg_corr
 #undef wg_filter_grad
+#undef wg_dpad_cells
+#undef WGQ_LD
+#undef WGQ_PART
+#undef WG_QUAD
 #undef K
 #undef WG_LD
 #undef WG_ST

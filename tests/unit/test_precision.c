@@ -229,6 +229,7 @@ int main(void)
         test_conv(4, 32, 14, 64, w, 2, 0);
         test_conv(5, 9, 11, 10, w, 1, 2);   /* odd planes, three batches */
         test_conv(3, 8, 13, 12, w, 4, 0);
+        test_conv(2, 5, 23, 6, w, 2, 0);    /* planes wider than one 16-cell split step; 4 + 1 channels */
     }
     test_conv_edges();
     CHECK(!blas_single());
