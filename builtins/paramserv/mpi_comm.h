@@ -50,6 +50,8 @@ enum {
     MM_PUSH_SUM,        /* r -> r or 0 (servers=S: to 0..S-1, each its shard's range): BSP tree:
                            list(sum, [seq, w1, b1, ...]) of the workers covered, header epoch and round
                            (tp_mpi_tree.h) */
+    MM_SHARD_ORDER,     /* 0 -> s: servers=S under SBP: the pushes rank 0 handled next, a 3 x n matrix
+                           (worker, epoch, batch), in its order (tp_mpi_shard.c) */
 };
 
 typedef struct MpiMsg {

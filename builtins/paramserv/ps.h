@@ -420,6 +420,10 @@ typedef struct PsTransportOps {
      * server holds only a shard and they need it (servers=S); left NONE:
      * run->model will do. An error in run->SI. NULL: nothing to do. */
     Status (*epoch_model)(struct PsRun *run, int64_t e, Value *whole);
+    /* Server thread, after it handled worker's push (epoch, batch) of the
+     * call, in the order it handled them (servers=S: the other servers
+     * follow that order under SBP). NULL: nothing to do. */
+    void (*applied)(struct PsRun *run, int worker, int64_t epoch, int64_t batch);
 } PsTransportOps;
 
 extern const PsTransportOps ps_tp_local;

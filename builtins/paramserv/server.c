@@ -447,6 +447,8 @@ static bool process(PsRun *run, PsMsg *msg, int64_t *done)
         ps_fail(run, &run->SI, "paramserv: record");
         return false;
     }
+    if (run->tp->applied)
+        run->tp->applied(run, w, e, b);
     (*done)++;
     return true;
 }

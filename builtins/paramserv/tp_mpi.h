@@ -113,6 +113,14 @@ Status tp_shard_gather(struct PsRun *run, TpShard *t);
 Status tp_shard_epoch_model(struct PsRun *run, TpShard *t, int64_t e, Value *whole);
 /* With run->mu held, on abort: wakes a server thread waiting in it. */
 void tp_shard_wake(TpShard *t);
+/* Server thread, after it handled worker's push (epoch, batch): under
+ * SBP, record= and replay= the other servers handle the pushes in rank
+ * 0's order, which this keeps (signalling 'wake', the bridge's, under
+ * run->mu) for tp_shard_pump. */
+void tp_shard_applied(struct PsRun *run, TpShard *t, int worker, int64_t epoch, int64_t batch, pthread_cond_t *wake);
+/* The bridge: sends the server ranks the order kept since its last call
+ * (MM_SHARD_ORDER); true when it sent some. */
+bool tp_shard_pump(struct PsRun *run, TpShard *t);
 /* --stats: a line per server rank (1..S-1). */
 void tp_shard_stats(struct PsRun *run, const TpShard *t, struct StrBuf *b);
 void tp_shard_free(TpShard *t);

@@ -632,6 +632,7 @@ static int serve_bridge(PsRun *run, const bool *need, int64_t nneed, double *see
     while ((ndone < n || !tp_shard_done(S->shard)) && !atomic_load(&run->abort)) {
         double t1 = clock_now_sec();
         bool busy = send_models(run, need, nneed);
+        busy = tp_shard_pump(run, S->shard) || busy;
         if (!mpi_progress()) {
             mpi_failed(run, "sending");
             break;
@@ -791,6 +792,12 @@ static Status mpi_epoch_model(PsRun *run, int64_t e, Value *whole)
     return tp_shard_epoch_model(run, S->shard, e, whole);
 }
 
+static void mpi_applied(PsRun *run, int worker, int64_t epoch, int64_t batch)
+{
+    MpiServe *S = run->tps;
+    tp_shard_applied(run, S->shard, worker, epoch, batch, &S->pump_cv);
+}
+
 static Status mpi_init(PsRun *run, PsPart *parts)
 {
     int k = run->k;
@@ -935,4 +942,5 @@ const PsTransportOps ps_tp_mpi = {
     .free = mpi_free,
     .gather = mpi_gather,
     .epoch_model = mpi_epoch_model,
+    .applied = mpi_applied,
 };

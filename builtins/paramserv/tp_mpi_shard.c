@@ -45,9 +45,18 @@
  * killed server rank ends the job through mpirun, as a killed worker rank
  * does. Validation and checkpoints need the whole model at the end of an
  * epoch: the servers then send rank 0 their shards of that epoch (a whole
- * model per epoch, not per update). Not with servers > 1 (refused by
- * ps_servers_check, which says why; doc/paramserv.md): SBP (each server
- * would pick its own stragglers), dispatch=DYNAMIC, record=/replay=.
+ * model per epoch, not per update).
+ *
+ * SBP, record= and replay=: which pushes make an SBP round (and which
+ * stragglers are dropped), and what a record holds, follow from the order
+ * in which the server handles the pushes. Rank 0's server decides that
+ * order (by arrival, or the record's), and the other servers follow it:
+ * rank 0 sends them the (worker, epoch, batch) of each push it handled
+ * (MM_SHARD_ORDER, tp_shard_applied, tp_shard_pump), and a server rank
+ * holds each push until its turn (shard_release), so every server makes
+ * the same rounds, drops the same pushes and delivers after the same
+ * pushes. Not with dispatch=DYNAMIC (refused by ps_servers_check: rank 0
+ * picks tasks and backups from the results it hears).
  * A server rank's --stats line counts its bytes with ps_traffic_now(),
  * as rank 0's does. */
 #include <limits.h>
@@ -190,21 +199,12 @@ Status ps_servers_check(Interp *I, PsConfig *c, bool k_given)
     if (c->tp != &ps_tp_mpi)
         return ST_OK;       /* threads: one server, servers= changes nothing */
     long long S = (long long)c->servers;
-    /* doc/paramserv.md, "servers", says why these are refused. */
-    if (c->utype == PS_UTYPE_SBP)
-        return err_set(I, "paramserv: servers=%lld with utype SBP is not supported: an SBP round is made of the "
-                       "pushes that arrive first, and each of the %lld servers sees its own arrivals, so each would "
-                       "close its rounds with other workers and drop other stragglers (use servers=1, or utype BSP "
-                       "or SSP)", S, S);
+    /* doc/paramserv.md, "servers", says why. */
     if (c->dispatch == PS_DISPATCH_DYNAMIC)
         return err_set(I, "paramserv: servers=%lld with dispatch DYNAMIC is not supported: rank 0 hands out the "
                        "tasks and their backups and picks the result that counts by what it hears first, which the "
                        "other server rank%s would not know (use servers=1, or dispatch STATIC)", S,
                        S > 2 ? "s" : "");
-    if (c->record_path || c->replay_path)
-        return err_set(I, "paramserv: servers=%lld with %s is not supported: a record is the order in which one "
-                       "server applied the pushes, and each of the %lld servers applies them in its own order (use "
-                       "servers=1)", S, c->record_path ? "record=" : "replay=", S);
     int size = mpi_size();
     if (!k_given)
         c->k = size - c->servers;
@@ -248,6 +248,9 @@ struct TpShard {
     bool *done, *acked;
     double *seen;               /* when each server rank was last heard */
     int ndone, nacked;
+    bool ordered;               /* the servers follow rank 0's order (SBP, record=, replay=) */
+    int64_t *ord;               /* run->mu: (worker, epoch, batch) handled here, not yet sent on */
+    int64_t nord, capord;
     pthread_cond_t ep_cv;       /* run->mu: the server thread waits here for the shards of an epoch */
     EpochShard *ep;             /* run->mu: shards of epochs that have come (MM_SHARD_EPOCH) */
     int64_t nep, capep;
@@ -266,6 +269,7 @@ Status tp_shard_init(PsRun *run, TpShard **out)
     pthread_cond_init(&t->ep_cv, NULL);
     t->S = S;
     t->k = run->k;
+    t->ordered = c->utype == PS_UTYPE_SBP || c->record_path || c->replay_path;
     t->full = run->model;
     t->wrapped_src = t->wrapped = val_none();
     t->shapes = shapes_of(run->model.l);
@@ -328,7 +332,7 @@ bool tp_shard_start(PsRun *run, TpShard *t, const WBuf *common, int64_t seq, int
         wb_bytes(&b, common->p, common->len);
         if (common->oom)
             b.oom = true;
-        int64_t id = 0, one = 1, S = t->S, k = run->k, se = s, ng = ngroups, tr = tree;
+        int64_t id = 0, one = 1, S = t->S, k = run->k, se = s, ng = ngroups, tr = tree, od = t->ordered;
         ps_part_xfer(&(WIO){.w = &b}, &id, &one);
         WIO x = {.w = &b};
         wio_i64(&x, &se);
@@ -336,6 +340,7 @@ bool tp_shard_start(PsRun *run, TpShard *t, const WBuf *common, int64_t seq, int
         wio_i64(&x, &k);
         wio_i64(&x, &ng);
         wio_i64(&x, &tr);
+        wio_i64(&x, &od);
         for (int i = 0; i < run->k; i++) {
             int64_t rows = run->w[i].rows, nb = run->w[i].nbatches, g = run->w[i].groups;
             wio_i64(&x, &rows);
@@ -615,8 +620,69 @@ void tp_shard_free(TpShard *t)
     for (int64_t j = 0; j < t->nep; j++)
         val_release(t->ep[j].v);
     free(t->ep);
+    free(t->ord);
     pthread_cond_destroy(&t->ep_cv);
     free(t);
+}
+
+void tp_shard_applied(PsRun *run, TpShard *t, int worker, int64_t epoch, int64_t batch, pthread_cond_t *wake)
+{
+    if (!t || !t->ordered)
+        return;
+    pthread_mutex_lock(&run->mu);
+    if (t->nord == t->capord) {
+        int64_t cap = t->capord ? t->capord * 2 : 64;
+        int64_t *no = realloc(t->ord, sizeof *no * 3 * (size_t)cap);
+        if (!no) {
+            pthread_mutex_unlock(&run->mu);
+            ps_fail_msg(run, "paramserv: out of memory keeping the order of the pushes");
+            return;
+        }
+        t->ord = no;
+        t->capord = cap;
+    }
+    t->ord[3 * t->nord] = worker;
+    t->ord[3 * t->nord + 1] = epoch;
+    t->ord[3 * t->nord + 2] = batch;
+    t->nord++;
+    pthread_cond_signal(wake);
+    pthread_mutex_unlock(&run->mu);
+}
+
+bool tp_shard_pump(PsRun *run, TpShard *t)
+{
+    if (!t || !t->ordered)
+        return false;
+    pthread_mutex_lock(&run->mu);
+    int64_t *ord = t->ord, n = t->nord;
+    t->ord = NULL;
+    t->nord = t->capord = 0;
+    pthread_mutex_unlock(&run->mu);
+    if (n == 0) {
+        free(ord);
+        return false;
+    }
+    Matrix *m = mat_new_raw(3, n);
+    bool ok = m != NULL;
+    for (int64_t j = 0; ok && j < n; j++)
+        for (int r = 0; r < 3; r++)
+            m->data[r * n + j] = (double)ord[3 * j + r];
+    free(ord);
+    if (!ok) {
+        ps_fail_msg(run, "paramserv: out of memory sending the order of the pushes");
+        return false;
+    }
+    Value v = val_matrix_take(m);
+    for (int s = 1; s < t->S && ok; s++)
+        ok = mpi_send_value(s, MM_SHARD_ORDER, s, 0, 0, v);
+    val_release(v);
+    if (!ok) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "paramserv: sending the server ranks the order of the pushes: %s", mpi_error());
+        ps_fail_msg(run, msg);
+        mpi_mark_broken();
+    }
+    return true;
 }
 
 /* ---- a worker rank ---- */
@@ -759,6 +825,11 @@ typedef struct ShardServe {
     bool tree;                  /* BSP pushes come summed up the tree of worker ranks */
     int64_t seq;                /* rank 0's number of the call */
     bool *heard;                /* a push of worker i came: its rank has its CALL (models may go through peers) */
+    bool ordered;               /* pushes go to the server in rank 0's order (MM_SHARD_ORDER) */
+    PsMsg *pend;                /* ordered: pushes that came before their turn */
+    int64_t npend, cappend;
+    int64_t *ord;               /* ordered: rank 0's order, (worker, epoch, batch) from 'head' on still to come */
+    int64_t nord, capord, head;
     Matrix *shapes;
     bool *need;
     Value *mailbox;             /* run.mu: the model to send to worker i, or NONE */
@@ -893,16 +964,18 @@ static char *shard_setup(ShardServe *z, MpiMsg *callm, Value init)
     val_release(part);
     if (why)
         return strdup(why);
-    int64_t s = -1, S = 0, k = 0, ng = 0, tree = -1;
+    int64_t s = -1, S = 0, k = 0, ng = 0, tree = -1, ordered = -1;
     WIO x = {.r = &rd};
     wio_i64(&x, &s);
     wio_i64(&x, &S);
     wio_i64(&x, &k);
     wio_i64(&x, &ng);
     wio_i64(&x, &tree);
+    wio_i64(&x, &ordered);
     if (rd.bad || S < 2 || S > 4096 || s != mpi_rank() || k < 1 || ng < 1 || ng > k || S + ng > mpi_size() ||
-        (tree != 0 && tree != 1))
+        (tree != 0 && tree != 1) || (ordered != 0 && ordered != 1))
         return strdup("malformed server shard call");
+    z->ordered = ordered == 1;
     if (!tp_groups_init(&z->grp, k, ng))
         return strdup("out of memory");
     if (z->grp.n != ng)
@@ -1051,8 +1124,32 @@ static bool shard_send(ShardServe *z, bool *ok)
     return any;
 }
 
+/* Ordered: hands the server thread the pushes that are next in rank 0's
+ * order, as long as they have come. */
+static void shard_release(ShardServe *z)
+{
+    while (z->head < z->nord) {
+        const int64_t *o = z->ord + 3 * z->head;
+        int64_t j = 0;
+        while (j < z->npend && !(z->pend[j].worker == o[0] && z->pend[j].epoch == o[1] && z->pend[j].batch == o[2]))
+            j++;
+        if (j == z->npend)
+            return;
+        PsMsg p = z->pend[j];
+        memmove(z->pend + j, z->pend + j + 1, sizeof *z->pend * (size_t)(z->npend - j - 1));
+        z->npend--;
+        z->head++;
+        if (ps_enqueue_push_take(&z->run, p.worker, p.epoch, p.batch, p.payload) != ST_OK) {
+            ps_fail_msg(&z->run, "paramserv: out of memory queueing a push");
+            return;
+        }
+    }
+    /* Everything given: start over at the front. */
+    z->head = z->nord = 0;
+}
+
 /* A push of worker i from 'src' (m's value taken): queued when worker i
- * runs there. */
+ * runs there (ordered: once it is its turn). */
 static void shard_on_push(ShardServe *z, MpiMsg *m)
 {
     PsRun *run = &z->run;
@@ -1066,8 +1163,63 @@ static void shard_on_push(ShardServe *z, MpiMsg *m)
     Value p = m->value;
     m->value = val_none();
     z->heard[i] = true;
+    if (z->ordered) {
+        if (z->npend == z->cappend) {
+            int64_t cap = z->cappend ? z->cappend * 2 : 16;
+            PsMsg *np = realloc(z->pend, sizeof *np * (size_t)cap);
+            if (!np) {
+                val_release(p);
+                ps_fail_msg(run, "paramserv: out of memory queueing a push");
+                return;
+            }
+            z->pend = np;
+            z->cappend = cap;
+        }
+        z->pend[z->npend++] = (PsMsg){.worker = i, .epoch = m->epoch, .batch = m->batch, .payload = p};
+        shard_release(z);
+        return;
+    }
     if (ps_enqueue_push_take(run, i, m->epoch, m->batch, p) != ST_OK)
         ps_fail_msg(run, "paramserv: out of memory queueing a push");
+}
+
+/* MM_SHARD_ORDER: more of rank 0's order (a 3 x n matrix, m's value). */
+static void shard_on_order(ShardServe *z, MpiMsg *m)
+{
+    PsRun *run = &z->run;
+    const Matrix *o = m->value.kind == VAL_MATRIX ? m->value.m : NULL;
+    int64_t n = o && o->rows == 3 ? o->cols : -1;
+    bool ok = z->ordered && n >= 0;
+    for (int64_t j = 0; ok && j < n; j++) {
+        double w = o->data[j], e = o->data[n + j], b = o->data[2 * n + j];
+        ok = w >= 0 && w < run->k && w == (int64_t)w && e >= 0 && e < 9e15 && e == (int64_t)e && b >= -1 &&
+             b < 9e15 && b == (int64_t)b;
+    }
+    if (ok && z->nord + n > z->capord) {
+        int64_t cap = z->capord ? z->capord : 64;
+        while (cap < z->nord + n)
+            cap *= 2;
+        int64_t *no = realloc(z->ord, sizeof *no * 3 * (size_t)cap);
+        if (!no) {
+            ps_fail_msg(run, "paramserv: out of memory keeping the order of the pushes");
+            return;
+        }
+        z->ord = no;
+        z->capord = cap;
+    }
+    if (!ok) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "paramserv: server shard %d got a malformed order of pushes from rank 0", z->s + 1);
+        ps_fail_msg(run, msg);
+        return;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        z->ord[3 * z->nord] = (int64_t)o->data[j];
+        z->ord[3 * z->nord + 1] = (int64_t)o->data[n + j];
+        z->ord[3 * z->nord + 2] = (int64_t)o->data[2 * n + j];
+        z->nord++;
+    }
+    shard_release(z);
 }
 
 /* A half of the tree's root (BSP), this shard's range of it: the first
@@ -1134,6 +1286,10 @@ static void shard_free(ShardServe *z, bool up)
     free(z->mailbox);
     free(z->full);
     free(z->heard);
+    for (int64_t j = 0; j < z->npend; j++)
+        val_release(z->pend[j].payload);
+    free(z->pend);
+    free(z->ord);
     tp_groups_free(&z->grp);
     free(z->need);
     mat_release(z->shapes);
@@ -1254,6 +1410,8 @@ bool tp_shard_serve(MpiMsg *callm)
                 shard_on_push(z, &m);
             else if (m.type == MM_PUSH_SUM && started)
                 shard_on_push_sum(z, &m);
+            else if (m.type == MM_SHARD_ORDER && started)
+                shard_on_order(z, &m);
             mpi_msg_free(&m);
         }
         if (clock_now_sec() - last_send >= BEAT_SECS) {

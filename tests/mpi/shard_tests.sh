@@ -4,7 +4,9 @@
 # from S on. Checks: seeded BSP (and modelAvg) with S = 2, 3 servers gives
 # the bits of S = 1, over shared memory and TCP; with S = 2, several
 # workers per rank and the reduction tree on and off give the bits of
-# local threads; ASP and SSP train on shards, with groups too;
+# local threads; ASP and SSP train on shards, with groups too; SBP
+# trains and record/replay repeats a run (the servers follow rank 0's
+# order); DYNAMIC is refused;
 # validation, checkpoints and resume give what S = 1 gives; an agg that
 # mixes cells is refused; too few ranks; k's default; --stats shows
 # each server rank's bytes per round; a worker's or agg's error, a killed
@@ -105,16 +107,21 @@ fails "servers=2 on 2 ranks names the ranks it needs" 2 \
     "^shard_too_many.dml:6:5: paramserv: servers=2 needs mpirun -np 3 at least \\(rank 0, 1 more server rank, then the worker ranks\\), but this job has 2 ranks" \
     shard_too_many.dml
 
-# What shards cannot do yet is refused, naming the combination and why.
-fails "servers=2 with utype SBP is refused, saying why" 4 \
-    "^shard_refused.dml:15:7: paramserv: servers=2 with utype SBP is not supported: an SBP round is made of the pushes that arrive first" \
-    shard_refused.dml -nvargs what=SBP
+# DYNAMIC is refused, naming the combination and why.
 fails "servers=2 with dispatch DYNAMIC is refused, saying why" 4 \
-    "^shard_refused.dml:15:7: paramserv: servers=2 with dispatch DYNAMIC is not supported: rank 0 hands out the tasks" \
-    shard_refused.dml -nvargs what=DYNAMIC
-fails "servers=2 with record= is refused, saying why" 4 \
-    "^shard_refused.dml:11:7: paramserv: servers=2 with record= is not supported: a record is the order" \
-    shard_refused.dml -nvargs what=record
+    "^shard_refused.dml:6:5: paramserv: servers=2 with dispatch DYNAMIC is not supported: rank 0 hands out the tasks" \
+    shard_refused.dml
+
+# SBP, record= and replay=: the server ranks follow rank 0's order of the
+# pushes (MM_SHARD_ORDER), so SBP trains and a recorded ASP or SBP run
+# replays to its bits.
+mkdir -p "$tmp/rec"
+runs "servers=2: SBP trains, recorded ASP and SBP runs replay to their bits (k=2)" 4 "ordered ok" \
+    shard_ordered.dml -nvargs servers=2 k=2 dir="$tmp/rec"
+RUNS_BTL=self,tcp runs "servers=2 over TCP, 4 workers on 2 worker ranks: SBP trains, records replay" 4 \
+    "ordered ok" shard_ordered.dml -nvargs servers=2 k=4 dir="$tmp/rec"
+RUNS_BTL=self,tcp runs "servers=3 over TCP: SBP trains, records replay (k=3)" 5 "ordered ok" \
+    shard_ordered.dml -nvargs servers=3 k=3 dir="$tmp/rec"
 
 # Without k=, the worker ranks left after the server ranks; --stats gives a
 # line per server rank (rank 0's is the transport's).
