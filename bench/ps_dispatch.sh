@@ -36,6 +36,11 @@ f2() { if [ -n "$1" ]; then awk "BEGIN{printf \"%.2f\", $1}"; else echo NA; fi; 
 
 BACKENDS=threads
 [ "$HAVE_MPI" = yes ] && BACKENDS="threads ranks"
+# PS_DISPATCH_BACKENDS=ranks (or threads) measures one backend alone.
+case ${PS_DISPATCH_BACKENDS:-} in
+threads) BACKENDS=threads ;;
+ranks) [ "$HAVE_MPI" = yes ] && BACKENDS=ranks ;;
+esac
 CONFIGS=""
 for b in $BACKENDS; do
     for u in ASP BSP; do
@@ -86,4 +91,4 @@ for b in $BACKENDS; do
     echo "ASP on $b, slowed: DYNAMIC / STATIC = $(div "$(get "$b:2:3:ASP:DYNAMIC")" "$(get "$b:2:3:ASP:STATIC")")."
 done
 echo
-echo "Reproduce: \`sh bench/ps_dispatch.sh build/release/dml\` (PS_DISPATCH_REPS, PS_DISPATCH_ARGS)."
+echo "Reproduce: \`sh bench/ps_dispatch.sh build/release/dml\` (PS_DISPATCH_REPS, PS_DISPATCH_ARGS, PS_DISPATCH_BACKENDS)."
