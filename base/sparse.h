@@ -35,6 +35,10 @@ typedef struct SpMat {
     int64_t *rowptr;    /* rows + 1 entries, never NULL */
     int32_t *colidx;    /* cap entries; NULL when cap == 0 */
     double *vals;       /* cap entries; NULL when cap == 0 */
+    /* The owners' count of rowptr and colidx, which matrices of the same
+     * structure share (sp_new_like): shared arrays are read-only, and the
+     * last owner frees them. NULL: this matrix's own, not shareable. */
+    struct SpIdx *idx;
 } SpMat;
 
 /* Upstream's turn point (MatrixBlock.SPARSITY_TURN_POINT): below this share
@@ -60,6 +64,11 @@ bool sp_reserve(SpMat *s, int64_t cap);
 void sp_shrink(SpMat *s);
 /* Deep copy with cap == nnz. */
 SpMat *sp_clone(const SpMat *s);
+/* A matrix with s's structure: s's rowptr and colidx, shared (no copy),
+ * and room for s->nnz values, not set (nnz and cap == s->nnz). NULL on
+ * failure or when s's arrays cannot be shared (the caller copies them
+ * then). Both matrices stay free to be used and freed on any thread. */
+SpMat *sp_new_like(const SpMat *s);
 
 /* ---- conversions ---- */
 /* Non-zeros (x != 0, NaN included) of n doubles. */
