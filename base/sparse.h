@@ -98,6 +98,28 @@ bool sp_prefer_sparse(int64_t rows, int64_t cols, int64_t nnz);
  * comparison, so that small test matrices take the sparse paths). */
 int64_t sp_min_cells(void);
 
+/* ---- column sums ----
+ * colSums (and colMeans) of a matrix with many rows sum each block of
+ * rows by itself, every column's Kahan sum starting at 0 in each block,
+ * then add the blocks' sums and corrections in order with compensation;
+ * dense (builtins/aggregate.c) and sparse (runtime/sparse_ops.c) alike, so
+ * they agree to the bit, and the blocks run on threads. The rows of a
+ * block, from the shape alone: all rows up to 2^17; else at most 16
+ * blocks of at least 2^17 rows, fewer where their sums (16 bytes a column)
+ * would pass 64 MB. */
+static inline int64_t sp_col_block_rows(int64_t rows, int64_t cols)
+{
+    enum { MIN_ROWS = 1 << 17, MAX_BLOCKS = 16 };
+    int64_t nb = rows / MIN_ROWS, room = cols > 0 ? (64 << 20) / (16 * cols) : MAX_BLOCKS;
+    if (nb > MAX_BLOCKS)
+        nb = MAX_BLOCKS;
+    if (nb > room)
+        nb = room;
+    if (nb <= 1)
+        return rows > 0 ? rows : 1;
+    return (rows + nb - 1) / nb;
+}
+
 /* ---- checks ---- */
 /* NULL when the invariants hold, else what is broken (a static string). */
 const char *sp_check(const SpMat *s);

@@ -351,7 +351,8 @@ typedef struct AggCtx {
     double *out;
     const int64_t *cut;
     struct ColState *col;   /* column min/max: per column */
-    KS *ks;                 /* column sums: per column */
+    KS *ks;                 /* column sums: per column (per block and column) */
+    int64_t block_rows;     /* column sums in blocks of rows (sp_col_block_rows), or 0 */
 } AggCtx;
 
 /* A column's entries seen (min/max: whether a zero is among its cells). */
@@ -401,9 +402,9 @@ void sp_row_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
  * column's next entry, are stepped now, until one changes nothing (after
  * that none does) or the sum is not finite (it is replaced by the plain
  * sum then). kzeros' steps, the gap found by looking ahead. */
-static void col_settle(const SpMat *X, int64_t i, int64_t j, KS *k)
+static void col_settle(const SpMat *X, int64_t i, int64_t j, KS *k, int64_t end)
 {
-    for (int64_t z = i + 1; z < X->rows && k->s + k->c != k->s && isfinite(k->s) && !has_col(X, z, j); z++)
+    for (int64_t z = i + 1; z < end && k->s + k->c != k->s && isfinite(k->s) && !has_col(X, z, j); z++)
         kadd_raw(k, 0.0);
 }
 
@@ -418,10 +419,15 @@ static inline __attribute__((always_inline)) void col_sums_body(const AggCtx *c,
     const double *xv = X->vals;
     const int64_t *rp = X->rowptr;
     KS *ks = c->ks;
-    int64_t c0 = c->cut[part], c1 = c->cut[part + 1];
+    /* a part: a block of rows, all columns (block_rows set), or all rows
+     * of a range of columns */
+    int64_t br = c->block_rows, r0 = br ? part * br : 0, r1 = br && r0 + br < X->rows ? r0 + br : X->rows;
+    int64_t c0 = br ? 0 : c->cut[part], c1 = br ? X->cols : c->cut[part + 1];
+    if (br)
+        ks += part * X->cols;
     for (int64_t j = c0; j < c1; j++)
         ks[j] = (KS){0, 0};
-    for (int64_t i = 0; i < X->rows; i++) {
+    for (int64_t i = r0; i < r1; i++) {
         int64_t p = rp[i], end = rp[i + 1];
         if (c0 > 0)
             p = part_start(ci, p, end, c0, X->cols);
@@ -433,11 +439,12 @@ static inline __attribute__((always_inline)) void col_sums_body(const AggCtx *c,
             k->s = t;
             k->c = r;
             if (__builtin_expect(t + r != t, 0))
-                col_settle(X, i, ci[p], k);
+                col_settle(X, i, ci[p], k, r1);
         }
     }
-    for (int64_t j = c0; j < c1; j++)
-        c->out[j] = ks[j].s;    /* not finite: sp_col_agg re-sums it plainly */
+    if (!br)
+        for (int64_t j = c0; j < c1; j++)
+            c->out[j] = ks[j].s;    /* not finite: sp_col_agg re-sums it plainly */
 }
 
 /* col_sums_body compiled for the base ISA and for AVX2 (three-operand
@@ -510,8 +517,9 @@ bool sp_col_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
     if (C == 0)
         return true;
     bool sums = op == SP_SUM || op == SP_MEAN;
+    int64_t br = sp_col_block_rows(X->rows, C), nb = sums && X->rows > br ? (X->rows + br - 1) / br : 1;
     ColState *col = sums ? NULL : malloc((size_t)C * sizeof *col);
-    KS *ks = sums ? malloc((size_t)C * sizeof *ks) : NULL;
+    KS *ks = sums ? malloc((size_t)C * (size_t)nb * sizeof *ks) : NULL;
     if (sums ? !ks : !col)
         return false;
     int parts = n_col_parts(I, X->nnz + X->rows);
@@ -521,7 +529,23 @@ bool sp_col_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
     col_cuts(C, parts, cut);
     AggCtx ctx = {.X = X, .op = op, .out = out, .cut = cut, .col = col, .ks = ks};
     pthread_once(&rs_once, rs_init);
-    pool_run(I, col_agg_part, &ctx, parts);
+    if (nb > 1) {
+        /* the blocks of rows on the threads, then per column the blocks'
+         * sums and corrections added in order, compensated (as
+         * aggregate.c's col_ksums does) */
+        ctx.block_rows = br;
+        pool_run(I, col_agg_part, &ctx, (int)nb);
+        for (int64_t j = 0; j < C; j++) {
+            KS t = {0, 0};
+            for (int64_t b = 0; b < nb; b++) {
+                kadd_raw(&t, ks[b * C + j].s);
+                kadd_raw(&t, ks[b * C + j].c);
+            }
+            out[j] = t.s;
+        }
+    } else {
+        pool_run(I, col_agg_part, &ctx, parts);
+    }
     free(col);
     free(ks);
     if (op == SP_SUM || op == SP_MEAN) {

@@ -408,6 +408,49 @@ static void test_shared_index(Interp *I, Rng *g)
     free(x);
 }
 
+/* colSums / colMeans of a matrix with more rows than a block
+ * (sp_col_block_rows): sparse and dense sum the same blocks, to the bit,
+ * on 1 and 4 threads; values of wide magnitudes make some column sums
+ * unsettled within a block. */
+static void test_col_sums_blocks(Interp *I, Rng *g)
+{
+    int64_t r = 300001, c = 5;
+    CHECK(sp_col_block_rows(r, c) < r);
+    CHECK(sp_col_block_rows(100000, c) == 100000);
+    double *x = calloc((size_t)(r * c), sizeof *x);
+    for (int64_t k = 0; k < r * c; k++)
+        if (rng_uniform(g) < 0.3)
+            x[k] = k % 7 ? rng_uniform(g) : (rng_uniform(g) - 0.5) * pow(10, rng_uniform(g) * 20 - 10);
+    SpMat *s = sp_from_dense(x, r, c, -1);
+    Interp one = {0}, four = {0};
+    one.blas_threads = 1;
+    four.blas_threads = 4;
+    static const char *const fn[] = {"colSums", "colMeans"};
+    for (int op = 0; op < 2; op++) {
+        Value want = call1(I, fn[op], dense_mat(x, r, c));
+        double g1[5], g4[5];
+        CHECK(sp_col_agg(&one, s, op ? SP_MEAN : SP_SUM, g1));
+        CHECK(sp_col_agg(&four, s, op ? SP_MEAN : SP_SUM, g4));
+        if (want.kind == VAL_MATRIX) {
+            CHECK_ARR(g1, want.m->data, c, same_bits, fn[op]);
+            /* and near the plain sum in long double */
+            for (int64_t j = 0; j < c && op == 0; j++) {
+                long double t = 0, a = 0;
+                for (int64_t i = 0; i < r; i++) {
+                    t += x[i * c + j];
+                    a += fabsl((long double)x[i * c + j]);
+                }
+                check_report_(fabsl(g1[j] - t) <= 1e-14L * a, __FILE__, __LINE__, "colSums %lld: %.17g vs %.17Lg",
+                              (long long)j, g1[j], t);
+            }
+        }
+        CHECK_ARR(g1, g4, c, same_bits, "colSums blocks: 1 vs 4 threads");
+        val_release(want);
+    }
+    sp_free(s);
+    free(x);
+}
+
 /* C = op(A) %*% op(B) by the row-major triple loop, inner index ascending,
  * no cell skipped (so 0 * Inf is NaN as in BLAS). */
 static void naive_mm(const double *A, int64_t ar, int64_t ac, bool tA, const double *B, int64_t br, int64_t bc,
@@ -1038,6 +1081,7 @@ int main(void)
         Rng w;
         rng_seed(&w, 32);
         test_shared_index(&I, &w);
+        test_col_sums_blocks(&I, &w);
     }
     test_reorg(&I, &g);
     test_threads(&g);
