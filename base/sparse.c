@@ -4,6 +4,7 @@
 #include "sparse.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -99,6 +100,10 @@ static void advise_huge(void *p, size_t bytes)
 #endif
 }
 
+struct SpIdx {
+    atomic_long owners;
+};
+
 SpMat *sp_new(int64_t rows, int64_t cols, int64_t cap)
 {
     if (rows < 0 || cols < 0 || cols > INT32_MAX || cap < 0 || (uint64_t)rows >= SIZE_MAX / 16 ||
@@ -110,10 +115,14 @@ SpMat *sp_new(int64_t rows, int64_t cols, int64_t cap)
     s->rows = rows;
     s->cols = cols;
     s->rowptr = calloc((size_t)rows + 1, sizeof *s->rowptr);
-    if (!s->rowptr) {
+    s->idx = malloc(sizeof *s->idx);
+    if (!s->rowptr || !s->idx) {
+        free(s->rowptr);
+        free(s->idx);
         free(s);
         return NULL;
     }
+    atomic_init(&s->idx->owners, 1);
     advise_huge(s->rowptr, ((size_t)rows + 1) * sizeof *s->rowptr);
     if (cap && !sp_reserve(s, cap)) {
         sp_free(s);
@@ -126,15 +135,76 @@ void sp_free(SpMat *s)
 {
     if (!s)
         return;
-    free(s->rowptr);
-    free(s->colidx);
+    if (!s->idx || atomic_fetch_sub_explicit(&s->idx->owners, 1, memory_order_acq_rel) == 1) {
+        free(s->rowptr);
+        free(s->colidx);
+        free(s->idx);
+    }
     free(s->vals);
     free(s);
+}
+
+SpMat *sp_new_like(const SpMat *s)
+{
+    if (!s->idx || !entries_fit(s->nnz))
+        return NULL;
+    SpMat *z = calloc(1, sizeof *z);
+    if (!z)
+        return NULL;
+    if (s->nnz) {
+        z->vals = malloc((size_t)s->nnz * sizeof *z->vals);
+        if (!z->vals) {
+            free(z);
+            return NULL;
+        }
+        advise_huge(z->vals, (size_t)s->nnz * sizeof *z->vals);
+    }
+    z->rows = s->rows;
+    z->cols = s->cols;
+    z->nnz = z->cap = s->nnz;
+    z->rowptr = s->rowptr;
+    z->colidx = s->colidx;
+    z->idx = s->idx;
+    atomic_fetch_add_explicit(&s->idx->owners, 1, memory_order_relaxed);
+    return z;
+}
+
+/* Gives s its own copy of shared index arrays, before they change; false
+ * when the memory is not there. */
+static bool unshare(SpMat *s)
+{
+    if (!s->idx || atomic_load_explicit(&s->idx->owners, memory_order_acquire) == 1)
+        return true;
+    struct SpIdx *idx = malloc(sizeof *idx);
+    int64_t *rp = malloc(((size_t)s->rows + 1) * sizeof *rp);
+    int32_t *ci = s->cap ? malloc((size_t)s->cap * sizeof *ci) : NULL;
+    if (!idx || !rp || (s->cap && !ci)) {
+        free(idx);
+        free(rp);
+        free(ci);
+        return false;
+    }
+    memcpy(rp, s->rowptr, ((size_t)s->rows + 1) * sizeof *rp);
+    if (s->nnz)
+        memcpy(ci, s->colidx, (size_t)s->nnz * sizeof *ci);
+    atomic_init(&idx->owners, 1);
+    if (atomic_fetch_sub_explicit(&s->idx->owners, 1, memory_order_acq_rel) == 1) {
+        /* the other owners went meanwhile: the arrays were ours after all */
+        free(s->rowptr);
+        free(s->colidx);
+        free(s->idx);
+    }
+    s->rowptr = rp;
+    s->colidx = ci;
+    s->idx = idx;
+    return true;
 }
 
 /* Both arrays resized to exactly 'cap' entries (cap > 0). */
 static bool resize(SpMat *s, int64_t cap)
 {
+    if (!unshare(s))
+        return false;
     int32_t *ci = realloc(s->colidx, (size_t)cap * sizeof *ci);
     if (!ci)
         return false;
@@ -165,7 +235,7 @@ bool sp_reserve(SpMat *s, int64_t cap)
 
 void sp_shrink(SpMat *s)
 {
-    if (s->cap == s->nnz)
+    if (s->cap == s->nnz || !unshare(s))
         return;
     if (s->nnz == 0) {
         free(s->colidx);

@@ -35,6 +35,10 @@ typedef struct SpMat {
     int64_t *rowptr;    /* rows + 1 entries, never NULL */
     int32_t *colidx;    /* cap entries; NULL when cap == 0 */
     double *vals;       /* cap entries; NULL when cap == 0 */
+    /* The owners' count of rowptr and colidx, which matrices of the same
+     * structure share (sp_new_like): shared arrays are read-only, and the
+     * last owner frees them. NULL: this matrix's own, not shareable. */
+    struct SpIdx *idx;
 } SpMat;
 
 /* Upstream's turn point (MatrixBlock.SPARSITY_TURN_POINT): below this share
@@ -60,6 +64,11 @@ bool sp_reserve(SpMat *s, int64_t cap);
 void sp_shrink(SpMat *s);
 /* Deep copy with cap == nnz. */
 SpMat *sp_clone(const SpMat *s);
+/* A matrix with s's structure: s's rowptr and colidx, shared (no copy),
+ * and room for s->nnz values, not set (nnz and cap == s->nnz). NULL on
+ * failure or when s's arrays cannot be shared (the caller copies them
+ * then). Both matrices stay free to be used and freed on any thread. */
+SpMat *sp_new_like(const SpMat *s);
 
 /* ---- conversions ---- */
 /* Non-zeros (x != 0, NaN included) of n doubles. */
@@ -88,6 +97,28 @@ bool sp_prefer_sparse(int64_t rows, int64_t cols, int64_t nnz);
  * variable DML_SPARSE_MIN_CELLS (a debug switch: 0 also drops the size
  * comparison, so that small test matrices take the sparse paths). */
 int64_t sp_min_cells(void);
+
+/* ---- column sums ----
+ * colSums (and colMeans) of a matrix with many rows sum each block of
+ * rows by itself, every column's Kahan sum starting at 0 in each block,
+ * then add the blocks' sums and corrections in order with compensation;
+ * dense (builtins/aggregate.c) and sparse (runtime/sparse_ops.c) alike, so
+ * they agree to the bit, and the blocks run on threads. The rows of a
+ * block, from the shape alone: all rows up to 2^17; else at most 16
+ * blocks of at least 2^17 rows, fewer where their sums (16 bytes a column)
+ * would pass 64 MB. */
+static inline int64_t sp_col_block_rows(int64_t rows, int64_t cols)
+{
+    enum { MIN_ROWS = 1 << 17, MAX_BLOCKS = 16 };
+    int64_t nb = rows / MIN_ROWS, room = cols > 0 ? (64 << 20) / (16 * cols) : MAX_BLOCKS;
+    if (nb > MAX_BLOCKS)
+        nb = MAX_BLOCKS;
+    if (nb > room)
+        nb = room;
+    if (nb <= 1)
+        return rows > 0 ? rows : 1;
+    return (rows + nb - 1) / nb;
+}
 
 /* ---- checks ---- */
 /* NULL when the invariants hold, else what is broken (a static string). */

@@ -107,17 +107,14 @@ static double kmean_strided(const double *x, int64_t n, int64_t s)
 
 typedef double KV4 __attribute__((vector_size(4 * sizeof(double))));
 
-/* Column sums of an R x C row-major block into out[0..C) (Kahan per column). */
-static Status col_ksums(Interp *I, const Matrix *x, double *out)
+/* Kahan sums per column of rows [r0, r1) of x, from 0: sums into o[0..C),
+ * corrections into k[0..C). */
+static void col_ksums_rows(const Matrix *x, int64_t r0, int64_t r1, double *restrict o, double *restrict k)
 {
-    int64_t R = x->rows, C = x->cols;
-    double *corr = calloc((size_t)(C ? C : 1), sizeof *corr);
-    if (!corr)
-        return err_set(I, "out of memory");
+    int64_t C = x->cols;
     for (int64_t j = 0; j < C; j++)
-        out[j] = 0;
-    double *restrict o = out, *restrict k = corr;
-    for (int64_t i = 0; i < R; i++) {
+        o[j] = k[j] = 0;
+    for (int64_t i = r0; i < r1; i++) {
         const double *restrict r = x->data + i * C;
         int64_t j = 0;
         /* four columns a step, each column's operations as below (gcc -O2
@@ -137,6 +134,34 @@ static Status col_ksums(Interp *I, const Matrix *x, double *out)
             double t = o[j] + c;
             k[j] = c - (t - o[j]);
             o[j] = t;
+        }
+    }
+}
+
+/* Column sums of an R x C row-major block into out[0..C): Kahan per column,
+ * in blocks of rows when there are many (sp_col_block_rows: the sparse
+ * kernel's blocks, the same bits). */
+static Status col_ksums(Interp *I, const Matrix *x, double *out)
+{
+    int64_t R = x->rows, C = x->cols;
+    int64_t br = sp_col_block_rows(R, C), nb = R > br ? (R + br - 1) / br : 1;
+    double *corr = calloc((size_t)(C ? C : 1) * (size_t)(nb > 1 ? 2 * nb : 1), sizeof *corr);
+    if (!corr)
+        return err_set(I, "out of memory");
+    if (nb == 1) {
+        col_ksums_rows(x, 0, R, out, corr);
+    } else {
+        /* block b's sums at corr + 2bC, corrections at corr + (2b+1)C;
+         * then per column the blocks' sums and corrections, compensated */
+        for (int64_t b = 0; b < nb; b++)
+            col_ksums_rows(x, b * br, (b + 1) * br < R ? (b + 1) * br : R, corr + 2 * b * C, corr + (2 * b + 1) * C);
+        for (int64_t j = 0; j < C; j++) {
+            double s = 0, k = 0;
+            for (int64_t b = 0; b < nb; b++) {
+                kahan_add_fast(&s, &k, corr[2 * b * C + j]);
+                kahan_add_fast(&s, &k, corr[(2 * b + 1) * C + j]);
+            }
+            out[j] = s;
         }
     }
     free(corr);

@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "../runtime/fmt.h"
 #include "../runtime/frame.h"
 #include "../runtime/matrix.h"
+#include "../runtime/sparse_ops.h"
 #include "json.h"
 
 /* Upstream's Lop.OPERAND_DELIMITOR, U+00B7 in UTF-8. */
@@ -684,8 +686,21 @@ static Status tf_apply(Interp *I, const Tf *t, const FrameBlock *f, Matrix **out
                 keep[i] = 0;
         rows += keep[i];
     }
-    Matrix *m = mat_alloc_zero(I, rows, t->out_cols);
-    if (!m) {
+    /* At most one non-zero per input column and row: where that many would
+     * already be held sparse (dummy coding's wide one-hot blocks), the
+     * result is built as CSR, never at its dense size; the format rule on
+     * its actual count then gives what the dense path gives (the rule is
+     * monotone in the count). */
+    Matrix *m = NULL;
+    SpMat *sp = NULL;
+    double bound = (double)rows * (double)t->n;
+    if (bound < (double)INT64_MAX / 2 && sp_prefer_sparse(rows, t->out_cols, (int64_t)bound)) {
+        sp = sp_new(rows, t->out_cols, 0);
+        if (!sp) {
+            free(keep);
+            return err_set(I, "%s(): out of memory", t->fn);
+        }
+    } else if (!(m = mat_alloc_zero(I, rows, t->out_cols))) {
         free(keep);
         return ST_ERR;
     }
@@ -695,7 +710,7 @@ static Status tf_apply(Interp *I, const Tf *t, const FrameBlock *f, Matrix **out
     for (int64_t i = 0, r = 0; i < f->rows && st == ST_OK; i++) {
         if (!keep[i])
             continue;
-        double *row = mat_row(m, r++);
+        double *row = m ? mat_row(m, r) : NULL;
         for (int64_t j = 0; j < t->n && st == ST_OK; j++) {
             const TfCol *c = &t->c[j];
             double v;
@@ -711,18 +726,39 @@ static Status tf_apply(Interp *I, const Tf *t, const FrameBlock *f, Matrix **out
                 if (c->bin)
                     v = bin_code(c, v);
             }
+            int64_t col = -1;
             if (!c->dc)
-                row[c->start] = v;
-            else if (v >= 1 && v <= (double)c->width)
-                row[c->start + (int64_t)v - 1] = 1;
+                col = c->start;
+            else if (v >= 1 && v <= (double)c->width) {
+                col = c->start + (int64_t)v - 1;
+                v = 1;
+            }
+            if (col < 0 || st != ST_OK)
+                continue;
+            if (row)
+                row[col] = v;
+            else if (v != 0) {      /* -0.0 too: a zero in the sparse form */
+                if (sp->nnz == sp->cap && !sp_reserve(sp, sp->nnz + 1)) {
+                    st = err_set(I, "%s(): out of memory", t->fn);
+                    break;
+                }
+                sp->colidx[sp->nnz] = (int32_t)col;
+                sp->vals[sp->nnz++] = v;
+            }
         }
+        if (sp)
+            sp->rowptr[r + 1] = sp->nnz;
+        r++;
     }
     sb_free(&b);
     free(keep);
     if (st != ST_OK) {
         mat_release(m);
+        sp_free(sp);
         return st;
     }
+    if (sp && !(m = mat_from_sp_take(I, sp, t->fn)))
+        return ST_ERR;
     *out = m;
     return ST_OK;
 }

@@ -138,138 +138,104 @@ static double plain_sum(const double *v, int64_t p0, int64_t p1)
     return s;
 }
 
-/* ksum_strided over row i's X->cols cells (contiguous: ksum's four lanes),
- * each value divided by 'scale'; with 'fallback' the plain sum when the
- * compensated one is not finite. KDense's steps, unrolled for a row. */
-static double row_ksum(const SpMat *X, int64_t i, bool contiguous, double scale, bool fallback)
+/* ---- rowSums, rowMeans: the non-zeros alone ----
+ * A row's sum is aggregate.c's ksum over the row's non-zeros, packed in
+ * column order (as if its zeros were removed): four Kahan lanes when there
+ * are 16 or more (lane l takes the l-th, (l+4)-th, ... non-zero), combined
+ * with compensation, then the last n % 4; a single Kahan sum below 16; the
+ * guarded steps, then the plain sum, when that is not finite. The dense
+ * kernel's lanes go by column instead (a zero cell is a step of its lane),
+ * so the two agree to the bit on rows without zeros, and otherwise to the
+ * rounding of a compensated sum (doc/sparse.md). Replaying the dense
+ * kernel's lanes over the non-zeros costs a read of every column index and
+ * a masked step per non-zero: measured at 1.3x scipy.sparse's time on one
+ * thread; the packed sum reads only the values. */
+typedef double RV4 __attribute__((vector_size(32)));
+
+/* One Kahan step of all four lanes, without the guard (kahan_add_fast). */
+#define RS_KSTEP(S, C, V) do { \
+        RV4 cc_ = (V) + (C), t_ = (S) + cc_; \
+        (C) = cc_ - (t_ - (S)); \
+        (S) = t_; \
+    } while (0)
+
+/* The guarded pass and the plain sum of row i's entries [p0, p1), each
+ * divided by 'scale' (a mean's fallback: no lanes, no plain sum). */
+static double rs_slow(const double *v, int64_t p0, int64_t p1, double scale)
 {
-    const int32_t *ci = X->colidx;
-    const double *xv = X->vals;
-    int64_t n = X->cols, m = contiguous && n >= 16 ? n / 4 * 4 : 0;
-    int64_t p = X->rowptr[i], end = X->rowptr[i + 1];
+    int64_t n = p1 - p0, m = n >= 16 && scale == 1 ? n / 4 * 4 : 0;
     KS main = {0, 0};
-    int64_t mnext = 0;
     if (m) {
-        /* Lane states in a small array: keeping them in registers (entries
-         * sorted into per-lane lists, lanes stepped together) measured 40%
-         * slower, the sorting costing more than the chains it overlaps. */
         KS lane[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
-        int64_t next[4] = {0, 0, 0, 0};
-        for (; p < end && ci[p] < m; p++) {
-            int l = ci[p] & 3;
-            int64_t q = ci[p] >> 2;
-            kzeros(&lane[l], q - next[l], false);
-            kadd(&lane[l], scale == 1 ? xv[p] : xv[p] / scale);
-            next[l] = q + 1;
-        }
+        for (int64_t k = 0; k < m; k++)
+            kadd(&lane[k & 3], v[p0 + k]);
         for (int l = 0; l < 4; l++) {
-            kzeros(&lane[l], m / 4 - next[l], false);
             kadd(&main, lane[l].s);
             kadd(&main, lane[l].c);
         }
-        mnext = m;
     }
-    for (; p < end; p++) {
-        kzeros(&main, ci[p] - mnext, false);
-        kadd(&main, scale == 1 ? xv[p] : xv[p] / scale);
-        mnext = ci[p] + 1;
-    }
-    kzeros(&main, n - mnext, false);
-    if (fallback && !isfinite(main.s))
-        return plain_sum(xv, X->rowptr[i], end);
-    return main.s;
+    for (int64_t k = m; k < n; k++)
+        kadd(&main, scale == 1 ? v[p0 + k] : v[p0 + k] / scale);
+    if (scale != 1 || isfinite(main.s))
+        return main.s;
+    return plain_sum(v, p0, p1);
 }
 
-/* ---- rowSums at the speed of the non-zeros, with the dense bits ----
- * The dense row sum (aggregate.c's ksum, C >= 16) keeps four Kahan lanes,
- * lane l stepping through columns l, l+4, ...; a lane steps on a zero cell
- * too. Such a zero step leaves (s, c) as it is when s + c == s (the lane
- * is "settled"). So while every lane is settled after every step, the lanes
- * are what Kahan sums of each lane's non-zeros alone give, whatever the
- * zero steps in between. The kernel below keeps a row's four lanes in one
- * vector and steps all four for each non-zero (the value in its lane, 0 in
- * the others: zero steps on settled lanes, no-ops), checking after each step
- * that all four are settled; a row where one is not, or whose sum is not
- * finite, is summed again by row_ksum's replay of every step. Four streams
- * of rows go side by side, so four chains of dependent additions overlap. */
-typedef double RV4 __attribute__((vector_size(32)));
-typedef int64_t RI4 __attribute__((vector_size(32)));
-
-/* Row i's sum from its lanes when the quick finish in RS_STEP does not
- * apply: entries [e, end) past the lanes' columns (>= m), or a sum that is
- * not finite (row_ksum's replay, with its fallback to the plain sum). */
-static double rs_row(const SpMat *X, int64_t i, int64_t e, int64_t m, const double *s, const double *c)
+/* The end of a row: lanes (S, C) combined, entries [p, p1) added, the
+ * result checked (not finite: rs_slow). */
+static inline double rs_finish(const double *v, int64_t p0, int64_t p, int64_t p1, const double *s,
+                               const double *c, bool lanes)
 {
     KS main = {0, 0};
-    for (int l = 0; l < 4; l++) {
-        kadd_raw(&main, s[l]);
-        kadd_raw(&main, c[l]);
-    }
-    int64_t mnext = m;
-    for (int64_t p = e; p < X->rowptr[i + 1]; p++) {
-        kzeros(&main, X->colidx[p] - mnext, true);
-        kadd_raw(&main, X->vals[p]);
-        mnext = X->colidx[p] + 1;
-    }
-    kzeros(&main, X->cols - mnext, true);
-    return isfinite(main.s) ? main.s : row_ksum(X, i, true, 1, true);
-}
-
-/* First entry of row i at a column >= m (m = cols rounded down to 4: at
- * most 3 entries from the row's end). */
-static inline int64_t rs_lane_end(const SpMat *X, int64_t i, int64_t m)
-{
-    int64_t e = X->rowptr[i + 1];
-    while (e > X->rowptr[i] && X->colidx[e - 1] >= m)
-        e--;
-    return e;
+    if (lanes)
+        for (int l = 0; l < 4; l++) {
+            kadd_raw(&main, s[l]);
+            kadd_raw(&main, c[l]);
+        }
+    for (; p < p1; p++)
+        kadd_raw(&main, v[p]);
+    return isfinite(main.s) ? main.s : rs_slow(v, p0, p1, 1);
 }
 
 enum { RS_STREAMS = 8 };
-static const RI4 rs_mask[4] = {{-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, -1, 0}, {0, 0, 0, -1}};
 
+/* Stream k: rows [b[k], b[k+1]); row i's lanes cover entries [p0, e)
+ * (e == p0: fewer than 16 entries), p the next quad. */
 #define RS_DECL(k) RV4 s##k = {0, 0, 0, 0}, c##k = {0, 0, 0, 0}; \
-    int64_t i##k = b[k], p##k = X->rowptr[b[k]], e##k = i##k < b[k + 1] ? rs_lane_end(X, i##k, m) : p##k
-/* One step of stream k: its next non-zero, or the end of its row (the
- * lanes combined as ksum does, the row's result stored, the next row
- * begun), or nothing when the stream is done. */
+    int64_t i##k = b[k], p0##k = rp[i##k], p##k = p0##k, e##k = i##k < b[k + 1] ? rs_lanes_end(rp, i##k) : p##k
+/* One step of stream k: its next four entries, or the end of its row (the
+ * result stored, the next row begun), or nothing when it is done. */
 #define RS_STEP(k) do { \
         if (p##k < e##k) { \
-            double x_ = xv[p##k]; \
-            RV4 v_ = (RV4)((RI4)(RV4){x_, x_, x_, x_} & rs_mask[ci[p##k] & 3]); \
-            RV4 cc_ = v_ + c##k, t_ = s##k + cc_; \
-            c##k = cc_ - (t_ - s##k); \
-            s##k = t_; \
-            bad |= (RI4)(s##k + c##k != s##k); \
-            p##k++; \
+            RV4 v_; \
+            memcpy(&v_, xv + p##k, sizeof v_); \
+            RS_KSTEP(s##k, c##k, v_); \
+            p##k += 4; \
         } else if (i##k < b[k + 1]) { \
             double sv_[4] = {s##k[0], s##k[1], s##k[2], s##k[3]}; \
             double cv_[4] = {c##k[0], c##k[1], c##k[2], c##k[3]}; \
-            KS main_ = {0, 0}; \
-            for (int l_ = 0; l_ < 4; l_++) { \
-                kadd_raw(&main_, sv_[l_]); \
-                kadd_raw(&main_, cv_[l_]); \
-            } \
-            out[i##k] = e##k == X->rowptr[i##k + 1] && m == X->cols && isfinite(main_.s) \
-                ? main_.s : rs_row(X, i##k, e##k, m, sv_, cv_); \
+            out[i##k] = rs_finish(xv, p0##k, p##k, rp[i##k + 1], sv_, cv_, e##k > p0##k); \
             s##k = c##k = (RV4){0, 0, 0, 0}; \
             if (++i##k < b[k + 1]) { \
-                p##k = X->rowptr[i##k]; \
-                e##k = rs_lane_end(X, i##k, m); \
+                p0##k = p##k = rp[i##k]; \
+                e##k = rs_lanes_end(rp, i##k); \
             } \
         } else \
             live &= ~(1u << k); \
     } while (0)
 
-/* Rows [b[0], b[8]) in eight streams (stream k: rows [b[k], b[k+1])).
- * False when a lane was not settled after some step: the results are then
- * not the dense ones and the caller sums the rows again. */
-static inline __attribute__((always_inline)) bool rs_body(const SpMat *X, const int64_t *b, double *out)
+static inline int64_t rs_lanes_end(const int64_t *rp, int64_t i)
 {
-    const int32_t *ci = X->colidx;
+    int64_t n = rp[i + 1] - rp[i];
+    return rp[i] + (n >= 16 ? n / 4 * 4 : 0);
+}
+
+/* Rows [b[0], b[RS_STREAMS]) in eight streams, side by side: eight chains
+ * of dependent additions overlap. */
+static inline __attribute__((always_inline)) void rs_body(const SpMat *X, const int64_t *b, double *out)
+{
+    const int64_t *rp = X->rowptr;
     const double *xv = X->vals;
-    int64_t m = X->cols / 4 * 4;
-    RI4 bad = {0, 0, 0, 0};
     RS_DECL(0);
     RS_DECL(1);
     RS_DECL(2);
@@ -289,43 +255,41 @@ static inline __attribute__((always_inline)) bool rs_body(const SpMat *X, const 
         RS_STEP(6);
         RS_STEP(7);
     }
-    return !(bad[0] | bad[1] | bad[2] | bad[3]);
 }
 #undef RS_STEP
 #undef RS_DECL
 
-static bool rs_base(const SpMat *X, const int64_t *b, double *out) { return rs_body(X, b, out); }
+static void rs_base(const SpMat *X, const int64_t *b, double *out) { rs_body(X, b, out); }
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) static bool rs_avx2(const SpMat *X, const int64_t *b, double *out)
+__attribute__((target("avx2"))) static void rs_avx2(const SpMat *X, const int64_t *b, double *out)
 {
-    return rs_body(X, b, out);
-}
-__attribute__((target("avx512f,avx512vl"))) static bool rs_avx512(const SpMat *X, const int64_t *b, double *out)
-{
-    return rs_body(X, b, out);
+    rs_body(X, b, out);
 }
 #endif
 
 static pthread_once_t rs_once = PTHREAD_ONCE_INIT;
-static bool (*rs_rows)(const SpMat *, const int64_t *, double *) = rs_base;
+struct AggCtx;
+static void col_sums_base(const struct AggCtx *c, int part);
+#if defined(__x86_64__) && defined(__GNUC__)
+static void col_sums_avx2(const struct AggCtx *c, int part);
+#endif
+static void (*col_sums_part)(const struct AggCtx *, int) = col_sums_base;
+static void (*rs_rows)(const SpMat *, const int64_t *, double *) = rs_base;
 
 static void rs_init(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512vl"))
-        rs_rows = rs_avx512;
-    else if (__builtin_cpu_supports("avx2"))
+    if (__builtin_cpu_supports("avx2")) {
         rs_rows = rs_avx2;
+        col_sums_part = col_sums_avx2;
+    }
 #endif
 }
 
-/* Sums of rows [r0, r1) (X->cols >= 16) into out: eight streams of about
- * equal entries + rows; where a lane was not settled (rare: a value larger
- * than its lane's running sum, after which the Kahan step can leave a
- * correction that a zero step would still change), every row is summed
- * again by row_ksum, which replays the dense steps one by one. */
-static void row_sums_fast(const SpMat *X, int64_t r0, int64_t r1, double *out)
+/* Sums of rows [r0, r1) into out: RS_STREAMS streams of about equal
+ * entries + rows. */
+static void row_sums(const SpMat *X, int64_t r0, int64_t r1, double *out)
 {
     int64_t b[RS_STREAMS + 1];
     int64_t base = X->rowptr[r0] + r0, total = X->rowptr[r1] + r1 - base;
@@ -343,20 +307,7 @@ static void row_sums_fast(const SpMat *X, int64_t r0, int64_t r1, double *out)
     }
     b[RS_STREAMS] = r1;
     pthread_once(&rs_once, rs_init);
-    if (!rs_rows(X, b, out))
-        for (int64_t i = r0; i < r1; i++)
-            out[i] = row_ksum(X, i, true, 1, true);
-}
-
-/* aggregate.c's kmean_strided on row i: the sum / n, or when that is not
- * finite, the compensated sum of x / n (no lanes, no fallback). */
-static double row_kmean(const SpMat *X, int64_t i)
-{
-    double n = (double)X->cols;
-    double mu = row_ksum(X, i, true, 1, true) / n;
-    if (isfinite(mu) || X->cols == 0)
-        return mu;
-    return row_ksum(X, i, false, n, false);
+    rs_rows(X, b, out);
 }
 
 static inline double agg_minmax(SpAgg op, double a, double b)
@@ -399,13 +350,14 @@ typedef struct AggCtx {
     SpAgg op;
     double *out;
     const int64_t *cut;
-    struct ColState *col;   /* column kernels: per column */
+    struct ColState *col;   /* column min/max: per column */
+    KS *ks;                 /* column sums: per column (per block and column) */
+    int64_t block_rows;     /* column sums in blocks of rows (sp_col_block_rows), or 0 */
 } AggCtx;
 
-/* A column's running sums, in one place (one cache line for two columns). */
+/* A column's entries seen (min/max: whether a zero is among its cells). */
 typedef struct ColState {
-    KS ks;
-    int64_t last;           /* sums: the next row not stepped yet; min/max: entries seen */
+    int64_t last;
 } ColState;
 
 static void row_agg_part(void *vctx, int part)
@@ -413,29 +365,24 @@ static void row_agg_part(void *vctx, int part)
     const AggCtx *c = vctx;
     const SpMat *X = c->X;
     int64_t r0 = c->cut[part], r1 = c->cut[part + 1];
-    if ((c->op == SP_SUM || c->op == SP_MEAN) && X->cols >= 16) {
-        row_sums_fast(X, r0, r1, c->out);
-        if (c->op == SP_MEAN)   /* row_kmean */
+    if (c->op == SP_SUM || c->op == SP_MEAN) {
+        row_sums(X, r0, r1, c->out);
+        /* a mean: the sum / cols, or when that is not finite (1e308 +
+         * 1e308), the compensated sum of x / cols (kmean_strided's rule) */
+        if (c->op == SP_MEAN)
             for (int64_t i = r0; i < r1; i++) {
                 c->out[i] /= (double)X->cols;
-                if (!isfinite(c->out[i]))
-                    c->out[i] = row_ksum(X, i, false, (double)X->cols, false);
+                if (!isfinite(c->out[i]) && X->cols > 0)
+                    c->out[i] = rs_slow(X->vals, X->rowptr[i], X->rowptr[i + 1], (double)X->cols);
             }
         return;
     }
     for (int64_t i = r0; i < r1; i++) {
-        double v;
-        switch (c->op) {
-        case SP_SUM: v = row_ksum(X, i, true, 1, true); break;
-        case SP_MEAN: v = row_kmean(X, i); break;
-        default:
-            v = c->op == SP_MAX ? -INFINITY : INFINITY;
-            for (int64_t p = X->rowptr[i]; p < X->rowptr[i + 1]; p++)
-                v = agg_minmax(c->op, v, X->vals[p]);
-            if (X->rowptr[i + 1] - X->rowptr[i] < X->cols)
-                v = agg_minmax(c->op, v, 0.0);
-            break;
-        }
+        double v = c->op == SP_MAX ? -INFINITY : INFINITY;
+        for (int64_t p = X->rowptr[i]; p < X->rowptr[i + 1]; p++)
+            v = agg_minmax(c->op, v, X->vals[p]);
+        if (X->rowptr[i + 1] - X->rowptr[i] < X->cols)
+            v = agg_minmax(c->op, v, 0.0);
         c->out[i] = v;
     }
 }
@@ -449,18 +396,79 @@ void sp_row_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
     pool_run(I, row_agg_part, &ctx, parts);
 }
 
-/* Columns [cut[part], cut[part+1]): col_ksums' per-column compensated sums
- * (rows in order, zero rows stepped through), or the min/max. */
+/* Column j's sum (s, r) after its step at row i, when s + r != s: a zero
+ * row is then a Kahan step that still changes (s, r) (after a value larger
+ * than the running sum; rare), so the zero rows that follow, up to the
+ * column's next entry, are stepped now, until one changes nothing (after
+ * that none does) or the sum is not finite (it is replaced by the plain
+ * sum then). kzeros' steps, the gap found by looking ahead. */
+static void col_settle(const SpMat *X, int64_t i, int64_t j, KS *k, int64_t end)
+{
+    for (int64_t z = i + 1; z < end && k->s + k->c != k->s && isfinite(k->s) && !has_col(X, z, j); z++)
+        kadd_raw(k, 0.0);
+}
+
+/* Columns [cut[part], cut[part+1]): col_ksums' per-column compensated sums,
+ * rows in order. A zero row is a Kahan step of adding 0, which changes
+ * nothing while s + r == s; where that does not hold after a step,
+ * col_settle takes the zero rows that follow. */
+static inline __attribute__((always_inline)) void col_sums_body(const AggCtx *c, int part)
+{
+    const SpMat *X = c->X;
+    const int32_t *ci = X->colidx;
+    const double *xv = X->vals;
+    const int64_t *rp = X->rowptr;
+    KS *ks = c->ks;
+    /* a part: a block of rows, all columns (block_rows set), or all rows
+     * of a range of columns */
+    int64_t br = c->block_rows, r0 = br ? part * br : 0, r1 = br && r0 + br < X->rows ? r0 + br : X->rows;
+    int64_t c0 = br ? 0 : c->cut[part], c1 = br ? X->cols : c->cut[part + 1];
+    if (br)
+        ks += part * X->cols;
+    for (int64_t j = c0; j < c1; j++)
+        ks[j] = (KS){0, 0};
+    for (int64_t i = r0; i < r1; i++) {
+        int64_t p = rp[i], end = rp[i + 1];
+        if (c0 > 0)
+            p = part_start(ci, p, end, c0, X->cols);
+        if (c1 < X->cols)
+            end = lower_col(ci, p, end, c1);
+        for (; p < end; p++) {
+            KS *k = ks + ci[p];
+            double s = k->s, cc = xv[p] + k->c, t = s + cc, r = cc - (t - s);
+            k->s = t;
+            k->c = r;
+            if (__builtin_expect(t + r != t, 0))
+                col_settle(X, i, ci[p], k, r1);
+        }
+    }
+    if (!br)
+        for (int64_t j = c0; j < c1; j++)
+            c->out[j] = ks[j].s;    /* not finite: sp_col_agg re-sums it plainly */
+}
+
+/* col_sums_body compiled for the base ISA and for AVX2 (three-operand
+ * instructions: no register copies in the loop; the same additions, the
+ * same bits), picked at run time. */
+static void col_sums_base(const AggCtx *c, int part) { col_sums_body(c, part); }
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void col_sums_avx2(const AggCtx *c, int part) { col_sums_body(c, part); }
+#endif
+/* Columns [cut[part], cut[part+1]): the sums (col_sums_part) or the
+ * min/max. */
 static void col_agg_part(void *vctx, int part)
 {
     const AggCtx *c = vctx;
+    if (c->op == SP_SUM || c->op == SP_MEAN) {
+        col_sums_part(c, part);
+        return;
+    }
     const SpMat *X = c->X;
     ColState *st = c->col;
     int64_t c0 = c->cut[part], c1 = c->cut[part + 1];
-    bool mm = c->op == SP_MAX || c->op == SP_MIN;
     for (int64_t j = c0; j < c1; j++) {
-        st[j] = (ColState){{0, 0}, 0};
-        c->out[j] = c->op == SP_MAX ? -INFINITY : c->op == SP_MIN ? INFINITY : 0;
+        st[j].last = 0;
+        c->out[j] = c->op == SP_MAX ? -INFINITY : INFINITY;
     }
     for (int64_t i = 0; i < X->rows; i++) {
         int64_t p = X->rowptr[i], end = X->rowptr[i + 1];
@@ -468,27 +476,13 @@ static void col_agg_part(void *vctx, int part)
             p = part_start(X->colidx, p, end, c0, X->cols);
         for (; p < end && X->colidx[p] < c1; p++) {
             int64_t j = X->colidx[p];
-            double v = X->vals[p];
-            ColState *s = st + j;
-            if (mm) {
-                c->out[j] = agg_minmax(c->op, c->out[j], v);
-                s->last++;
-            } else {
-                kzeros(&s->ks, i - s->last, true);
-                kadd_raw(&s->ks, v);
-                s->last = i + 1;
-            }
+            c->out[j] = agg_minmax(c->op, c->out[j], X->vals[p]);
+            st[j].last++;
         }
     }
-    for (int64_t j = c0; j < c1; j++) {
-        if (mm) {
-            if (st[j].last < X->rows)
-                c->out[j] = agg_minmax(c->op, c->out[j], 0.0);
-            continue;
-        }
-        kzeros(&st[j].ks, X->rows - st[j].last, true);
-        c->out[j] = st[j].ks.s;     /* not finite: sp_col_agg re-sums it plainly */
-    }
+    for (int64_t j = c0; j < c1; j++)
+        if (st[j].last < X->rows)
+            c->out[j] = agg_minmax(c->op, c->out[j], 0.0);
 }
 
 /* aggregate.c's kmean_strided(x->data + j, R, C) for column j. */
@@ -522,17 +516,38 @@ bool sp_col_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
     int64_t C = X->cols;
     if (C == 0)
         return true;
-    ColState *col = malloc((size_t)C * sizeof *col);
-    if (!col)
+    bool sums = op == SP_SUM || op == SP_MEAN;
+    int64_t br = sp_col_block_rows(X->rows, C), nb = sums && X->rows > br ? (X->rows + br - 1) / br : 1;
+    ColState *col = sums ? NULL : malloc((size_t)C * sizeof *col);
+    KS *ks = sums ? malloc((size_t)C * (size_t)nb * sizeof *ks) : NULL;
+    if (sums ? !ks : !col)
         return false;
     int parts = n_col_parts(I, X->nnz + X->rows);
     if (parts > C)
         parts = (int)C;
     int64_t cut[SP_MAX_PARTS + 1];
     col_cuts(C, parts, cut);
-    AggCtx ctx = {.X = X, .op = op, .out = out, .cut = cut, .col = col};
-    pool_run(I, col_agg_part, &ctx, parts);
+    AggCtx ctx = {.X = X, .op = op, .out = out, .cut = cut, .col = col, .ks = ks};
+    pthread_once(&rs_once, rs_init);
+    if (nb > 1) {
+        /* the blocks of rows on the threads, then per column the blocks'
+         * sums and corrections added in order, compensated (as
+         * aggregate.c's col_ksums does) */
+        ctx.block_rows = br;
+        pool_run(I, col_agg_part, &ctx, (int)nb);
+        for (int64_t j = 0; j < C; j++) {
+            KS t = {0, 0};
+            for (int64_t b = 0; b < nb; b++) {
+                kadd_raw(&t, ks[b * C + j].s);
+                kadd_raw(&t, ks[b * C + j].c);
+            }
+            out[j] = t.s;
+        }
+    } else {
+        pool_run(I, col_agg_part, &ctx, parts);
+    }
     free(col);
+    free(ks);
     if (op == SP_SUM || op == SP_MEAN) {
         /* col_ksums' fallback: a column whose compensated sum is not finite
          * is summed plainly (rare: a column with Inf, NaN or overflow). */
@@ -653,8 +668,9 @@ static void map_part(void *vctx, int part)
 
 /* X * s (or s * X) with |s| >= 1: no non-zero times s rounds to zero (the
  * product's magnitude is at least the operand's; an overflow is Inf), so
- * Z has X's structure: the indices are copied, the values scaled, no
- * squeeze. The same products as map_part's, so the same bits. */
+ * Z has X's structure: the index arrays are shared with X (sp_new_like) or
+ * else copied, the values scaled, no squeeze. The same products as
+ * map_part's, so the same bits. */
 static void scale_part(void *vctx, int part)
 {
     const MapCtx *c = vctx;
@@ -664,7 +680,8 @@ static void scale_part(void *vctx, int part)
     double s = c->s;
     if (p1 == p0)
         return;                 /* the arrays may be NULL (no entries at all) */
-    memcpy(Z->colidx + p0, X->colidx + p0, (size_t)(p1 - p0) * sizeof *Z->colidx);
+    if (Z->colidx != X->colidx)
+        memcpy(Z->colidx + p0, X->colidx + p0, (size_t)(p1 - p0) * sizeof *Z->colidx);
     const double *xv = X->vals;
     double *zv = Z->vals;
     for (int64_t p = p0; p < p1; p++)
@@ -673,7 +690,10 @@ static void scale_part(void *vctx, int part)
 
 static SpMat *map(const Interp *I, const SpMat *X, const MapCtx *proto)
 {
-    SpMat *Z = sp_new(X->rows, X->cols, X->nnz);
+    bool scale = proto->kind == MAP_SCALAR && proto->op == OP_MUL && fabs(proto->s) >= 1;
+    SpMat *Z = scale ? sp_new_like(X) : NULL;
+    if (!Z)
+        Z = sp_new(X->rows, X->cols, X->nnz);
     if (!Z)
         return NULL;
     MapCtx ctx = *proto;
@@ -683,9 +703,10 @@ static SpMat *map(const Interp *I, const SpMat *X, const MapCtx *proto)
     int64_t cut[SP_MAX_PARTS + 1];
     row_cuts(X, parts, cut);
     ctx.cut = cut;
-    if (ctx.kind == MAP_SCALAR && ctx.op == OP_MUL && fabs(ctx.s) >= 1) {
+    if (scale) {
         pool_run(I, scale_part, &ctx, parts);
-        memcpy(Z->rowptr, X->rowptr, (size_t)(X->rows + 1) * sizeof *Z->rowptr);
+        if (Z->rowptr != X->rowptr)
+            memcpy(Z->rowptr, X->rowptr, (size_t)(X->rows + 1) * sizeof *Z->rowptr);
         Z->nnz = X->nnz;
         return Z;
     }

@@ -37,5 +37,9 @@ run "left indexing" 0 '^99714$' "$X"'X[3, 3] = 123456; print(nnz(X))'
 run "exp densifies: error" 1 '^<inline>:1:[0-9]+: exp: the sparse 100000x10000 matrix \(99,713 non-zeros\) needs 8\.0 GB as a dense matrix, over the 50\.0 MB allowed' "$X"'print(sum(exp(X)))'
 run "X + 1 densifies: error" 1 '\+: the sparse 100000x10000 matrix \(99,713 non-zeros\) needs 8\.0 GB' "$X"'Y = X + 1'
 run "a builtin without a sparse kernel: error" 1 'cumsum: the sparse 100000x10000 matrix' "$X"'Y = cumsum(X)'
+# dummy coding 100,000 rows into ~1000 columns: 800 MB dense, 2 MB sparse
+T='A = round(rand(rows=100000, cols=1, min=1, max=1000, seed=1)); F = as.frame(A); s = "{ids: true, recode: [1], dummycode: [1]}";'
+run "transformencode one-hot, never dense" 0 '^matrix 100000x1000 \(sparse, 100000 non-zeros\)' "$T"'[X, M] = transformencode(target=F, spec=s); print(describe(X))'
+run "transformapply one-hot, never dense" 0 '^matrix 100000x1000 \(sparse, 100000 non-zeros\)' "$T"'[X, M] = transformencode(target=F, spec=s); print(describe(transformapply(target=F, spec=s, meta=M)))'
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -15,6 +15,7 @@
  * - every kernel the same to the bit on 1 and 4 threads;
  * - rand: the cell-wise stream gives the dense rand's matrix for a seed. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +145,32 @@ static Value call1(Interp *I, const char *name, Matrix *m)
     return r;
 }
 
+/* rowSums / rowMeans of the sparse form (doc/sparse.md): the dense
+ * kernel's sum of each row's non-zeros packed together (the dense rowSums
+ * of a 1 x n matrix of them), / cols for a mean; where a mean is not finite,
+ * the dense result ('dense', r cells) of the same matrix. */
+static void packed_row_sums(Interp *I, const double *x, int64_t r, int64_t c, bool mean, const double *dense,
+                            double *want)
+{
+    double *row = malloc((size_t)c * sizeof *row + 8);
+    for (int64_t i = 0; i < r; i++) {
+        int64_t n = 0;
+        for (int64_t j = 0; j < c; j++)
+            if (x[i * c + j] != 0)
+                row[n++] = x[i * c + j];
+        double s = 0;
+        if (n > 0) {
+            Value v = call1(I, "rowSums", dense_mat(row, 1, n));
+            s = v.kind == VAL_MATRIX ? v.m->data[0] : NAN;
+            val_release(v);
+        }
+        want[i] = mean ? s / (double)c : s;
+        if (mean && !isfinite(want[i]))
+            want[i] = dense[i];
+    }
+    free(row);
+}
+
 /* The dense form of s, malloc'd (one spare cell so 0x0 is not NULL). */
 static double *to_dense(const SpMat *s)
 {
@@ -245,7 +272,38 @@ static void test_conversions_and_aggregates(Interp *I, Rng *g)
             Value want = call1(I, row_fn[op], dense_mat(x, r, c));
             double *got = malloc((size_t)r * sizeof *got + 8);
             sp_row_agg(I, s, (SpAgg)op, got);
-            if (want.kind == VAL_MATRIX)
+            if (want.kind == VAL_MATRIX && op < 2) {
+                /* sums: the non-zeros' sum; equal to the dense result to the
+                 * bit on rows without zeros, to rounding otherwise */
+                double *pk = malloc((size_t)r * sizeof *pk + 8);
+                packed_row_sums(I, x, r, c, op == SP_MEAN, want.m->data, pk);
+                CHECK_ARR(got, pk, r, same_bits, row_fn[op]);
+                for (int64_t i = 0; i < r; i++) {
+                    /* against the dense result: the same bits on a row
+                     * without zeros; the same value where a cell is not
+                     * finite; else within Kahan's error bound, ~2 eps of the
+                     * sum of |x| (|x| / c for a mean), when that is finite */
+                    double d = want.m->data[i], mag = 0;
+                    bool full = true, odd = false;
+                    for (int64_t j = 0; j < c; j++) {
+                        full = full && x[i * c + j] != 0;
+                        odd = odd || !isfinite(x[i * c + j]);
+                        mag += fabs(x[i * c + j]);
+                    }
+                    if (op == SP_MEAN)
+                        mag /= (double)c;
+                    if (full)
+                        check_report_(same_bits(got[i], d), __FILE__, __LINE__, "%s row %lld: %.17g vs dense %.17g",
+                                      row_fn[op], (long long)i, got[i], d);
+                    else if (odd)
+                        check_report_(same_val(got[i], d), __FILE__, __LINE__, "%s row %lld: %.17g vs dense %.17g",
+                                      row_fn[op], (long long)i, got[i], d);
+                    else if (isfinite(mag))
+                        check_report_(fabs(got[i] - d) <= 1e-14 * mag, __FILE__, __LINE__,
+                                      "%s row %lld: %.17g vs dense %.17g", row_fn[op], (long long)i, got[i], d);
+                }
+                free(pk);
+            } else if (want.kind == VAL_MATRIX)
                 CHECK_ARR(got, want.m->data, r, same_bits, row_fn[op]);
             val_release(want);
             free(got);
@@ -262,9 +320,10 @@ static void test_conversions_and_aggregates(Interp *I, Rng *g)
     }
 }
 
-/* Row and column sums where Kahan lanes are left unsettled (values far
- * larger than their lane's running sum, of both signs, 1e-15 to 1e15):
- * the sparse kernels' quick paths must notice and give the dense bits. */
+/* Row and column sums of values far larger than their lane's running sum,
+ * of both signs, 1e-15 to 1e15, where a Kahan lane can be left in a state
+ * that a zero step still changes: the column sums replay those steps (the
+ * dense bits), the row sums are the sums of the packed non-zeros. */
 static void test_sums_wide_magnitudes(Interp *I, Rng *g)
 {
     static const char *const fn[] = {"rowSums", "rowMeans", "colSums", "colMeans"};
@@ -285,7 +344,12 @@ static void test_sums_wide_magnitudes(Interp *I, Rng *g)
                 sp_row_agg(I, s, op == 0 ? SP_SUM : SP_MEAN, got);
             else
                 CHECK(sp_col_agg(I, s, op == 2 ? SP_SUM : SP_MEAN, got));
-            if (want.kind == VAL_MATRIX)
+            if (want.kind == VAL_MATRIX && rows) {
+                double *pk = malloc((size_t)n * sizeof *pk);
+                packed_row_sums(I, x, r, c, op == 1, want.m->data, pk);
+                CHECK_ARR(got, pk, n, same_bits, fn[op]);
+                free(pk);
+            } else if (want.kind == VAL_MATRIX)
                 CHECK_ARR(got, want.m->data, n, same_bits, fn[op]);
             val_release(want);
             free(got);
@@ -293,6 +357,98 @@ static void test_sums_wide_magnitudes(Interp *I, Rng *g)
         sp_free(s);
         free(x);
     }
+}
+
+/* X * s with |s| >= 1 shares X's index arrays (sp_new_like): the result
+ * outlives X, a shared matrix that grows gets its own arrays first, and the
+ * owners may be freed on any threads at once. */
+static void *free_one(void *arg)
+{
+    sp_free(arg);
+    return NULL;
+}
+
+static void test_shared_index(Interp *I, Rng *g)
+{
+    int64_t r = 50, c = 40;
+    double *x = gen_dense(g, r, c, 0.2, false);
+    SpMat *X = sp_from_dense(x, r, c, -1);
+    SpMat *Z = sp_binop_scalar(I, X, OP_MUL, 3.0, false);
+    CHECK(Z && Z->colidx == X->colidx && Z->rowptr == X->rowptr);
+    sp_free(X);
+    double *want = malloc((size_t)(r * c) * sizeof *want);
+    for (int64_t k = 0; k < r * c; k++)
+        want[k] = x[k] * 3.0;
+    check_sparse_is(Z, want, r, c, "X * 3 after X is freed");
+    SpMat *W = sp_binop_scalar(I, Z, OP_MUL, -2.0, true);     /* -2 * Z */
+    CHECK(W && W->colidx == Z->colidx);
+    CHECK(sp_reserve(W, W->nnz + 10));                         /* shared: copied first */
+    CHECK(W->colidx != Z->colidx && W->rowptr != Z->rowptr);
+    sp_shrink(W);
+    for (int64_t k = 0; k < r * c; k++)
+        want[k] = x[k] * 3.0 * -2.0;
+    check_sparse_is(W, want, r, c, "-2 * (X * 3), grown and shrunk");
+    for (int64_t k = 0; k < r * c; k++)
+        want[k] = x[k] * 3.0;
+    check_sparse_is(Z, want, r, c, "X * 3 after a sharer grew");
+    sp_free(W);
+    /* eight owners freed on eight threads at once */
+    SpMat *own[8];
+    own[0] = Z;
+    for (int k = 1; k < 8; k++) {
+        own[k] = sp_binop_scalar(I, Z, OP_MUL, 1.0 + k, false);
+        CHECK(own[k] && own[k]->colidx == Z->colidx);
+    }
+    pthread_t th[8];
+    for (int k = 0; k < 8; k++)
+        CHECK(pthread_create(&th[k], NULL, free_one, own[k]) == 0);
+    for (int k = 0; k < 8; k++)
+        pthread_join(th[k], NULL);
+    free(want);
+    free(x);
+}
+
+/* colSums / colMeans of a matrix with more rows than a block
+ * (sp_col_block_rows): sparse and dense sum the same blocks, to the bit,
+ * on 1 and 4 threads; values of wide magnitudes make some column sums
+ * unsettled within a block. */
+static void test_col_sums_blocks(Interp *I, Rng *g)
+{
+    int64_t r = 300001, c = 5;
+    CHECK(sp_col_block_rows(r, c) < r);
+    CHECK(sp_col_block_rows(100000, c) == 100000);
+    double *x = calloc((size_t)(r * c), sizeof *x);
+    for (int64_t k = 0; k < r * c; k++)
+        if (rng_uniform(g) < 0.3)
+            x[k] = k % 7 ? rng_uniform(g) : (rng_uniform(g) - 0.5) * pow(10, rng_uniform(g) * 20 - 10);
+    SpMat *s = sp_from_dense(x, r, c, -1);
+    Interp one = {0}, four = {0};
+    one.blas_threads = 1;
+    four.blas_threads = 4;
+    static const char *const fn[] = {"colSums", "colMeans"};
+    for (int op = 0; op < 2; op++) {
+        Value want = call1(I, fn[op], dense_mat(x, r, c));
+        double g1[5], g4[5];
+        CHECK(sp_col_agg(&one, s, op ? SP_MEAN : SP_SUM, g1));
+        CHECK(sp_col_agg(&four, s, op ? SP_MEAN : SP_SUM, g4));
+        if (want.kind == VAL_MATRIX) {
+            CHECK_ARR(g1, want.m->data, c, same_bits, fn[op]);
+            /* and near the plain sum in long double */
+            for (int64_t j = 0; j < c && op == 0; j++) {
+                long double t = 0, a = 0;
+                for (int64_t i = 0; i < r; i++) {
+                    t += x[i * c + j];
+                    a += fabsl((long double)x[i * c + j]);
+                }
+                check_report_(fabsl(g1[j] - t) <= 1e-14L * a, __FILE__, __LINE__, "colSums %lld: %.17g vs %.17Lg",
+                              (long long)j, g1[j], t);
+            }
+        }
+        CHECK_ARR(g1, g4, c, same_bits, "colSums blocks: 1 vs 4 threads");
+        val_release(want);
+    }
+    sp_free(s);
+    free(x);
 }
 
 /* C = op(A) %*% op(B) by the row-major triple loop, inner index ascending,
@@ -921,6 +1077,12 @@ int main(void)
     }
     test_products(&I, &g);
     test_elementwise(&I, &g);
+    {
+        Rng w;
+        rng_seed(&w, 32);
+        test_shared_index(&I, &w);
+        test_col_sums_blocks(&I, &w);
+    }
     test_reorg(&I, &g);
     test_threads(&g);
     test_rand(&I);

@@ -418,7 +418,7 @@ static void test_malformed(void)
 static char *spr_bytes(int64_t rows, int64_t cols, int64_t nnz, const int64_t *rp, const int32_t *ci,
                        const double *v, size_t *len)
 {
-    SpMat s = {rows, cols, nnz, nnz, (int64_t *)rp, (int32_t *)ci, (double *)v};
+    SpMat s = {rows, cols, nnz, nnz, (int64_t *)rp, (int32_t *)ci, (double *)v, NULL};
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
     io_write_binary_csr(f, &s);
