@@ -649,7 +649,9 @@ bool ps_mpi_launch(const DiagSink *sink, int *status)
      * one needs 32x fewer polls (2 cores, 3 ranks, a BSP round of k=2 with
      * a 0.8 MB model: 4.3 -> 2.3 ms; 12.8 MB: 38-83 -> 15-19 ms; the
      * fragments come from the same bounded shared segment either way).
-     * Only when the user set none (mpirun --mca ... sets the variable). */
+     * Only when the environment has none (mpirun --mca sets it there); a
+     * value in an Open MPI parameter file yields to this one, so such a
+     * setting must go in the environment instead. */
     setenv("OMPI_MCA_pml_ob1_send_pipeline_depth", "64", 0);
     int provided = 0;
     int rc = M.Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
