@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Splitting one kernel over threads: pool_run(I, fn, ctx, n) calls
  * fn(ctx, part) once for each part in [0, n), on the calling thread and on
- * up to pool_threads(I) - 1 threads started for the call and joined before
- * it returns (no thread outlives the call, none waits idle). Parts go to
+ * up to pool_threads(I) - 1 threads started for the call; it returns when
+ * every part is done (a helper still starting then finds no part and exits
+ * without touching fn or ctx; none waits idle). Parts go to
  * whichever thread is free, in order, so cutting the work into a few parts
  * per thread keeps a helper that the scheduler starts late from holding
  * up the call. The thread count comes from the thread budget

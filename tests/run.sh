@@ -63,7 +63,7 @@ add_counts() {
 # sparse), OpenBLAS's thread count (ops), parsing and heavy hitters on
 # several threads, paramserv's pieces.
 THREADED_UNITS="test_fuse test_sparse test_ops test_parse test_hitters test_sink
-test_ps_checkpoint test_ps_msg test_ps_readset test_ps_sum"
+test_ps_checkpoint test_ps_msg test_ps_readset test_ps_sum test_pool"
 
 # in_threaded NAME: true when NAME is one of THREADED_UNITS.
 in_threaded() {
