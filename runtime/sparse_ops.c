@@ -292,20 +292,7 @@ static void rs_init(void)
 static void row_sums(const SpMat *X, int64_t r0, int64_t r1, double *out)
 {
     int64_t b[RS_STREAMS + 1];
-    int64_t base = X->rowptr[r0] + r0, total = X->rowptr[r1] + r1 - base;
-    b[0] = r0;
-    for (int k = 1; k < RS_STREAMS; k++) {
-        int64_t want = base + total / RS_STREAMS * k, lo = b[k - 1], hi = r1;
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (X->rowptr[mid] + mid < want)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        b[k] = lo;
-    }
-    b[RS_STREAMS] = r1;
+    row_cuts_range(X, r0, r1, RS_STREAMS, b);
     pthread_once(&rs_once, rs_init);
     rs_rows(X, b, out);
 }

@@ -38,13 +38,14 @@ static inline int n_col_parts(const Interp *I, int64_t work)
     return n_parts(I, work) == 1 ? 1 : pool_threads(I);
 }
 
-/* Row bounds b[0..parts] cutting X into parts of about equal rows + nnz. */
-static inline void row_cuts(const SpMat *X, int parts, int64_t *b)
+/* Row bounds b[0..parts] cutting rows [r0, r1) of X into parts of about
+ * equal rows + nnz. */
+static inline void row_cuts_range(const SpMat *X, int64_t r0, int64_t r1, int parts, int64_t *b)
 {
-    int64_t R = X->rows, total = X->nnz + R;
-    b[0] = 0;
+    int64_t base = X->rowptr[r0] + r0, total = X->rowptr[r1] + r1 - base;
+    b[0] = r0;
     for (int k = 1; k < parts; k++) {
-        int64_t want = total / parts * k, lo = b[k - 1], hi = R;
+        int64_t want = base + total / parts * k, lo = b[k - 1], hi = r1;
         while (lo < hi) {      /* first row i with rowptr[i] + i >= want */
             int64_t mid = lo + (hi - lo) / 2;
             if (X->rowptr[mid] + mid < want)
@@ -54,7 +55,13 @@ static inline void row_cuts(const SpMat *X, int parts, int64_t *b)
         }
         b[k] = lo;
     }
-    b[parts] = R;
+    b[parts] = r1;
+}
+
+/* The same over all of X's rows. */
+static inline void row_cuts(const SpMat *X, int parts, int64_t *b)
+{
+    row_cuts_range(X, 0, X->rows, parts, b);
 }
 
 /* Column bounds b[0..parts] cutting [0, n) evenly. */

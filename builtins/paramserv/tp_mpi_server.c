@@ -396,13 +396,7 @@ static void on_push_sum(PsRun *run, MpiMsg *m)
     S->push_bytes += ps_list_bytes(sum.l);
     S->push_msgs++;
     heard_from(run, w, n);
-    for (int64_t j = 0; j < n; j++) {
-        Value p = j == 0 ? sum : val_none();
-        if (ps_enqueue_push_take(run, (int)w[j], m->epoch, b[j], p) != ST_OK) {
-            ps_fail_msg(run, "paramserv: out of memory queueing a push");
-            break;
-        }
-    }
+    tp_push_sum_enqueue(run, w, b, n, m->epoch, sum);
     free(w);
     free(b);
 }

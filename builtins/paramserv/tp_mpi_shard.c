@@ -1246,13 +1246,7 @@ static void shard_on_push_sum(ShardServe *z, MpiMsg *m)
     } else {
         for (int64_t j = 0; j < n; j++)
             z->heard[w[j]] = true;
-        for (int64_t j = 0; j < n; j++) {
-            Value p = j == 0 ? sum : val_none();
-            if (ps_enqueue_push_take(run, (int)w[j], m->epoch, b[j], p) != ST_OK) {
-                ps_fail_msg(run, "paramserv: out of memory queueing a push");
-                break;
-            }
-        }
+        tp_push_sum_enqueue(run, w, b, n, m->epoch, sum);
     }
     free(w);
     free(b);

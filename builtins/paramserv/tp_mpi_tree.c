@@ -566,3 +566,14 @@ void tp_reduce_free(TpReduce *R)
     free(R->recv);
     free(R);
 }
+
+void tp_push_sum_enqueue(PsRun *run, const int64_t *w, const int64_t *b, int64_t n, int64_t epoch, Value sum)
+{
+    for (int64_t j = 0; j < n; j++) {
+        Value p = j == 0 ? sum : val_none();
+        if (ps_enqueue_push_take(run, (int)w[j], epoch, b[j], p) != ST_OK) {
+            ps_fail_msg(run, "paramserv: out of memory queueing a push");
+            return;
+        }
+    }
+}

@@ -75,6 +75,10 @@ bool tp_mpi_take_models(Value v, int self, int size, int64_t lo, int64_t hi, int
  * workers and their last batches in w[0..n), b[0..n) (malloc'd). False when
  * malformed (a worker outside [0, k) or twice, or another call's seq). */
 bool tp_push_sum_read(MpiMsg *m, int64_t k, int64_t seq, Value *sum, int64_t **w, int64_t **b, int64_t *n);
+/* The server's side of a sum read by tp_push_sum_read: the first covered
+ * worker's push carries the sum (taken), the others' are NONE, all queued
+ * with ps_enqueue_push_take. Out of memory: the run fails (ps_fail_msg). */
+void tp_push_sum_enqueue(PsRun *run, const int64_t *w, const int64_t *b, int64_t n, int64_t epoch, Value sum);
 
 /* A worker rank's part of the pushes' tree, run by its bridge thread. */
 typedef struct TpReduce TpReduce;
