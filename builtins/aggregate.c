@@ -106,9 +106,13 @@ static double kmean_strided(const double *x, int64_t n, int64_t s)
 }
 
 typedef double KV4 __attribute__((vector_size(4 * sizeof(double))));
+typedef long long KM4 __attribute__((vector_size(4 * sizeof(long long))));
 
 /* Kahan sums per column of rows [r0, r1) of x, from 0: sums into o[0..C),
- * corrections into k[0..C). */
+ * corrections into k[0..C). A zero cell is no step (a Kahan step of adding
+ * 0 can still move the correction into the sum): a column's sum is the
+ * compensated sum of its non-zero cells in row order, which a sparse
+ * matrix gives without looking at its zeros (runtime/sparse_ops.c). */
 static void col_ksums_rows(const Matrix *x, int64_t r0, int64_t r1, double *restrict o, double *restrict k)
 {
     int64_t C = x->cols;
@@ -124,12 +128,16 @@ static void col_ksums_rows(const Matrix *x, int64_t r0, int64_t r1, double *rest
             memcpy(&rv, r + j, sizeof rv);
             memcpy(&kv, k + j, sizeof kv);
             memcpy(&ov, o + j, sizeof ov);
-            KV4 c = rv + kv, t = ov + c;
-            kv = c - (t - ov);
+            KV4 c = rv + kv, t = ov + c, nk = c - (t - ov);
+            KM4 nz = rv != 0;
+            kv = (KV4)(((KM4)nk & nz) | ((KM4)kv & ~nz));
+            ov = (KV4)(((KM4)t & nz) | ((KM4)ov & ~nz));
             memcpy(k + j, &kv, sizeof kv);
-            memcpy(o + j, &t, sizeof t);
+            memcpy(o + j, &ov, sizeof ov);
         }
         for (; j < C; j++) {
+            if (r[j] == 0)
+                continue;
             double c = r[j] + k[j];
             double t = o[j] + c;
             k[j] = c - (t - o[j]);

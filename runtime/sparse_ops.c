@@ -268,12 +268,11 @@ __attribute__((target("avx2"))) static void rs_avx2(const SpMat *X, const int64_
 #endif
 
 static pthread_once_t rs_once = PTHREAD_ONCE_INIT;
-struct AggCtx;
-static void col_sums_base(const struct AggCtx *c, int part);
+static void col_sums_base(const SpMat *X, int64_t r0, int64_t r1, int64_t c0, int64_t c1, KS *ks);
 #if defined(__x86_64__) && defined(__GNUC__)
-static void col_sums_avx2(const struct AggCtx *c, int part);
+static void col_sums_avx2(const SpMat *X, int64_t r0, int64_t r1, int64_t c0, int64_t c1, KS *ks);
 #endif
-static void (*col_sums_part)(const struct AggCtx *, int) = col_sums_base;
+static void (*col_sums_part)(const SpMat *, int64_t, int64_t, int64_t, int64_t, KS *) = col_sums_base;
 static void (*rs_rows)(const SpMat *, const int64_t *, double *) = rs_base;
 
 static void rs_init(void)
@@ -338,8 +337,11 @@ typedef struct AggCtx {
     double *out;
     const int64_t *cut;
     struct ColState *col;   /* column min/max: per column */
-    KS *ks;                 /* column sums: per column (per block and column) */
+    KS *ks;                 /* column sums: per column; blocked: the total, part 0's block, the
+                             * later parts' blocks */
     int64_t block_rows;     /* column sums in blocks of rows (sp_col_block_rows), or 0 */
+    int64_t nblocks;        /* the blocks of rows */
+    int nparts;             /* the parts the blocks are cut into, in order */
 } AggCtx;
 
 /* A column's entries seen (min/max: whether a zero is among its cells). */
@@ -383,37 +385,30 @@ void sp_row_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
     pool_run(I, row_agg_part, &ctx, parts);
 }
 
-/* Column j's sum (s, r) after its step at row i, when s + r != s: a zero
- * row is then a Kahan step that still changes (s, r) (after a value larger
- * than the running sum; rare), so the zero rows that follow, up to the
- * column's next entry, are stepped now, until one changes nothing (after
- * that none does) or the sum is not finite (it is replaced by the plain
- * sum then). kzeros' steps, the gap found by looking ahead. */
-static void col_settle(const SpMat *X, int64_t i, int64_t j, KS *k, int64_t end)
+/* Columns [c0, c1) of rows [r0, r1): col_ksums' per-column compensated
+ * sums of the non-zero cells, rows in order, from (0, 0) in ks[c0..c1)
+ * (aggregate.c's dense kernel takes no step for a zero cell either: the
+ * same bits). */
+static inline __attribute__((always_inline)) void col_sums_body(const SpMat *X, int64_t r0, int64_t r1, int64_t c0,
+                                                                int64_t c1, KS *ks)
 {
-    for (int64_t z = i + 1; z < end && k->s + k->c != k->s && isfinite(k->s) && !has_col(X, z, j); z++)
-        kadd_raw(k, 0.0);
-}
-
-/* Columns [cut[part], cut[part+1]): col_ksums' per-column compensated sums,
- * rows in order. A zero row is a Kahan step of adding 0, which changes
- * nothing while s + r == s; where that does not hold after a step,
- * col_settle takes the zero rows that follow. */
-static inline __attribute__((always_inline)) void col_sums_body(const AggCtx *c, int part)
-{
-    const SpMat *X = c->X;
     const int32_t *ci = X->colidx;
     const double *xv = X->vals;
     const int64_t *rp = X->rowptr;
-    KS *ks = c->ks;
-    /* a part: a block of rows, all columns (block_rows set), or all rows
-     * of a range of columns */
-    int64_t br = c->block_rows, r0 = br ? part * br : 0, r1 = br && r0 + br < X->rows ? r0 + br : X->rows;
-    int64_t c0 = br ? 0 : c->cut[part], c1 = br ? X->cols : c->cut[part + 1];
-    if (br)
-        ks += part * X->cols;
     for (int64_t j = c0; j < c1; j++)
         ks[j] = (KS){0, 0};
+    if (c0 == 0 && c1 == X->cols) {
+        /* all columns: the entries of rows [r0, r1) in one run (row
+         * order, then column order, is their order in memory) */
+#pragma GCC unroll 8
+        for (int64_t p = rp[r0], end = rp[r1]; p < end; p++) {
+            KS *k = ks + ci[p];
+            double s = k->s, cc = xv[p] + k->c, t = s + cc, r = cc - (t - s);
+            k->s = t;
+            k->c = r;
+        }
+        return;
+    }
     for (int64_t i = r0; i < r1; i++) {
         int64_t p = rp[i], end = rp[i + 1];
         if (c0 > 0)
@@ -425,34 +420,73 @@ static inline __attribute__((always_inline)) void col_sums_body(const AggCtx *c,
             double s = k->s, cc = xv[p] + k->c, t = s + cc, r = cc - (t - s);
             k->s = t;
             k->c = r;
-            if (__builtin_expect(t + r != t, 0))
-                col_settle(X, i, ci[p], k, r1);
         }
     }
-    if (!br)
-        for (int64_t j = c0; j < c1; j++)
-            c->out[j] = ks[j].s;    /* not finite: sp_col_agg re-sums it plainly */
 }
 
 /* col_sums_body compiled for the base ISA and for AVX2 (three-operand
  * instructions: no register copies in the loop; the same additions, the
  * same bits), picked at run time. */
-static void col_sums_base(const AggCtx *c, int part) { col_sums_body(c, part); }
+static void col_sums_base(const SpMat *X, int64_t r0, int64_t r1, int64_t c0, int64_t c1, KS *ks)
+{
+    col_sums_body(X, r0, r1, c0, c1, ks);
+}
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) static void col_sums_avx2(const AggCtx *c, int part) { col_sums_body(c, part); }
+__attribute__((target("avx2"))) static void col_sums_avx2(const SpMat *X, int64_t r0, int64_t r1, int64_t c0,
+                                                          int64_t c1, KS *ks)
+{
+    col_sums_body(X, r0, r1, c0, c1, ks);
+}
 #endif
-/* Columns [cut[part], cut[part+1]): the sums (col_sums_part) or the
- * min/max. */
+
+/* tot[j] += block (s[j], c[j]), compensated: col_ksums' sum of the blocks,
+ * a block's sum and then its correction. */
+static void col_fold(KS *restrict tot, const KS *restrict blk, int64_t C)
+{
+    for (int64_t j = 0; j < C; j++) {
+        kadd_raw(&tot[j], blk[j].s);
+        kadd_raw(&tot[j], blk[j].c);
+    }
+}
+
+/* The blocks of rows a part of a blocked column sum takes: [b0, b1). */
+static void col_part_blocks(const AggCtx *c, int part, int64_t *b0, int64_t *b1)
+{
+    *b0 = c->nblocks * part / c->nparts;
+    *b1 = c->nblocks * (part + 1) / c->nparts;
+}
+
+/* Column sums: with block_rows, part p's blocks of rows, all columns, in
+ * order; part 0 adds each block into the total as it finishes, using one
+ * block's room, and the later parts keep their blocks for sp_col_agg to
+ * add after them. Else all rows of columns [cut[part], cut[part+1]).
+ * Column min/max: all rows of the part's columns. */
 static void col_agg_part(void *vctx, int part)
 {
     const AggCtx *c = vctx;
-    if (c->op == SP_SUM || c->op == SP_MEAN) {
-        col_sums_part(c, part);
+    const SpMat *X = c->X;
+    int64_t C = X->cols;
+    if ((c->op == SP_SUM || c->op == SP_MEAN) && c->block_rows) {
+        int64_t b0, b1, first1;
+        col_part_blocks(c, part, &b0, &b1);
+        col_part_blocks(c, 0, &(int64_t){0}, &first1);
+        for (int64_t b = b0; b < b1; b++) {
+            int64_t r0 = b * c->block_rows, r1 = r0 + c->block_rows < X->rows ? r0 + c->block_rows : X->rows;
+            KS *dst = part == 0 ? c->ks + C : c->ks + C * (2 + b - first1);
+            col_sums_part(X, r0, r1, 0, C, dst);
+            if (part == 0)
+                col_fold(c->ks, dst, C);
+        }
         return;
     }
-    const SpMat *X = c->X;
-    ColState *st = c->col;
     int64_t c0 = c->cut[part], c1 = c->cut[part + 1];
+    if (c->op == SP_SUM || c->op == SP_MEAN) {
+        col_sums_part(X, 0, X->rows, c0, c1, c->ks);
+        for (int64_t j = c0; j < c1; j++)
+            c->out[j] = c->ks[j].s;     /* not finite: sp_col_agg re-sums it plainly */
+        return;
+    }
+    ColState *st = c->col;
     for (int64_t j = c0; j < c1; j++) {
         st[j].last = 0;
         c->out[j] = c->op == SP_MAX ? -INFINITY : INFINITY;
@@ -505,11 +539,14 @@ bool sp_col_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
         return true;
     bool sums = op == SP_SUM || op == SP_MEAN;
     int64_t br = sp_col_block_rows(X->rows, C), nb = sums && X->rows > br ? (X->rows + br - 1) / br : 1;
+    int parts = n_col_parts(I, X->nnz + X->rows);
+    int bparts = nb < parts ? (int)nb : parts;
+    /* blocked: the total, part 0's block, and the blocks of parts 1.. */
+    int64_t nks = !sums ? 0 : nb > 1 ? 2 + nb - nb / bparts : 1;
     ColState *col = sums ? NULL : malloc((size_t)C * sizeof *col);
-    KS *ks = sums ? malloc((size_t)C * (size_t)nb * sizeof *ks) : NULL;
+    KS *ks = sums ? malloc((size_t)C * (size_t)nks * sizeof *ks) : NULL;
     if (sums ? !ks : !col)
         return false;
-    int parts = n_col_parts(I, X->nnz + X->rows);
     if (parts > C)
         parts = (int)C;
     int64_t cut[SP_MAX_PARTS + 1];
@@ -521,15 +558,16 @@ bool sp_col_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
          * sums and corrections added in order, compensated (as
          * aggregate.c's col_ksums does) */
         ctx.block_rows = br;
-        pool_run(I, col_agg_part, &ctx, (int)nb);
-        for (int64_t j = 0; j < C; j++) {
-            KS t = {0, 0};
-            for (int64_t b = 0; b < nb; b++) {
-                kadd_raw(&t, ks[b * C + j].s);
-                kadd_raw(&t, ks[b * C + j].c);
-            }
-            out[j] = t.s;
-        }
+        ctx.nblocks = nb;
+        ctx.nparts = bparts;
+        for (int64_t j = 0; j < C; j++)
+            ks[j] = (KS){0, 0};
+        pool_run(I, col_agg_part, &ctx, bparts);
+        int64_t first1 = nb / bparts;
+        for (int64_t b = first1; b < nb; b++)
+            col_fold(ks, ks + C * (2 + b - first1), C);
+        for (int64_t j = 0; j < C; j++)
+            out[j] = ks[j].s;
     } else {
         pool_run(I, col_agg_part, &ctx, parts);
     }

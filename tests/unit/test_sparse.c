@@ -322,8 +322,9 @@ static void test_conversions_and_aggregates(Interp *I, Rng *g)
 
 /* Row and column sums of values far larger than their lane's running sum,
  * of both signs, 1e-15 to 1e15, where a Kahan lane can be left in a state
- * that a zero step still changes: the column sums replay those steps (the
- * dense bits), the row sums are the sums of the packed non-zeros. */
+ * that a zero step would still change: the column sums take no step for a
+ * zero cell in either form (the dense bits), the row sums are the sums of
+ * the packed non-zeros. */
 static void test_sums_wide_magnitudes(Interp *I, Rng *g)
 {
     static const char *const fn[] = {"rowSums", "rowMeans", "colSums", "colMeans"};
@@ -410,8 +411,9 @@ static void test_shared_index(Interp *I, Rng *g)
 
 /* colSums / colMeans of a matrix with more rows than a block
  * (sp_col_block_rows): sparse and dense sum the same blocks, to the bit,
- * on 1 and 4 threads; values of wide magnitudes make some column sums
- * unsettled within a block. */
+ * on 1, 2, 3 and 4 threads (the blocks cut into 1-4 parts, the first
+ * adding its blocks into the total as it goes); values of wide magnitudes
+ * leave some columns' corrections larger than half a unit of their sums. */
 static void test_col_sums_blocks(Interp *I, Rng *g)
 {
     int64_t r = 300001, c = 5;
@@ -431,6 +433,13 @@ static void test_col_sums_blocks(Interp *I, Rng *g)
         double g1[5], g4[5];
         CHECK(sp_col_agg(&one, s, op ? SP_MEAN : SP_SUM, g1));
         CHECK(sp_col_agg(&four, s, op ? SP_MEAN : SP_SUM, g4));
+        for (int th = 2; th <= 3; th++) {
+            Interp it = {0};
+            it.blas_threads = th;
+            double gt[5];
+            CHECK(sp_col_agg(&it, s, op ? SP_MEAN : SP_SUM, gt));
+            CHECK_ARR(g1, gt, c, same_bits, "colSums blocks: 1 vs 2-3 threads");
+        }
         if (want.kind == VAL_MATRIX) {
             CHECK_ARR(g1, want.m->data, c, same_bits, fn[op]);
             /* and near the plain sum in long double */
@@ -449,6 +458,25 @@ static void test_col_sums_blocks(Interp *I, Rng *g)
     }
     sp_free(s);
     free(x);
+}
+
+/* A column of 1, 1e16 + 2 and a zero: the Kahan sum after the second step
+ * is 1e16 + 4 with a correction of -2, and a step of adding the zero would
+ * move it to 1e16 + 2. colSums takes no step for a zero cell, dense and
+ * sparse: 1e16 + 4, and the same below a row that holds the zero in
+ * another column. */
+static void test_col_sums_zero_no_step(Interp *I)
+{
+    double x[] = {1, 0, 1e16 + 2, 5, 0, 0};
+    SpMat *s = sp_from_dense(x, 3, 2, -1);
+    Value want = call1(I, "colSums", dense_mat(x, 3, 2));
+    double got[2];
+    CHECK(sp_col_agg(I, s, SP_SUM, got));
+    CHECK(want.kind == VAL_MATRIX && want.m->data[0] == 1e16 + 4 && want.m->data[1] == 5);
+    if (want.kind == VAL_MATRIX)
+        CHECK_ARR(got, want.m->data, 2, same_bits, "colSums with a zero after a large step");
+    val_release(want);
+    sp_free(s);
 }
 
 /* C = op(A) %*% op(B) by the row-major triple loop, inner index ascending,
@@ -1082,6 +1110,7 @@ int main(void)
         rng_seed(&w, 32);
         test_shared_index(&I, &w);
         test_col_sums_blocks(&I, &w);
+        test_col_sums_zero_no_step(&I);
     }
     test_reorg(&I, &g);
     test_threads(&g);
