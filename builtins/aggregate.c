@@ -106,14 +106,52 @@ static double kmean_strided(const double *x, int64_t n, int64_t s)
 }
 
 typedef double KV4 __attribute__((vector_size(4 * sizeof(double))));
+/* two columns: a comparison of SSE2's width (gcc turns one of four doubles
+ * into a branch per cell on the base ISA) */
+typedef double KV2 __attribute__((vector_size(2 * sizeof(double))));
+typedef long long KM2 __attribute__((vector_size(2 * sizeof(long long))));
+
+/* One Kahan step of two columns' (o, k) by r, where r is not zero. */
+static inline __attribute__((always_inline)) void kstep2(const double *r, double *restrict o, double *restrict k)
+{
+    KV2 rv, kv, ov;
+    memcpy(&rv, r, sizeof rv);
+    memcpy(&kv, k, sizeof kv);
+    memcpy(&ov, o, sizeof ov);
+    KV2 c = rv + kv, t = ov + c, nk = c - (t - ov);
+    KM2 nz = rv != 0;
+    kv = (KV2)(((KM2)nk & nz) | ((KM2)kv & ~nz));
+    ov = (KV2)(((KM2)t & nz) | ((KM2)ov & ~nz));
+    memcpy(k, &kv, sizeof kv);
+    memcpy(o, &ov, sizeof ov);
+}
+
+/* kstep2 for four columns: for AVX2, where the comparison is one
+ * instruction. */
 typedef long long KM4 __attribute__((vector_size(4 * sizeof(long long))));
+static inline __attribute__((always_inline)) void kstep4(const double *r, double *restrict o, double *restrict k)
+{
+    KV4 rv, kv, ov;
+    memcpy(&rv, r, sizeof rv);
+    memcpy(&kv, k, sizeof kv);
+    memcpy(&ov, o, sizeof ov);
+    KV4 c = rv + kv, t = ov + c, nk = c - (t - ov);
+    KM4 nz = rv != 0;
+    kv = (KV4)(((KM4)nk & nz) | ((KM4)kv & ~nz));
+    ov = (KV4)(((KM4)t & nz) | ((KM4)ov & ~nz));
+    memcpy(k, &kv, sizeof kv);
+    memcpy(o, &ov, sizeof ov);
+}
 
 /* Kahan sums per column of rows [r0, r1) of x, from 0: sums into o[0..C),
  * corrections into k[0..C). A zero cell is no step (a Kahan step of adding
  * 0 can still move the correction into the sum): a column's sum is the
  * compensated sum of its non-zero cells in row order, which a sparse
- * matrix gives without looking at its zeros (runtime/sparse_ops.c). */
-static void col_ksums_rows(const Matrix *x, int64_t r0, int64_t r1, double *restrict o, double *restrict k)
+ * matrix gives without looking at its zeros (runtime/sparse_ops.c).
+ * Compiled for the base ISA (two columns a comparison) and for AVX2 (four),
+ * the same steps. */
+static inline __attribute__((always_inline)) void col_ksums_body(const Matrix *x, int64_t r0, int64_t r1,
+                                                                 double *restrict o, double *restrict k, bool avx2)
 {
     int64_t C = x->cols;
     for (int64_t j = 0; j < C; j++)
@@ -124,16 +162,12 @@ static void col_ksums_rows(const Matrix *x, int64_t r0, int64_t r1, double *rest
         /* four columns a step, each column's operations as below (gcc -O2
          * left this loop scalar: colSums was 5% of LeNet's training) */
         for (; j + 4 <= C; j += 4) {
-            KV4 rv, kv, ov;
-            memcpy(&rv, r + j, sizeof rv);
-            memcpy(&kv, k + j, sizeof kv);
-            memcpy(&ov, o + j, sizeof ov);
-            KV4 c = rv + kv, t = ov + c, nk = c - (t - ov);
-            KM4 nz = rv != 0;
-            kv = (KV4)(((KM4)nk & nz) | ((KM4)kv & ~nz));
-            ov = (KV4)(((KM4)t & nz) | ((KM4)ov & ~nz));
-            memcpy(k + j, &kv, sizeof kv);
-            memcpy(o + j, &ov, sizeof ov);
+            if (avx2) {
+                kstep4(r + j, o + j, k + j);
+            } else {
+                kstep2(r + j, o + j, k + j);
+                kstep2(r + j + 2, o + j + 2, k + j + 2);
+            }
         }
         for (; j < C; j++) {
             if (r[j] == 0)
@@ -144,6 +178,36 @@ static void col_ksums_rows(const Matrix *x, int64_t r0, int64_t r1, double *rest
             o[j] = t;
         }
     }
+}
+
+static void col_ksums_base(const Matrix *x, int64_t r0, int64_t r1, double *restrict o, double *restrict k)
+{
+    col_ksums_body(x, r0, r1, o, k, false);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void col_ksums_avx2(const Matrix *x, int64_t r0, int64_t r1,
+                                                           double *restrict o, double *restrict k)
+{
+    col_ksums_body(x, r0, r1, o, k, true);
+}
+#endif
+
+static void col_ksums_rows(const Matrix *x, int64_t r0, int64_t r1, double *restrict o, double *restrict k)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static _Atomic int have = -1;       /* -1 not asked yet */
+    int h = have;
+    if (h < 0) {
+        __builtin_cpu_init();
+        have = h = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    if (h) {
+        col_ksums_avx2(x, r0, r1, o, k);
+        return;
+    }
+#endif
+    col_ksums_base(x, r0, r1, o, k);
 }
 
 /* Column sums of an R x C row-major block into out[0..C): Kahan per column,
