@@ -449,11 +449,18 @@ static void col_fold(KS *restrict tot, const KS *restrict blk, int64_t C)
     }
 }
 
-/* The blocks of rows a part of a blocked column sum takes: [b0, b1). */
+/* The blocks of rows a part of a blocked column sum takes: [b0, b1), the
+ * first parts the larger (the blocks after part 0's are added up after
+ * the parts end, on one thread). */
+static int64_t col_part_first_block(int64_t nblocks, int nparts, int part)
+{
+    return (nblocks * part + nparts - 1) / nparts;
+}
+
 static void col_part_blocks(const AggCtx *c, int part, int64_t *b0, int64_t *b1)
 {
-    *b0 = c->nblocks * part / c->nparts;
-    *b1 = c->nblocks * (part + 1) / c->nparts;
+    *b0 = col_part_first_block(c->nblocks, c->nparts, part);
+    *b1 = col_part_first_block(c->nblocks, c->nparts, part + 1);
 }
 
 /* Column sums: with block_rows, part p's blocks of rows, all columns, in
@@ -469,7 +476,7 @@ static void col_agg_part(void *vctx, int part)
     if ((c->op == SP_SUM || c->op == SP_MEAN) && c->block_rows) {
         int64_t b0, b1, first1;
         col_part_blocks(c, part, &b0, &b1);
-        col_part_blocks(c, 0, &(int64_t){0}, &first1);
+        first1 = col_part_first_block(c->nblocks, c->nparts, 1);
         for (int64_t b = b0; b < b1; b++) {
             int64_t r0 = b * c->block_rows, r1 = r0 + c->block_rows < X->rows ? r0 + c->block_rows : X->rows;
             KS *dst = part == 0 ? c->ks + C : c->ks + C * (2 + b - first1);
@@ -542,7 +549,7 @@ bool sp_col_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
     int parts = n_col_parts(I, X->nnz + X->rows);
     int bparts = nb < parts ? (int)nb : parts;
     /* blocked: the total, part 0's block, and the blocks of parts 1.. */
-    int64_t nks = !sums ? 0 : nb > 1 ? 2 + nb - nb / bparts : 1;
+    int64_t nks = !sums ? 0 : nb > 1 ? 2 + nb - col_part_first_block(nb, bparts, 1) : 1;
     ColState *col = sums ? NULL : malloc((size_t)C * sizeof *col);
     KS *ks = sums ? malloc((size_t)C * (size_t)nks * sizeof *ks) : NULL;
     if (sums ? !ks : !col)
@@ -563,7 +570,7 @@ bool sp_col_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
         for (int64_t j = 0; j < C; j++)
             ks[j] = (KS){0, 0};
         pool_run(I, col_agg_part, &ctx, bparts);
-        int64_t first1 = nb / bparts;
+        int64_t first1 = col_part_first_block(nb, bparts, 1);
         for (int64_t b = first1; b < nb; b++)
             col_fold(ks, ks + C * (2 + b - first1), C);
         for (int64_t j = 0; j < C; j++)

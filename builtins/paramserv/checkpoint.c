@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0
  * paramserv checkpoints (upstream accepts 'checkpointing' but never wrote
  * one). File layout, native little-endian:
- *   "DMLPSCK2"  uint64 siglen  siglen bytes of signature (text)
+ *   "DMLPSCK3"  uint64 siglen  siglen bytes of signature (text)
  *   int64 epochs_done  int64 n  then n x (int64 rows, int64 cols,
  *   rows*cols doubles)  uint64 checksum of every byte before it
  * The signature (ps_ckpt_prepare) says which call wrote the file, so a
  * checkpoint is resumed only by the same training: same model shapes, same
- * features and labels (a fingerprint of their bits), same options. epochs,
+ * features and labels (a fingerprint of their non-zero cells' positions
+ * and bits, hash_matrix), same options. epochs,
  * checkpointing and verbose are left out of it: resuming to more epochs is
  * the point. seed= is in it only when given (without it no two runs agree).
  *
@@ -23,12 +24,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../base/sparse.h"
 #include "../../base/strbuf.h"
 #include "../io/io_formats.h"
 #include "ps.h"
 
-static const char MAGIC[8] = {'D', 'M', 'L', 'P', 'S', 'C', 'K', '2'};
+static const char MAGIC[8] = {'D', 'M', 'L', 'P', 'S', 'C', 'K', '3'};
 static const char MAGIC_V1[8] = {'D', 'M', 'L', 'P', 'S', 'C', 'K', '1'};
+/* version 2: the data's fingerprint hashed every cell's bits (dense only) */
+static const char MAGIC_V2[8] = {'D', 'M', 'L', 'P', 'S', 'C', 'K', '2'};
 
 /* Bounds on what a reader accepts before allocating. */
 #define SIG_MAX ((uint64_t)1 << 24)
@@ -94,15 +98,48 @@ static uint64_t hash_final(const Hash *h)
     return r ^ (r >> 31);
 }
 
+/* A matrix's fingerprint: its shape, then its non-zero cells as (row-major
+ * position, value bits) pairs in row-major order, hashed 256 pairs at a
+ * time. The dense and the sparse form of the same values give the same
+ * fingerprint (a sparse matrix stores no zeros, and -0.0 is a zero in
+ * both), and a sparse one costs its non-zeros, not its cells. */
+enum { FP_PAIRS = 256 };
+
+typedef struct FpBuf {
+    Hash h;
+    uint64_t pair[2 * FP_PAIRS];
+    int n;
+} FpBuf;
+
+static inline void fp_put(FpBuf *b, uint64_t pos, double v)
+{
+    b->pair[2 * b->n] = pos;
+    memcpy(&b->pair[2 * b->n + 1], &v, 8);
+    if (++b->n == FP_PAIRS) {
+        hash_bytes(&b->h, b->pair, sizeof b->pair);
+        b->n = 0;
+    }
+}
+
 static uint64_t hash_matrix(const Matrix *m)
 {
-    Hash h;
-    hash_init(&h);
-    hash_bytes(&h, &m->rows, 8);
-    hash_bytes(&h, &m->cols, 8);
-    if (mat_len(m))
-        hash_bytes(&h, m->data, sizeof(double) * (size_t)mat_len(m));
-    return hash_final(&h);
+    FpBuf b;
+    hash_init(&b.h);
+    b.n = 0;
+    hash_bytes(&b.h, &m->rows, 8);
+    hash_bytes(&b.h, &m->cols, 8);
+    if (m->sp) {
+        const SpMat *s = m->sp;
+        for (int64_t i = 0; i < s->rows; i++)
+            for (int64_t p = s->rowptr[i]; p < s->rowptr[i + 1]; p++)
+                fp_put(&b, (uint64_t)(i * s->cols + s->colidx[p]), s->vals[p]);
+    } else {
+        for (int64_t k = 0; k < mat_len(m); k++)
+            if (m->data[k] != 0)
+                fp_put(&b, (uint64_t)k, m->data[k]);
+    }
+    hash_bytes(&b.h, b.pair, (size_t)b.n * 16);
+    return hash_final(&b.h);
 }
 
 /* Hyperparameters by value: names, scalars, matrices, nested lists. */
@@ -508,13 +545,19 @@ Status ps_ckpt_read(Interp *I, const PsConfig *c, FILE *f, Value *model, int64_t
     int64_t done = 0, n = 0;
     List *l = NULL;
     Status st = ST_OK;
-    if (!get(f, &h, magic, 8) || (memcmp(magic, MAGIC, 8) != 0 && memcmp(magic, MAGIC_V1, 8) != 0)) {
+    if (!get(f, &h, magic, 8) ||
+        (memcmp(magic, MAGIC, 8) != 0 && memcmp(magic, MAGIC_V1, 8) != 0 && memcmp(magic, MAGIC_V2, 8) != 0)) {
         st = err_set(I, "paramserv: '%s' is not a paramserv checkpoint", path);
         goto out;
     }
     if (memcmp(magic, MAGIC_V1, 8) == 0) {
         st = err_set(I, "paramserv: checkpoint '%s' was written by an older dml and records no call to match; "
                      "delete it to start over", path);
+        goto out;
+    }
+    if (memcmp(magic, MAGIC_V2, 8) == 0) {
+        st = err_set(I, "paramserv: checkpoint '%s' was written by an older dml, which fingerprinted the data "
+                     "another way; delete it to start over", path);
         goto out;
     }
     if (!get(f, &h, &siglen, 8) || siglen > SIG_MAX || !get_sig(f, &h, siglen, &sig) ||

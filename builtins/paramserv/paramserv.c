@@ -32,14 +32,6 @@ static Status bi_paramserv(Interp *I, const BArgs *a0, Value *out)
         st = ps_config(I, a, &c);
     else
         memset(&c, 0, sizeof c);
-    /* no checkpoint or record: the checkpoint's and the record's hashes read
-     * dense cells (the MPI wire carries the sparse form, wire.c) */
-    if (st == ST_OK && (c.ckpt != PS_CKPT_NONE || c.record_path || c.replay_path)) {
-        if (c.X && c.X->sp && !(c.X = mat_dense_m(I, c.X, "paramserv")))
-            st = ST_ERR;
-        if (st == ST_OK && c.Y && c.Y->sp && !(c.Y = mat_dense_m(I, c.Y, "paramserv")))
-            st = ST_ERR;
-    }
     if (st == ST_OK && c.ckpt != PS_CKPT_NONE)
         st = ps_ckpt_prepare(I, &c);
     if (st == ST_OK && (c.record_path || c.replay_path))

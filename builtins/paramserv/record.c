@@ -2,7 +2,8 @@
  * Record and replay of asynchronous paramserv runs (issue 26; ps.h).
  *
  * A record is a text file:
- *   DMLPSREC1
+ *   DMLPSREC2                       (DMLPSREC1: an older dml's, whose
+ *                                   data fingerprint hashed every cell)
  *   sig <the call's signature: ps_call_sig>
  *   n <pushes>
  *   <worker> <epoch> <batch>        one line per push, in the order the
@@ -121,8 +122,10 @@ static Status load(Interp *I, const PsConfig *c, PsRecord *r)
                 break;          /* the last line is not the checksum */
         }
     uint64_t sum = 0;
-    if (strncmp(text, "DMLPSREC1\n", 10) != 0)
-        why = "it is not a paramserv record (no DMLPSREC1 header)";
+    if (strncmp(text, "DMLPSREC1\n", 10) == 0)
+        why = "it was recorded by an older dml, which fingerprinted the data another way; record the run again";
+    else if (strncmp(text, "DMLPSREC2\n", 10) != 0)
+        why = "it is not a paramserv record (no DMLPSREC2 header)";
     else if (!endl || sscanf(endl, "end %16" SCNx64, &sum) != 1)
         why = "it is truncated (no end line)";
     else if (sum != ps_hash_bytes(text, (size_t)(endl - text)))
@@ -272,7 +275,7 @@ Status ps_record_finish(Interp *I, const PsConfig *c)
         return ST_OK;
     StrBuf b;
     sb_init(&b);
-    sb_printf(&b, "DMLPSREC1\nsig %s\nn %lld\n", r->sig, (long long)r->n);
+    sb_printf(&b, "DMLPSREC2\nsig %s\nn %lld\n", r->sig, (long long)r->n);
     for (int64_t i = 0; i < r->n; i++)
         sb_printf(&b, "%lld %lld %lld\n", (long long)r->ent[3 * i] + 1, (long long)r->ent[3 * i + 1] + 1,
                   (long long)r->ent[3 * i + 2]);

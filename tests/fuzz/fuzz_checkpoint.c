@@ -186,6 +186,9 @@ static void write_seeds(const char *seeds)
     memcpy(d, "DMLPSCK1", 8);
     put_file(seeds, "magic_v1", d, n);
     memcpy(d, b, n);
+    memcpy(d, "DMLPSCK2", 8);
+    put_file(seeds, "magic_v2", d, n);
+    memcpy(d, b, n);
     d[20] = '\0';                               /* a NUL inside the signature */
     put_file(seeds, "sig_nul", d, n);
     memcpy(d, b, n);

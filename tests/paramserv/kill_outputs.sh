@@ -22,7 +22,7 @@ tr="$tmp/k.json"
 # complete: both paths absent or whole. Prints what is wrong.
 complete() {
     if [ -e "$rec" ]; then
-        [ "$(head -n 1 "$rec")" = "DMLPSREC1" ] || { echo "the record has no header"; return 1; }
+        [ "$(head -n 1 "$rec")" = "DMLPSREC2" ] || { echo "the record has no header"; return 1; }
         tail -n 1 "$rec" | grep -q -E '^end [0-9a-f]{16}$' || { echo "the record has no end line"; return 1; }
     fi
     if [ -e "$tr" ]; then
@@ -79,7 +79,7 @@ rm -f "$rec" "$tr"
 sh -c 'exit 0' &
 gone=$!
 wait $gone
-printf 'DMLPSREC1\nsig half' >"$rec.tmp$gone.AbCdEf"
+printf 'DMLPSREC2\nsig half' >"$rec.tmp$gone.AbCdEf"
 printf '{"displayTimeUnit":"ms","traceEvents":[\n{"na' >"$tr.tmp$gone.AbCdEf"
 if "$DML" run --trace "$tr" kill_outputs.dml -nvargs rec="$rec" calls=1 >"$tmp/out" 2>"$tmp/err" &&
     [ -e "$rec" ] && [ -e "$tr" ] && why=$(complete) && ! ls "$tmp"/k.*.tmp* >/dev/null 2>&1; then

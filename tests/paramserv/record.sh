@@ -87,6 +87,9 @@ refused "a truncated record" "${E}replay='.*' cannot be used: it is truncated \(
 sed 's/^2 1 /3 1 /' "$tmp/good.psrec" >"$tmp/damaged.psrec"
 refused "a damaged record (a push changed)" "${E}replay='.*' cannot be used: it is damaged \(its checksum does not match\)" \
     utype=ASP dispatch=STATIC k=4 rep="$tmp/damaged.psrec"
+sed '1s/^DMLPSREC2$/DMLPSREC1/' "$tmp/good.psrec" >"$tmp/old.psrec"
+refused "a record of an older dml" "${E}replay='.*' cannot be used: it was recorded by an older dml, which fingerprinted the data another way" \
+    utype=ASP dispatch=STATIC k=4 rep="$tmp/old.psrec"
 printf 'hello\n' >"$tmp/other.psrec"
 refused "a file that is not a record" "${E}replay='.*' cannot be used: it is not a paramserv record" \
     utype=ASP dispatch=STATIC k=4 rep="$tmp/other.psrec"

@@ -41,5 +41,23 @@ run "a builtin without a sparse kernel: error" 1 'cumsum: the sparse 100000x1000
 T='A = round(rand(rows=100000, cols=1, min=1, max=1000, seed=1)); F = as.frame(A); s = "{ids: true, recode: [1], dummycode: [1]}";'
 run "transformencode one-hot, never dense" 0 '^matrix 100000x1000 \(sparse, 100000 non-zeros\)' "$T"'[X, M] = transformencode(target=F, spec=s); print(describe(X))'
 run "transformapply one-hot, never dense" 0 '^matrix 100000x1000 \(sparse, 100000 non-zeros\)' "$T"'[X, M] = transformencode(target=F, spec=s); print(describe(transformapply(target=F, spec=s, meta=M)))'
+# paramserv with checkpointing and record/replay on a sparse X whose dense
+# form (8 GB) is over the cap: the data's fingerprint reads the non-zeros
+# (checkpoint.c), and agrees between the sparse and the dense form
+G='g = function(list[unknown] model, list[unknown] hyperparams, matrix[double] features, matrix[double] labels) return (list[unknown] gradients) { gradients = list(t(features) %*% (features %*% as.matrix(model[1]) - labels) / nrow(features)) };'
+A='a = function(list[unknown] model, list[unknown] hyperparams, list[unknown] gradients) return (list[unknown] model_result) { model_result = list(as.matrix(model[1]) - 0.1 * as.matrix(gradients[1])) };'
+STOP='a = function(list[unknown] model, list[unknown] hyperparams, list[unknown] gradients) return (list[unknown] model_result) { stop("trained again") };'
+PS='M = paramserv(model=list(matrix(0, rows=ncol(X), cols=1)), features=X, labels=y, upd="g", agg="a", k=2, utype="BSP", freq="EPOCH", epochs=1, batchsize=25000, hyperparams=list(), seed=1, checkpointing="EPOCH", checkpoint_path="'"$tmp/ck"'");'
+run "paramserv checkpoints a sparse X too big to densify" 0 '^written$' "$G$A$X"'y = rowSums(X);'"$PS"'print("written")'
+run "paramserv resumes that checkpoint (no epoch left to train)" 0 '^resumed$' "$G$STOP$X"'y = rowSums(X);'"$PS"'print("resumed")'
+S='X = rand(rows=2000, cols=300, sparsity=0.01, seed=4); y = rowSums(X);'
+PS2=$(printf '%s' "$PS" | sed "s|$tmp/ck|$tmp/ck2|")
+run "a checkpoint of a sparse X" 0 '^matrix 2000x300 \(sparse.* written$' "$G$A$S$PS2"'print(describe(X) + " written")'
+run "resumed with the dense form of that X" 0 '^matrix 2000x300, .* zeros resumed$' \
+    "$G$STOP$S"'X = X + matrix(0, rows=nrow(X), cols=ncol(X));'"$PS2"'print(describe(X) + " resumed")'
+run "but not with other values" 1 'checkpoint .* was written by another paramserv call on other data' \
+    "$G$STOP$S"'X = X * 2;'"$PS2"'print("resumed")'
+REC='upd="g", agg="a", k=2, utype="ASP", freq="BATCH", epochs=1, batchsize=10000, hyperparams=list(), seed=2'
+run "paramserv records and replays on a sparse X too big to densify" 0 '^same$' "$G$A$X"'y = rowSums(X); M1 = paramserv(model=list(matrix(0, rows=ncol(X), cols=1)), features=X, labels=y, '"$REC"', record="'"$tmp/r.psrec"'"); M2 = paramserv(model=list(matrix(0, rows=ncol(X), cols=1)), features=X, labels=y, '"$REC"', replay="'"$tmp/r.psrec"'"); if (sum(abs(as.matrix(M1[1]) - as.matrix(M2[1]))) == 0) print("same")'
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

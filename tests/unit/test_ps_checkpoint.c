@@ -8,6 +8,7 @@
  * Works in a fresh folder under /tmp, removed at the end. Prints
  * "N passed, N failed"; exits non-zero on failure. */
 #include "../../builtins/paramserv/ps.h"
+#include "../../base/sparse.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -267,7 +268,55 @@ static void test_corruption(Interp *I)
     fwrite("DMLPSCK1", 1, 8, fp);
     fclose(fp);
     expect_resume_error(I, &f, "was written by an older dml");
+    fp = fopen(f.path, "wb");
+    fwrite("DMLPSCK2", 1, 8, fp);
+    fclose(fp);
+    expect_resume_error(I, &f, "was written by an older dml, which fingerprinted the data another way");
     unlink(good);
+    fixture_free(&f);
+}
+
+/* The data's fingerprint reads the non-zero cells: the sparse form of the
+ * same values (the dense one holding zeros and a -0.0) resumes a
+ * checkpoint the dense form wrote, and a changed non-zero, a zero made
+ * non-zero or a value moved to another cell does not. */
+static void test_sparse_fingerprint(Interp *I)
+{
+    Fixture f;
+    fixture_init(&f, "sparse.ckpt");
+    for (int64_t k = 0; k < 30; k++)
+        f.X->data[k] = k % 4 ? 0.0 : 1.0 + (double)k;
+    f.X->data[6] = -0.0;
+    CHECK(ps_ckpt_prepare(I, &f.c) == ST_OK);
+    CHECK(ps_ckpt_write(I, &f.c, f.model, 2) == ST_OK);
+    Matrix *dense = f.X;
+    Matrix *sp = mat_new_sparse_take(sp_from_dense(dense->data, 10, 3, -1));
+    CHECK(sp && sp->sp && sp->sp->nnz == 8);
+    f.c.X = sp;
+    CHECK(ps_ckpt_prepare(I, &f.c) == ST_OK);
+    Value m = val_none();
+    int64_t done = 0;
+    bool found = false;
+    CHECK(ps_ckpt_resume(I, &f.c, &m, &done, &found) == ST_OK);
+    CHECK(found && done == 2);
+    val_release(m);
+    /* the same non-zeros, one moved a cell on */
+    double moved[30];
+    memcpy(moved, dense->data, sizeof moved);
+    moved[5] = moved[4];
+    moved[4] = 0;
+    Matrix *other = mat_new_sparse_take(sp_from_dense(moved, 10, 3, -1));
+    f.c.X = other;
+    CHECK(ps_ckpt_prepare(I, &f.c) == ST_OK);
+    expect_resume_error(I, &f, "on other data: its features (10x3 there, 10x3 here) differ");
+    mat_release(other);
+    /* a zero cell made non-zero, in the dense form */
+    f.c.X = dense;
+    dense->data[1] = 1e-300;
+    CHECK(ps_ckpt_prepare(I, &f.c) == ST_OK);
+    expect_resume_error(I, &f, "on other data: its features (10x3 there, 10x3 here) differ");
+    dense->data[1] = 0;
+    mat_release(sp);
     fixture_free(&f);
 }
 
@@ -475,6 +524,7 @@ int main(void)
     test_round_trip(&I);
     test_corruption(&I);
     test_other_call(&I);
+    test_sparse_fingerprint(&I);
     test_resume_messages(&I);
     test_prepare(&I);
     interp_destroy(&I);
