@@ -105,43 +105,29 @@ static double kmean_strided(const double *x, int64_t n, int64_t s)
     return sum;
 }
 
-typedef double KV4 __attribute__((vector_size(4 * sizeof(double))));
-/* two columns: a comparison of SSE2's width (gcc turns one of four doubles
- * into a branch per cell on the base ISA) */
-typedef double KV2 __attribute__((vector_size(2 * sizeof(double))));
-typedef long long KM2 __attribute__((vector_size(2 * sizeof(long long))));
-
-/* One Kahan step of two columns' (o, k) by r, where r is not zero. */
-static inline __attribute__((always_inline)) void kstep2(const double *r, double *restrict o, double *restrict k)
-{
-    KV2 rv, kv, ov;
-    memcpy(&rv, r, sizeof rv);
-    memcpy(&kv, k, sizeof kv);
-    memcpy(&ov, o, sizeof ov);
-    KV2 c = rv + kv, t = ov + c, nk = c - (t - ov);
-    KM2 nz = rv != 0;
-    kv = (KV2)(((KM2)nk & nz) | ((KM2)kv & ~nz));
-    ov = (KV2)(((KM2)t & nz) | ((KM2)ov & ~nz));
-    memcpy(k, &kv, sizeof kv);
-    memcpy(o, &ov, sizeof ov);
-}
-
-/* kstep2 for four columns: for AVX2, where the comparison is one
- * instruction. */
-typedef long long KM4 __attribute__((vector_size(4 * sizeof(long long))));
-static inline __attribute__((always_inline)) void kstep4(const double *r, double *restrict o, double *restrict k)
-{
-    KV4 rv, kv, ov;
-    memcpy(&rv, r, sizeof rv);
-    memcpy(&kv, k, sizeof kv);
-    memcpy(&ov, o, sizeof ov);
-    KV4 c = rv + kv, t = ov + c, nk = c - (t - ov);
-    KM4 nz = rv != 0;
-    kv = (KV4)(((KM4)nk & nz) | ((KM4)kv & ~nz));
-    ov = (KV4)(((KM4)t & nz) | ((KM4)ov & ~nz));
-    memcpy(k, &kv, sizeof kv);
-    memcpy(o, &ov, sizeof ov);
-}
+/* One Kahan step of n adjacent columns' (o, k) by their cells r, for the
+ * columns whose cell is not zero (a zero cell is no step): defined for two
+ * columns (SSE2's width; gcc turns a comparison of four doubles into a
+ * branch per cell on the base ISA) and for four (AVX2, one instruction). */
+#define KSTEP_DEF(name, n)                                                                                      \
+    typedef double name##_v __attribute__((vector_size(n * sizeof(double))));                                  \
+    typedef long long name##_m __attribute__((vector_size(n * sizeof(long long))));                            \
+    static inline __attribute__((always_inline)) void name(const double *r, double *restrict o, double *restrict k) \
+    {                                                                                                           \
+        name##_v rv, kv, ov;                                                                                    \
+        memcpy(&rv, r, sizeof rv);                                                                              \
+        memcpy(&kv, k, sizeof kv);                                                                              \
+        memcpy(&ov, o, sizeof ov);                                                                              \
+        name##_v c = rv + kv, t = ov + c, nk = c - (t - ov);                                                    \
+        name##_m nz = rv != 0;                                                                                  \
+        kv = (name##_v)(((name##_m)nk & nz) | ((name##_m)kv & ~nz));                                            \
+        ov = (name##_v)(((name##_m)t & nz) | ((name##_m)ov & ~nz));                                             \
+        memcpy(k, &kv, sizeof kv);                                                                              \
+        memcpy(o, &ov, sizeof ov);                                                                              \
+    }
+KSTEP_DEF(kstep2, 2)
+KSTEP_DEF(kstep4, 4)
+#undef KSTEP_DEF
 
 /* Kahan sums per column of rows [r0, r1) of x, from 0: sums into o[0..C),
  * corrections into k[0..C). A zero cell is no step (a Kahan step of adding
