@@ -117,6 +117,17 @@ const char *mpi_host(int rank)
     return M.hosts && rank >= 0 && rank < M.size && M.hosts[rank] ? M.hosts[rank] : "?";
 }
 
+int mpi_ranks_here_below(int n)
+{
+    if (!M.hosts)
+        return 1;
+    const char *me = mpi_host(M.rank);
+    int c = 0;
+    for (int r = 0; r < n && r < M.size; r++)
+        c += strcmp(mpi_host(r), me) == 0;
+    return c > 0 ? c : 1;
+}
+
 static void pending_free(Pending *p)
 {
     val_release(p->keep);
@@ -748,6 +759,7 @@ bool mpi_up(void) { return false; }
 int mpi_rank(void) { return 0; }
 int mpi_size(void) { return 1; }
 const char *mpi_host(int rank) { return "?"; }
+int mpi_ranks_here_below(int n) { return 1; }
 bool mpi_send_take(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload)
 {
     if (payload)

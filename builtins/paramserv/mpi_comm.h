@@ -66,6 +66,9 @@ bool mpi_up(void);
 int mpi_rank(void);
 int mpi_size(void);
 const char *mpi_host(int rank);     /* host name of a rank (from the handshake) */
+/* How many of ranks 0..n-1 run on this rank's host (by host name; 1 at
+ * least): the server ranks that share its cores under servers=n. */
+int mpi_ranks_here_below(int n);
 /* Queue a message (takes the buffer; NULL for none); sent in the
  * background. false with mpi_error() set when MPI fails. */
 bool mpi_send_take(int dest, int type, int worker, int64_t epoch, int64_t batch, WBuf *payload);

@@ -462,6 +462,7 @@ typedef struct PsRun {
     double agg_time, val_time, ckpt_time, epoch_t0;
     double sum_time;            /* adding the gradients of BSP/SBP rounds */
     int update_threads;         /* the most kernel threads an update was lent */
+    int host_servers;           /* server ranks on this host, this one included (servers=S; 0: one) */
     int64_t updates, epoch_updates;
     PsEvents sev;               /* --trace: the server's events */
     /* shared: protected by mu */

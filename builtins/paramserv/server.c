@@ -112,8 +112,10 @@ static void epoch_end_whole(PsRun *run, int64_t e)
  * this update (a BSP round; SBP or ASP with all k pushing): then the worker
  * ranks on rank 0's host wait too, and the host's whole budget is idle (on
  * 16 cores with 8 worker ranks, one thread summed the eight 13 MB LeNet
- * gradients and ran the optimizer while the eight waited). Outside updates
- * the server keeps to one thread.
+ * gradients and ran the optimizer while the eight waited). With servers=S
+ * the server ranks on one host update at once (each its shard): each takes
+ * its share of the host, not all of it. Outside updates the server keeps
+ * to one thread.
  * Element-wise kernels compute each cell alone, so the thread count never
  * changes a result. */
 static void update_threads_begin(PsRun *run, int waiting)
@@ -122,7 +124,13 @@ static void update_threads_begin(PsRun *run, int waiting)
     if (run->tp->own_budgets) {
         if (waiting < run->k)
             return;
-        share = total;
+        share = run->host_servers > 1 ? total / run->host_servers : total;
+        if (share < 1)
+            share = 1;
+        run->SI.blas_threads = share;
+        if (share > run->update_threads)
+            run->update_threads = share;
+        return;
     }
     int n = waiting >= total / share ? total : waiting * share;
     run->SI.blas_threads = n;

@@ -813,6 +813,7 @@ static Status mpi_init(PsRun *run, PsPart *parts)
     /* servers=S > 1: workers from rank S on; the tree's root halves go
      * to the S servers, each its range (tp_mpi_shard.c). */
     S->wr0 = c->servers > 1 ? (int)c->servers : 1;
+    run->host_servers = mpi_ranks_here_below(S->wr0);
     S->tree = c->utype == PS_UTYPE_BSP && c->dispatch == PS_DISPATCH_STATIC && !ps_tree_off();
     if (tp_shard_init(run, &S->shard) != ST_OK) {
         mpi_free(run);

@@ -1043,6 +1043,7 @@ static char *shard_setup(ShardServe *z, MpiMsg *callm, Value init)
     run->cfg = c;
     run->tp = c->tp;
     run->tps = z;
+    run->host_servers = mpi_ranks_here_below(z->S);
     run->start_epoch = z->call.start_epoch;
     run->model = val_ref(il->items[0]);
     pthread_mutex_init(&run->mu, NULL);

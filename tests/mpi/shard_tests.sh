@@ -124,16 +124,25 @@ RUNS_BTL=self,tcp runs "servers=3 over TCP: SBP trains, records replay (k=3)" 5 
     shard_ordered.dml -nvargs servers=3 k=3 dir="$tmp/rec"
 
 # Without k=, the worker ranks left after the server ranks; --stats gives a
-# line per server rank (rank 0's is the transport's).
-if mpi 5 self,vader shard_bits.dml --stats -nvargs servers=2 k=3 utype=BSP freq=BATCH avg=FALSE agg=momentum \
-    out="$tmp/st" >"$tmp/out" 2>"$tmp/err" &&
+# line per server rank (rank 0's is the transport's). The two server ranks
+# share this host: a BSP update takes half of its 4 threads on each.
+if mpi 5 self,vader shard_bits.dml --stats --threads 4 -nvargs servers=2 k=3 utype=BSP freq=BATCH avg=FALSE \
+    agg=momentum out="$tmp/st" >"$tmp/out" 2>"$tmp/err" &&
     grep -q "^Rank 0 bytes per round: in [0-9][0-9]*, out [0-9][0-9]*$" "$tmp/out" &&
     grep -q "^Rank 1 bytes per round: in [0-9][0-9]*, out [0-9][0-9]*$" "$tmp/out" &&
-    ! grep -q "^Rank 2 bytes per round" "$tmp/out" && grep -q "^  worker 3 rank 4 on " "$tmp/out"; then
-    ok "servers=2 --stats: bytes per round of ranks 0 and 1; workers on ranks 2..4"
+    ! grep -q "^Rank 2 bytes per round" "$tmp/out" && grep -q "^  worker 3 rank 4 on " "$tmp/out" &&
+    grep -q "kernel threads per update: 2\.$" "$tmp/out"; then
+    ok "servers=2 --stats: bytes per round of ranks 0 and 1; workers on ranks 2..4; 2 of 4 threads an update"
 else
-    grep -e "^Rank" -e "^  worker" "$tmp/out"
-    bad "servers=2 --stats: bytes per round of ranks 0 and 1; workers on ranks 2..4"
+    grep -e "^Rank" -e "^  worker" -e "threads per update" "$tmp/out"
+    bad "servers=2 --stats: bytes per round of ranks 0 and 1; workers on ranks 2..4; 2 of 4 threads an update"
+fi
+if mpi 3 self,vader shard_bits.dml --stats --threads 4 -nvargs servers=1 k=2 utype=BSP freq=BATCH avg=FALSE \
+    agg=momentum out="$tmp/st1" >"$tmp/out" 2>"$tmp/err" && grep -q "kernel threads per update: 4\.$" "$tmp/out"; then
+    ok "servers=1 --stats: a BSP update takes the host's 4 threads"
+else
+    grep -e "threads per update" "$tmp/out"
+    bad "servers=1 --stats: a BSP update takes the host's 4 threads"
 fi
 
 # shard_signal NAME SIG PATTERN [RANK [K]]: long_shard.dml on 4 ranks (k=K,
