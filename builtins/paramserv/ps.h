@@ -187,6 +187,18 @@ bool ps_write_file(const char *path, const char *p, size_t len);
  * the bit. ps_record_prepare runs before training: checks the pair, loads
  * and checks a replay file against the call, proves the record path
  * writable. */
+/* A growing list of pushes as (worker, epoch, batch) triples: a record's
+ * order (record.c), and the order rank 0 hands the server shards and they
+ * follow (tp_mpi_shard.c). */
+typedef struct PsOrder {
+    int64_t *e;                 /* 3 * n entries */
+    int64_t n, cap;
+} PsOrder;
+/* Room for 'more' triples after the n there; false when out of memory. */
+bool ps_order_reserve(PsOrder *o, int64_t more);
+bool ps_order_push(PsOrder *o, int64_t worker, int64_t epoch, int64_t batch);
+void ps_order_free(PsOrder *o);
+
 typedef struct PsRecord PsRecord;
 Status ps_record_prepare(Interp *I, PsConfig *c);
 /* Server: one push applied (recording). */

@@ -38,36 +38,50 @@
 
 struct PsRecord {
     char *sig;                  /* this call's */
-    int64_t *ent;               /* triples: worker, epoch, batch (0-based worker and epoch) */
-    int64_t n, cap;
+    PsOrder ord;                /* 0-based worker and epoch */
     bool replay;
     int64_t next;               /* replaying: the next entry to apply */
 };
+
+bool ps_order_reserve(PsOrder *o, int64_t more)
+{
+    if (o->n + more <= o->cap)
+        return true;
+    int64_t cap = o->cap ? o->cap : 64;
+    while (cap < o->n + more)
+        cap *= 2;
+    int64_t *e = realloc(o->e, sizeof *e * 3 * (size_t)cap);
+    if (!e)
+        return false;
+    o->e = e;
+    o->cap = cap;
+    return true;
+}
+
+bool ps_order_push(PsOrder *o, int64_t worker, int64_t epoch, int64_t batch)
+{
+    if (!ps_order_reserve(o, 1))
+        return false;
+    o->e[3 * o->n] = worker;
+    o->e[3 * o->n + 1] = epoch;
+    o->e[3 * o->n + 2] = batch;
+    o->n++;
+    return true;
+}
+
+void ps_order_free(PsOrder *o)
+{
+    free(o->e);
+    *o = (PsOrder){0};
+}
 
 void ps_record_free(PsRecord *r)
 {
     if (!r)
         return;
     free(r->sig);
-    free(r->ent);
+    ps_order_free(&r->ord);
     free(r);
-}
-
-static bool push_entry(PsRecord *r, int64_t w, int64_t e, int64_t b)
-{
-    if (r->n == r->cap) {
-        int64_t cap = r->cap ? r->cap * 2 : 256;
-        int64_t *ne = realloc(r->ent, sizeof *ne * 3 * (size_t)cap);
-        if (!ne)
-            return false;
-        r->ent = ne;
-        r->cap = cap;
-    }
-    r->ent[3 * r->n] = w;
-    r->ent[3 * r->n + 1] = e;
-    r->ent[3 * r->n + 2] = b;
-    r->n++;
-    return true;
 }
 
 /* The pushes a run of c makes in all. */
@@ -188,7 +202,7 @@ static Status load(Interp *I, const PsConfig *c, PsRecord *r)
             return err_set(I, "paramserv: replay='%s' cannot be used: push %lld of the record is malformed", path,
                            i + 1);
         }
-        if (!push_entry(r, w - 1, e - 1, bt)) {
+        if (!ps_order_push(&r->ord, w - 1, e - 1, bt)) {
             sb_free(&all);
             return err_set(I, "out of memory");
         }
@@ -243,7 +257,7 @@ Status ps_record_add(PsRecord *r, Interp *I, int worker, int64_t epoch, int64_t 
 {
     if (r->replay)
         return ST_OK;
-    if (!push_entry(r, worker, epoch, batch))
+    if (!ps_order_push(&r->ord, worker, epoch, batch))
         return err_set(I, "out of memory");
     return ST_OK;
 }
@@ -255,11 +269,11 @@ bool ps_replaying(const PsRecord *r)
 
 bool ps_replay_next(const PsRecord *r, int *worker, int64_t *epoch, int64_t *batch)
 {
-    if (r->next >= r->n)
+    if (r->next >= r->ord.n)
         return false;
-    *worker = (int)r->ent[3 * r->next];
-    *epoch = r->ent[3 * r->next + 1];
-    *batch = r->ent[3 * r->next + 2];
+    *worker = (int)r->ord.e[3 * r->next];
+    *epoch = r->ord.e[3 * r->next + 1];
+    *batch = r->ord.e[3 * r->next + 2];
     return true;
 }
 
@@ -275,10 +289,10 @@ Status ps_record_finish(Interp *I, const PsConfig *c)
         return ST_OK;
     StrBuf b;
     sb_init(&b);
-    sb_printf(&b, "DMLPSREC2\nsig %s\nn %lld\n", r->sig, (long long)r->n);
-    for (int64_t i = 0; i < r->n; i++)
-        sb_printf(&b, "%lld %lld %lld\n", (long long)r->ent[3 * i] + 1, (long long)r->ent[3 * i + 1] + 1,
-                  (long long)r->ent[3 * i + 2]);
+    sb_printf(&b, "DMLPSREC2\nsig %s\nn %lld\n", r->sig, (long long)r->ord.n);
+    for (int64_t i = 0; i < r->ord.n; i++)
+        sb_printf(&b, "%lld %lld %lld\n", (long long)r->ord.e[3 * i] + 1, (long long)r->ord.e[3 * i + 1] + 1,
+                  (long long)r->ord.e[3 * i + 2]);
     if (b.oom) {
         sb_free(&b);
         return err_set(I, "out of memory");

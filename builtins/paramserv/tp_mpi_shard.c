@@ -249,8 +249,7 @@ struct TpShard {
     double *seen;               /* when each server rank was last heard */
     int ndone, nacked;
     bool ordered;               /* the servers follow rank 0's order (SBP, record=, replay=) */
-    int64_t *ord;               /* run->mu: (worker, epoch, batch) handled here, not yet sent on */
-    int64_t nord, capord;
+    PsOrder ord;                /* run->mu: the pushes handled here, not yet sent on */
     pthread_cond_t ep_cv;       /* run->mu: the server thread waits here for the shards of an epoch */
     EpochShard *ep;             /* run->mu: shards of epochs that have come (MM_SHARD_EPOCH) */
     int64_t nep, capep;
@@ -620,7 +619,7 @@ void tp_shard_free(TpShard *t)
     for (int64_t j = 0; j < t->nep; j++)
         val_release(t->ep[j].v);
     free(t->ep);
-    free(t->ord);
+    ps_order_free(&t->ord);
     pthread_cond_destroy(&t->ep_cv);
     free(t);
 }
@@ -630,21 +629,11 @@ void tp_shard_applied(PsRun *run, TpShard *t, int worker, int64_t epoch, int64_t
     if (!t || !t->ordered)
         return;
     pthread_mutex_lock(&run->mu);
-    if (t->nord == t->capord) {
-        int64_t cap = t->capord ? t->capord * 2 : 64;
-        int64_t *no = realloc(t->ord, sizeof *no * 3 * (size_t)cap);
-        if (!no) {
-            pthread_mutex_unlock(&run->mu);
-            ps_fail_msg(run, "paramserv: out of memory keeping the order of the pushes");
-            return;
-        }
-        t->ord = no;
-        t->capord = cap;
+    if (!ps_order_push(&t->ord, worker, epoch, batch)) {
+        pthread_mutex_unlock(&run->mu);
+        ps_fail_msg(run, "paramserv: out of memory keeping the order of the pushes");
+        return;
     }
-    t->ord[3 * t->nord] = worker;
-    t->ord[3 * t->nord + 1] = epoch;
-    t->ord[3 * t->nord + 2] = batch;
-    t->nord++;
     pthread_cond_signal(wake);
     pthread_mutex_unlock(&run->mu);
 }
@@ -654,10 +643,10 @@ bool tp_shard_pump(PsRun *run, TpShard *t)
     if (!t || !t->ordered)
         return false;
     pthread_mutex_lock(&run->mu);
-    int64_t *ord = t->ord, n = t->nord;
-    t->ord = NULL;
-    t->nord = t->capord = 0;
+    PsOrder taken = t->ord;
+    t->ord = (PsOrder){0};
     pthread_mutex_unlock(&run->mu);
+    int64_t *ord = taken.e, n = taken.n;
     if (n == 0) {
         free(ord);
         return false;
@@ -828,8 +817,8 @@ typedef struct ShardServe {
     bool ordered;               /* pushes go to the server in rank 0's order (MM_SHARD_ORDER) */
     PsMsg *pend;                /* ordered: pushes that came before their turn */
     int64_t npend, cappend;
-    int64_t *ord;               /* ordered: rank 0's order, (worker, epoch, batch) from 'head' on still to come */
-    int64_t nord, capord, head;
+    PsOrder ord;                /* ordered: rank 0's order, from 'head' on still to come */
+    int64_t head;
     Matrix *shapes;
     bool *need;
     Value *mailbox;             /* run.mu: the model to send to worker i, or NONE */
@@ -1129,8 +1118,8 @@ static bool shard_send(ShardServe *z, bool *ok)
  * order, as long as they have come. */
 static void shard_release(ShardServe *z)
 {
-    while (z->head < z->nord) {
-        const int64_t *o = z->ord + 3 * z->head;
+    while (z->head < z->ord.n) {
+        const int64_t *o = z->ord.e + 3 * z->head;
         int64_t j = 0;
         while (j < z->npend && !(z->pend[j].worker == o[0] && z->pend[j].epoch == o[1] && z->pend[j].batch == o[2]))
             j++;
@@ -1146,7 +1135,7 @@ static void shard_release(ShardServe *z)
         }
     }
     /* Everything given: start over at the front. */
-    z->head = z->nord = 0;
+    z->head = z->ord.n = 0;
 }
 
 /* A push of worker i from 'src' (m's value taken): queued when worker i
@@ -1196,17 +1185,9 @@ static void shard_on_order(ShardServe *z, MpiMsg *m)
         ok = w >= 0 && w < run->k && w == (int64_t)w && e >= 0 && e < 9e15 && e == (int64_t)e && b >= -1 &&
              b < 9e15 && b == (int64_t)b;
     }
-    if (ok && z->nord + n > z->capord) {
-        int64_t cap = z->capord ? z->capord : 64;
-        while (cap < z->nord + n)
-            cap *= 2;
-        int64_t *no = realloc(z->ord, sizeof *no * 3 * (size_t)cap);
-        if (!no) {
-            ps_fail_msg(run, "paramserv: out of memory keeping the order of the pushes");
-            return;
-        }
-        z->ord = no;
-        z->capord = cap;
+    if (ok && !ps_order_reserve(&z->ord, n)) {
+        ps_fail_msg(run, "paramserv: out of memory keeping the order of the pushes");
+        return;
     }
     if (!ok) {
         char msg[256];
@@ -1214,12 +1195,8 @@ static void shard_on_order(ShardServe *z, MpiMsg *m)
         ps_fail_msg(run, msg);
         return;
     }
-    for (int64_t j = 0; j < n; j++) {
-        z->ord[3 * z->nord] = (int64_t)o->data[j];
-        z->ord[3 * z->nord + 1] = (int64_t)o->data[n + j];
-        z->ord[3 * z->nord + 2] = (int64_t)o->data[2 * n + j];
-        z->nord++;
-    }
+    for (int64_t j = 0; j < n; j++)     /* the room is reserved above */
+        ps_order_push(&z->ord, (int64_t)o->data[j], (int64_t)o->data[n + j], (int64_t)o->data[2 * n + j]);
     shard_release(z);
 }
 
@@ -1284,7 +1261,7 @@ static void shard_free(ShardServe *z, bool up)
     for (int64_t j = 0; j < z->npend; j++)
         val_release(z->pend[j].payload);
     free(z->pend);
-    free(z->ord);
+    ps_order_free(&z->ord);
     tp_groups_free(&z->grp);
     free(z->need);
     mat_release(z->shapes);
