@@ -8,6 +8,7 @@
 #include "registry.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,21 +180,17 @@ __attribute__((target("avx2"))) static void col_ksums_avx2(const Matrix *x, int6
 }
 #endif
 
-static void col_ksums_rows(const Matrix *x, int64_t r0, int64_t r1, double *restrict o, double *restrict k)
+/* col_ksums_body for the CPU, picked once (as the other kernels pick). */
+static void (*col_ksums_rows)(const Matrix *, int64_t, int64_t, double *restrict, double *restrict) = col_ksums_base;
+static pthread_once_t cks_once = PTHREAD_ONCE_INIT;
+
+static void cks_init(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    static _Atomic int have = -1;       /* -1 not asked yet */
-    int h = have;
-    if (h < 0) {
-        __builtin_cpu_init();
-        have = h = __builtin_cpu_supports("avx2") ? 1 : 0;
-    }
-    if (h) {
-        col_ksums_avx2(x, r0, r1, o, k);
-        return;
-    }
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        col_ksums_rows = col_ksums_avx2;
 #endif
-    col_ksums_base(x, r0, r1, o, k);
 }
 
 /* Column sums of an R x C row-major block into out[0..C): Kahan per column,
@@ -203,6 +200,7 @@ static Status col_ksums(Interp *I, const Matrix *x, double *out)
 {
     int64_t R = x->rows, C = x->cols;
     int64_t br = sp_col_block_rows(R, C), nb = R > br ? (R + br - 1) / br : 1;
+    pthread_once(&cks_once, cks_init);
     double *corr = calloc((size_t)(C ? C : 1) * (size_t)(nb > 1 ? 2 * nb : 1), sizeof *corr);
     if (!corr)
         return err_set(I, "out of memory");

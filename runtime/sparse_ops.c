@@ -548,8 +548,9 @@ bool sp_col_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
     int64_t br = sp_col_block_rows(X->rows, C), nb = sums && X->rows > br ? (X->rows + br - 1) / br : 1;
     int parts = n_col_parts(I, X->nnz + X->rows);
     int bparts = nb < parts ? (int)nb : parts;
-    /* blocked: the total, part 0's block, and the blocks of parts 1.. */
-    int64_t nks = !sums ? 0 : nb > 1 ? 2 + nb - col_part_first_block(nb, bparts, 1) : 1;
+    /* blocked: the total, part 0's block, and the blocks of parts 1.. (from first1 on) */
+    int64_t first1 = col_part_first_block(nb, bparts, 1);
+    int64_t nks = !sums ? 0 : nb > 1 ? 2 + nb - first1 : 1;
     ColState *col = sums ? NULL : malloc((size_t)C * sizeof *col);
     KS *ks = sums ? malloc((size_t)C * (size_t)nks * sizeof *ks) : NULL;
     if (sums ? !ks : !col)
@@ -570,7 +571,6 @@ bool sp_col_agg(const Interp *I, const SpMat *X, SpAgg op, double *out)
         for (int64_t j = 0; j < C; j++)
             ks[j] = (KS){0, 0};
         pool_run(I, col_agg_part, &ctx, bparts);
-        int64_t first1 = col_part_first_block(nb, bparts, 1);
         for (int64_t b = first1; b < nb; b++)
             col_fold(ks, ks + C * (2 + b - first1), C);
         for (int64_t j = 0; j < C; j++)
